@@ -1,0 +1,28 @@
+import { CommanderError } from 'commander';
+import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
+
+/** Exit codes are part of the CLI contract: 0 ok, 1 invalid input, 2 usage error. */
+export const EXIT_OK = 0;
+export const EXIT_INVALID = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_INTERNAL = 3;
+
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+  if (err instanceof UsageError) return EXIT_USAGE;
+  if (err instanceof InvalidInputError) return EXIT_INVALID;
+  if (err instanceof GranuleError) return EXIT_INVALID;
+  return EXIT_INTERNAL;
+}
+
+/** Prints an error for a person: messages only, a stack trace only with GRANULE_DEBUG=1. */
+export function reportError(err: unknown, debug: boolean): void {
+  if (err instanceof CommanderError) return; // commander already printed it
+  if (err instanceof GranuleError) {
+    process.stderr.write(`error: ${err.message.replace(/\n/g, '\nerror: ')}\n`);
+  } else {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`internal error: ${message}\n`);
+  }
+  if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+}

@@ -1,0 +1,27 @@
+import { Command } from 'commander';
+import { EXIT_OK, exitCodeFor, reportError } from './cli-error-handler';
+import { registerCommands } from './commands';
+
+export function buildProgram(): Command {
+  const program = new Command('granule')
+    .description('Granule — plan and run task-graph deployments on fleets of hosts')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerCommands(program);
+  for (const cmd of program.commands) cmd.exitOverride();
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return EXIT_OK;
+  } catch (err) {
+    reportError(err, process.env.GRANULE_DEBUG === '1');
+    return exitCodeFor(err);
+  }
+}
+
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,38 @@
+import nx from '@nx/eslint-plugin';
+
+// Layering (docs/architecture.md): apps -> infra -> domain; contracts are shared by all.
+// type:domain libs are pure: no framework, database, broker or cache client may be imported.
+const frameworkImports = ['@nestjs/*', 'typeorm', 'pg', 'ioredis', 'nats', '@nats-io/*', 'class-validator', 'class-transformer'];
+
+export default [
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  { ignores: ['**/dist', '**/node_modules', '**/tmp', 'examples/**', 'helm/**'] },
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            {
+              sourceTag: 'type:domain',
+              onlyDependOnLibsWithTags: ['type:domain'],
+              bannedExternalImports: frameworkImports,
+            },
+            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'] },
+            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
+            { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:app'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-eval': 'error',
+      'no-new-func': 'error',
+      'no-implied-eval': 'error',
+    },
+  },
+];

@@ -1,0 +1,42 @@
+// Compiles apps/*/src and libs/*/src (tests excluded) to dist/ with swc, keeping the tree
+// layout so relative imports and rewritten @granule/* aliases resolve at run time.
+import { transformFile } from '@swc/core';
+import { mkdir, readdir, writeFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const { root, swcOptions } = require('./swc-options.cjs');
+const out = path.join(root, 'dist');
+
+async function walk(dir) {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const files = [];
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await walk(full)));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts')) files.push(full);
+  }
+  return files;
+}
+
+const sources = [];
+for (const top of ['apps', 'libs']) {
+  for (const project of await readdir(path.join(root, top)).catch(() => [])) {
+    sources.push(...(await walk(path.join(root, top, project, 'src'))));
+  }
+}
+
+await rm(out, { recursive: true, force: true });
+const options = swcOptions();
+await Promise.all(
+  sources.map(async (file) => {
+    const rel = path.relative(root, file);
+    const target = path.join(out, rel.replace(/\.ts$/, '.js'));
+    const result = await transformFile(file, { ...options, filename: file, sourceFileName: path.relative(path.dirname(target), file) });
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, `${result.code}\n//# sourceMappingURL=${path.basename(target)}.map\n`);
+    if (result.map) await writeFile(`${target}.map`, result.map);
+  }),
+);
+await writeFile(path.join(out, '.stamp'), new Date().toISOString());
