@@ -1,1 +1,9 @@
-export {};
+export * from './event-store.types';
+export * from './event-store.errors';
+export * from './event-store';
+export * from './event-store-schema.migration';
+export * from './nats-outbox.publisher';
+export * from './polling-subscription';
+export * from './position';
+export * from './stream-id';
+export * from './testing/test-database';

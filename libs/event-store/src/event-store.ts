@@ -1,0 +1,274 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import { ConcurrencyError, InvalidAppendError } from './event-store.errors';
+import type {
+  AppendBatchResult,
+  AppendOptions,
+  AppendResult,
+  EventBatchHandler,
+  EventMetadata,
+  EventStorePort,
+  ExpectedVersion,
+  NewEvent,
+  Position,
+  ReadAllOptions,
+  ReadStreamOptions,
+  StoredEvent,
+  StreamAppend,
+  SubscribeOptions,
+  Subscription,
+} from './event-store.types';
+import { startPollingSubscription } from './polling-subscription';
+import { START_POSITION } from './position';
+import { checkStreamId, streamTypeOf } from './stream-id';
+
+interface EventRow {
+  global_position: string;
+  stream_id: string;
+  stream_version: string;
+  transaction_id: string;
+  type: string;
+  schema_version: number;
+  data: object;
+  metadata: EventMetadata;
+  created_at: Date;
+}
+
+const EVENT_COLUMNS = `global_position::text AS global_position, stream_id, stream_version, transaction_id::text AS transaction_id,
+  type, schema_version, data, metadata, created_at`;
+
+function toStoredEvent(row: EventRow): StoredEvent {
+  return {
+    type: row.type,
+    data: row.data,
+    schemaVersion: row.schema_version,
+    metadata: row.metadata,
+    streamId: row.stream_id,
+    streamVersion: Number(row.stream_version),
+    globalPosition: row.global_position,
+    transactionId: row.transaction_id,
+    createdAt: row.created_at,
+  };
+}
+
+function isCount(value: number): boolean {
+  return Number.isSafeInteger(value) && value >= 0;
+}
+
+function validate(appends: StreamAppend[]): void {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  if (appends.length === 0) problems.push('nothing to append: no streams given');
+  for (const { streamId, events, expectedVersion } of appends) {
+    const badId = checkStreamId(streamId);
+    if (badId) problems.push(badId);
+    if (seen.has(streamId)) problems.push(`stream '${streamId}' appears more than once in one batch`);
+    seen.add(streamId);
+    if (events.length === 0) problems.push(`stream '${streamId}': no events to append`);
+    if (typeof expectedVersion === 'number' && !isCount(expectedVersion)) {
+      problems.push(`stream '${streamId}': expected version must be a non-negative integer, 'no_stream' or 'any', got ${expectedVersion}`);
+    }
+    events.forEach((event, i) => {
+      if (typeof event.type !== 'string' || event.type === '') problems.push(`stream '${streamId}': event ${i} has no type`);
+      if (event.schemaVersion !== undefined && !(Number.isInteger(event.schemaVersion) && event.schemaVersion > 0)) {
+        problems.push(`stream '${streamId}': event ${i} (${event.type}) has schema version ${event.schemaVersion}, expected a positive integer`);
+      }
+    });
+  }
+  if (problems.length > 0) throw new InvalidAppendError(problems.join('\n'));
+}
+
+function maxBigint(values: string[]): string {
+  return values.reduce((a, b) => (BigInt(b) > BigInt(a) ? b : a));
+}
+
+/**
+ * The PostgreSQL event log (tables from `EventStoreSchema1732000000000`) over a TypeORM
+ * `DataSource`, using raw SQL.
+ *
+ * Concurrency: each append moves the stream's row in `granule_streams` with a version check,
+ * so of two writers expecting the same version exactly one wins; the other waits for the
+ * row lock and then fails with `ConcurrencyError`. Streams of a batch are locked in stream
+ * id order so two batches cannot deadlock.
+ */
+export class EventStore implements EventStorePort {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async appendToStream(streamId: string, events: NewEvent[], options: AppendOptions, metadata?: EventMetadata): Promise<AppendResult> {
+    const result = await this.appendBatch([{ streamId, events, expectedVersion: options.expectedVersion }], {
+      queryRunner: options.queryRunner,
+      metadata,
+    });
+    const { nextExpectedVersion, lastGlobalPosition, lastPosition } = result.streams[0];
+    return { nextExpectedVersion, lastGlobalPosition, lastPosition };
+  }
+
+  async appendBatch(appends: StreamAppend[], options: { queryRunner?: QueryRunner; metadata?: EventMetadata } = {}): Promise<AppendBatchResult> {
+    validate(appends);
+    const write = (runner: QueryRunner) => this.write(runner, appends, options.metadata);
+    if (options.queryRunner) {
+      // Without a transaction each statement would commit alone and a conflict could leave a half-written batch.
+      if (!options.queryRunner.isTransactionActive) throw new InvalidAppendError('the queryRunner passed to an append must have an open transaction');
+      return write(options.queryRunner);
+    }
+
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      await runner.startTransaction();
+      const result = await write(runner);
+      await runner.commitTransaction();
+      return result;
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async write(runner: QueryRunner, appends: StreamAppend[], batchMetadata: EventMetadata | undefined): Promise<AppendBatchResult> {
+    const lockOrder = appends.map((_, i) => i).sort((a, b) => (appends[a].streamId < appends[b].streamId ? -1 : 1));
+    const newVersions: number[] = [];
+    for (const i of lockOrder) {
+      newVersions[i] = await this.advanceStream(runner, appends[i].streamId, appends[i].expectedVersion, appends[i].events.length);
+    }
+
+    const streamIds: string[] = [];
+    const versions: number[] = [];
+    const types: string[] = [];
+    const schemaVersions: number[] = [];
+    const data: string[] = [];
+    const metadata: string[] = [];
+    appends.forEach(({ streamId, events }, i) => {
+      const first = newVersions[i] - events.length + 1;
+      events.forEach((event, j) => {
+        streamIds.push(streamId);
+        versions.push(first + j);
+        types.push(event.type);
+        schemaVersions.push(event.schemaVersion ?? 1);
+        data.push(JSON.stringify(event.data));
+        metadata.push(JSON.stringify({ ...batchMetadata, ...event.metadata }));
+      });
+    });
+
+    // One multi-row insert for the whole batch; ORDER BY ord keeps global positions in the
+    // order the events were given.
+    const inserted = await runner.query(
+      `INSERT INTO granule_events (stream_id, stream_version, type, schema_version, data, metadata)
+       SELECT stream_id, stream_version, type, schema_version, data, metadata
+       FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[], $5::jsonb[], $6::jsonb[])
+         WITH ORDINALITY AS e(stream_id, stream_version, type, schema_version, data, metadata, ord)
+       ORDER BY ord
+       RETURNING stream_id, global_position::text AS global_position, transaction_id::text AS transaction_id`,
+      [streamIds, versions, types, schemaVersions, data, metadata],
+      true,
+    );
+    const rows = inserted.records as Array<{ stream_id: string; global_position: string; transaction_id: string }>;
+    const transactionId = rows[0].transaction_id;
+    const lastGlobalPosition = maxBigint(rows.map((r) => r.global_position));
+    const streams = appends.map(({ streamId }, i) => {
+      const last = maxBigint(rows.filter((r) => r.stream_id === streamId).map((r) => r.global_position));
+      return { streamId, nextExpectedVersion: newVersions[i], lastGlobalPosition: last, lastPosition: { transactionId, globalPosition: last } };
+    });
+    return { streams, lastGlobalPosition, lastPosition: { transactionId, globalPosition: lastGlobalPosition } };
+  }
+
+  /** Claims `count` versions on the stream's row after checking `expected`; returns the new version. */
+  private async advanceStream(runner: QueryRunner, streamId: string, expected: ExpectedVersion, count: number): Promise<number> {
+    const streamType = streamTypeOf(streamId);
+    let claimed;
+    if (expected === 'any') {
+      claimed = await runner.query(
+        `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $2, $3)
+         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version, updated_at = now()
+         RETURNING version`,
+        [streamId, streamType, count],
+        true,
+      );
+    } else if (expected === 'no_stream' || expected === 0) {
+      claimed = await runner.query(
+        `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $2, $3)
+         ON CONFLICT (stream_id) DO NOTHING
+         RETURNING version`,
+        [streamId, streamType, count],
+        true,
+      );
+    } else {
+      // Under READ COMMITTED a concurrent winner's committed row is re-checked against
+      // `version = $2` after its lock is released, so the loser updates nothing.
+      claimed = await runner.query(
+        `UPDATE granule_streams SET version = version + $3, updated_at = now()
+         WHERE stream_id = $1 AND version = $2
+         RETURNING version`,
+        [streamId, expected, count],
+        true,
+      );
+    }
+    const row = claimed.records[0] as { version: string } | undefined;
+    if (row) return Number(row.version);
+
+    const actual = await runner.query(`SELECT version FROM granule_streams WHERE stream_id = $1`, [streamId], true);
+    const actualRow = actual.records[0] as { version: string } | undefined;
+    throw new ConcurrencyError(streamId, expected, actualRow ? Number(actualRow.version) : null);
+  }
+
+  async readStream<E extends NewEvent = NewEvent>(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent<E>[]> {
+    const rows: EventRow[] = await this.dataSource.query(
+      `SELECT ${EVENT_COLUMNS} FROM granule_events
+       WHERE stream_id = $1 AND stream_version >= $2 AND ($3::bigint IS NULL OR stream_version <= $3)
+       ORDER BY stream_version
+       LIMIT $4`,
+      [streamId, options.fromVersion ?? 1, options.toVersion ?? null, options.maxCount ?? null],
+    );
+    return rows.map(toStoredEvent) as StoredEvent<E>[];
+  }
+
+  async readStreamVersion(streamId: string): Promise<number | null> {
+    const rows: Array<{ version: string }> = await this.dataSource.query(`SELECT version FROM granule_streams WHERE stream_id = $1`, [streamId]);
+    return rows.length > 0 ? Number(rows[0].version) : null;
+  }
+
+  /**
+   * Commit-ordered read. Only events of transactions older than the oldest one still running
+   * (`pg_snapshot_xmin`) are returned, so an event whose transaction commits late can never
+   * land behind a position a reader has already passed. The price: one long-running
+   * writer transaction holds back every reader until it ends.
+   */
+  async readAll<E extends NewEvent = NewEvent>(options: ReadAllOptions): Promise<StoredEvent<E>[]> {
+    if (!(Number.isSafeInteger(options.maxCount) && options.maxCount > 0)) {
+      throw new RangeError(`readAll: maxCount must be a positive integer, got ${options.maxCount}`);
+    }
+    const after = options.after ?? START_POSITION;
+    const rows: EventRow[] = await this.dataSource.query(
+      `SELECT ${EVENT_COLUMNS} FROM granule_events
+       WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         AND (transaction_id, global_position) > ($1::xid8, $2::bigint)
+       ORDER BY transaction_id, global_position
+       LIMIT $3`,
+      [after.transactionId, after.globalPosition, options.maxCount],
+    );
+    return rows.map(toStoredEvent) as StoredEvent<E>[];
+  }
+
+  async readCheckpoint(consumer: string): Promise<Position | null> {
+    const rows: Array<{ transaction_id: string; global_position: string }> = await this.dataSource.query(
+      `SELECT transaction_id::text AS transaction_id, global_position::text AS global_position FROM granule_checkpoints WHERE consumer = $1`,
+      [consumer],
+    );
+    return rows.length > 0 ? { transactionId: rows[0].transaction_id, globalPosition: rows[0].global_position } : null;
+  }
+
+  /** Stores the consumer's position unconditionally (last writer wins). */
+  async storeCheckpoint(consumer: string, position: Position): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO granule_checkpoints (consumer, transaction_id, global_position) VALUES ($1, $2::xid8, $3::bigint)
+       ON CONFLICT (consumer) DO UPDATE
+         SET transaction_id = EXCLUDED.transaction_id, global_position = EXCLUDED.global_position, updated_at = now()`,
+      [consumer, position.transactionId, position.globalPosition],
+    );
+  }
+
+  subscribe(consumer: string, handler: EventBatchHandler, options?: SubscribeOptions): Subscription {
+    return startPollingSubscription(this, consumer, handler, options);
+  }
+}
