@@ -22,6 +22,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `granule plan ... | head` closes the pipe early: that is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 main(process.argv).then((code) => {
   process.exitCode = code;
 });

@@ -1,1 +1,20 @@
 export * from './types';
+export * from './nodes-file';
+export { TASK_DIAGNOSTIC_CODES, TaskFieldError } from './task-diagnostics';
+export type { TaskDiagnosticCode } from './task-diagnostics';
+export { parseStageRef } from './stage-ref';
+export { MASTER_NODE_UID, compileRoleSelector, matchesNode, matchesTaskName, parseRoleSelector } from './role-selector';
+export type { NodePredicate } from './role-selector';
+export { resolveFaultTolerance } from './fault-tolerance';
+export type { LineLocator, PathSegment } from './yaml-source';
+export {
+  assertNoErrors,
+  mergeParseResults,
+  parseDeploymentTasks,
+  parseLegacyTasks,
+  parseNodeRoles,
+  parseTaskData,
+  parseTaskFile,
+  parseTaskRecords,
+} from './task-file-parser';
+export type { ParseResult, TaskDataOptions, TaskFileFormat, TaskParseOptions } from './task-file-parser';

@@ -1,0 +1,142 @@
+import { Command, Option } from 'commander';
+import { parse } from 'yaml';
+import { formatDiagnostic, InvalidInputError } from '@granule/core';
+import type { Diagnostic } from '@granule/core';
+import { buildPlan, planInstances, renderPlanDot, renderPlanMermaid, renderPlanText, simulatePlan, writePlanJson } from '@granule/planner';
+import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
+import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
+import { commaList, readInputFile } from '../inputs/read-input';
+import { loadCluster, loadNodes, loadPluginDir, loadTaskPaths, selectGraph } from '../inputs/plan-inputs';
+import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
+
+const PLAN_FORMATS = ['json', 'yaml', 'text', 'dot', 'mermaid'] as const;
+const SIMULATE_FORMATS = ['json', 'yaml', 'table', 'text'] as const;
+
+export interface PlanCommandOptions {
+  tasks: string[];
+  nodes: string;
+  plugin?: string[];
+  cluster?: string;
+  graph: string;
+  start?: string;
+  end?: string;
+  skip?: string[];
+  only?: string[];
+  node?: string[];
+  output: string;
+  simulate?: boolean;
+  durations?: string;
+}
+
+/** Everything `granule plan` reads, loaded and checked. */
+export async function loadPlanRequest(options: PlanCommandOptions): Promise<{ tasks: TaskDefinition[]; request: Parameters<typeof buildPlan>[0]; warnings: Diagnostic[] }> {
+  const [release, nodes, cluster, plugins] = await Promise.all([
+    loadTaskPaths(options.tasks),
+    loadNodes(options.nodes),
+    options.cluster ? loadCluster(options.cluster) : Promise.resolve(undefined),
+    Promise.all((options.plugin ?? []).map(loadPluginDir)),
+  ]);
+  const selected = selectGraph(release, options.graph, plugins.map((p) => p.plugin), cluster?.overrides ?? []);
+  const filters: PlanFilters = {
+    ...(options.start ? { start: options.start } : {}),
+    ...(options.end ? { end: options.end } : {}),
+    ...(options.skip?.length ? { skip: options.skip } : {}),
+    ...(options.only?.length ? { only: options.only } : {}),
+    ...(options.node?.length ? { nodes: options.node } : {}),
+  };
+  const clusterSpec: ClusterSpec | undefined = cluster?.cluster;
+  return {
+    tasks: selected.tasks,
+    request: { tasks: selected.tasks, nodes: nodes.nodes, cluster: clusterSpec, filters },
+    warnings: [...release.warnings, ...nodes.warnings, ...(cluster?.warnings ?? []), ...plugins.flatMap((p) => p.warnings), ...selected.warnings],
+  };
+}
+
+async function loadDurations(file: string): Promise<Record<string, number>> {
+  let data: unknown;
+  try {
+    data = parse(await readInputFile(file));
+  } catch (err) {
+    if (err instanceof InvalidInputError) throw err;
+    throw new InvalidInputError([{ severity: 'error', code: 'DURATIONS_SYNTAX', file, message: `YAML/JSON syntax error: ${(err as Error).message.split('\n')[0]}` }]);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new InvalidInputError([{ severity: 'error', code: 'DURATIONS_BAD', file, message: 'expected a mapping of task id to seconds, e.g. {netconfig: 30}' }]);
+  }
+  const errors: Diagnostic[] = [];
+  for (const [id, value] of Object.entries(data)) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      errors.push({ severity: 'error', code: 'DURATIONS_BAD', file, path: id, message: `expected a non-negative number of seconds, got ${JSON.stringify(value)}` });
+    }
+  }
+  if (errors.length > 0) throw new InvalidInputError(errors);
+  return data as Record<string, number>;
+}
+
+function simulationTable(result: SimulationResult): string {
+  return (
+    toTable(result.timeline.map((e) => ({ start: e.start, end: e.end, task: e.task, node: e.node, skipped: e.skipped ? 'yes' : '' }))) +
+    `\nmakespan: ${result.makespan}\ncritical path: ${result.critical_path.join(' -> ')}\n`
+  );
+}
+
+async function printPlan(plan: Plan, format: (typeof PLAN_FORMATS)[number]): Promise<void> {
+  switch (format) {
+    case 'json':
+      // stdout is synchronous for files and pipes on Linux, so chunks never pile up in memory.
+      writePlanJson(plan, (chunk) => process.stdout.write(chunk));
+      return writeOut('');
+    case 'yaml':
+      return writeOut(toYaml({ instances: planInstances(plan), groups: plan.groups, concurrency: plan.concurrency }));
+    case 'text':
+      return writeOut(renderPlanText(plan));
+    case 'dot':
+      return writeOut(renderPlanDot(plan));
+    case 'mermaid':
+      return writeOut(renderPlanMermaid(plan));
+  }
+}
+
+export async function runPlanCommand(options: PlanCommandOptions): Promise<void> {
+  const format = options.simulate ? parseFormat(options.output, SIMULATE_FORMATS) : parseFormat(options.output, PLAN_FORMATS);
+  const { request, warnings } = await loadPlanRequest(options);
+  for (const w of warnings) process.stderr.write(`warning: ${formatDiagnostic(w)}\n`);
+  const plan = buildPlan(request);
+  if (!options.simulate) return printPlan(plan, format as (typeof PLAN_FORMATS)[number]);
+  const result = simulatePlan(plan, { durations: options.durations ? await loadDurations(options.durations) : undefined });
+  if (format === 'json') return writeOut(toJson(result));
+  if (format === 'yaml') return writeOut(toYaml(result));
+  return writeOut(simulationTable(result));
+}
+
+export function registerPlanCommand(program: Command): void {
+  program
+    .command('plan')
+    .summary('plan a deployment offline from task files and a nodes file')
+    .description(
+      'Builds the deployment plan (one entry per task per node) from Fuel task files, without any service.\n' +
+        'PATH is a task file or a folder searched recursively for *.yaml.',
+    )
+    .requiredOption('--tasks <PATH...>', 'release task files or folders')
+    .requiredOption('--nodes <NODES.yaml>', 'nodes: [{uid, roles, tags?, labels?, rack?}]')
+    .option('--plugin <DIR>', 'a plugin folder (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--cluster <CLUSTER.yaml>', 'cluster status, settings and task overrides, for conditions')
+    .option('--graph <NAME>', 'graph type to plan', 'default')
+    .option('--start <ID>', 'keep this task and everything after it')
+    .option('--end <ID>', 'keep this task and everything it needs')
+    .option('--skip <ID,...>', 'mark these tasks skipped (repeatable)', commaList)
+    .option('--only <ID,...>', 'mark every other task skipped (repeatable)', commaList)
+    .option('--node <UID,...>', 'plan only these nodes (repeatable)', commaList)
+    .option('--simulate', 'run the plan on a virtual clock and print the timeline')
+    .option('--durations <FILE>', 'with --simulate: seconds per task id (YAML or JSON mapping)')
+    .addOption(new Option('-o, --output <FORMAT>', 'json|yaml|text|dot|mermaid (with --simulate: json|yaml|table)').default('text'))
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  granule plan --tasks examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml -o text\n' +
+        '  granule plan --tasks tasks/ --nodes nodes.yaml --start netconfig --end galera -o json\n' +
+        '  granule plan --tasks tasks/ --nodes nodes.yaml --simulate --durations durations.yaml -o table\n' +
+        '\nExit codes: 0 ok, 1 invalid input (message names file, line and task), 2 usage error.\n',
+    )
+    .action(async (opts: PlanCommandOptions) => runPlanCommand(opts));
+}

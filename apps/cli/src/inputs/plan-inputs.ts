@@ -1,0 +1,114 @@
+import path from 'node:path';
+import { parse } from 'yaml';
+import { InvalidInputError } from '@granule/core';
+import type { Diagnostic } from '@granule/core';
+import { mergeTaskLayers } from '@granule/planner';
+import type { PluginTasks } from '@granule/planner';
+import { mergeParseResults, parseNodesFile, parseTaskData, parseTaskFile } from '@granule/task-model';
+import type { ClusterSpec, NodeSpec, ParseResult, TaskDefinition } from '@granule/task-model';
+import { expandYamlPaths, readInputFile, throwOnErrors } from './read-input';
+
+/** `provisioning_graph.yaml` belongs to graph `provisioning`; `deployment_graph.yaml` and all other files to `default`. */
+export function graphOfFile(file: string): string {
+  const match = /^(.+)_graph\.ya?ml$/.exec(path.basename(file));
+  if (!match || match[1] === 'deployment') return 'default';
+  return match[1];
+}
+
+export interface LoadedTasks {
+  /** Tasks per graph type. */
+  graphs: Map<string, TaskDefinition[]>;
+  warnings: Diagnostic[];
+}
+
+/** Reads `--tasks` paths (files or folders of `*.yaml`) into tasks per graph type. */
+export async function loadTaskPaths(inputs: string[], options: { plugin?: string } = {}): Promise<LoadedTasks> {
+  const files = (await Promise.all(inputs.map(expandYamlPaths))).flat();
+  const byGraph = new Map<string, ParseResult[]>();
+  for (const file of files) {
+    const result = parseTaskFile(await readInputFile(file), file, options);
+    const graph = graphOfFile(file);
+    byGraph.set(graph, [...(byGraph.get(graph) ?? []), result]);
+  }
+  const graphs = new Map<string, TaskDefinition[]>();
+  const diagnostics: Diagnostic[] = [];
+  for (const [graph, results] of byGraph) {
+    const merged = mergeParseResults(results);
+    diagnostics.push(...merged.diagnostics);
+    graphs.set(graph, merged.tasks);
+  }
+  return { graphs, warnings: throwOnErrors(diagnostics) };
+}
+
+export async function loadNodes(file: string): Promise<{ nodes: NodeSpec[]; warnings: Diagnostic[] }> {
+  const parsed = parseNodesFile(await readInputFile(file), file);
+  return { nodes: parsed.nodes, warnings: throwOnErrors(parsed.diagnostics) };
+}
+
+/** CLUSTER.yaml: `{status, settings, nodes?, tasks?}`; `tasks` are per-environment overrides. */
+export async function loadCluster(file: string): Promise<{ cluster: ClusterSpec; overrides: TaskDefinition[]; warnings: Diagnostic[] }> {
+  const text = await readInputFile(file);
+  let data: unknown;
+  try {
+    data = parse(text);
+  } catch (err) {
+    throw new InvalidInputError([{ severity: 'error', code: 'CLUSTER_YAML_SYNTAX', file, message: `YAML syntax error: ${(err as Error).message.split('\n')[0]}` }]);
+  }
+  const diagnostics: Diagnostic[] = [];
+  const bad = (p: string, message: string): void => {
+    diagnostics.push({ severity: 'error', code: 'CLUSTER_BAD_FIELD', file, path: p, message });
+  };
+  if (data === null || data === undefined) data = {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    bad('', `expected a mapping with status and settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`);
+    throwOnErrors(diagnostics);
+  }
+  const doc = data as Record<string, unknown>;
+  const status = doc.status ?? 'new';
+  if (typeof status !== 'string') bad('status', `expected a string such as new or operational, got ${JSON.stringify(status)}`);
+  const settings = doc.settings ?? {};
+  if (typeof settings !== 'object' || Array.isArray(settings) || settings === null) bad('settings', `expected a mapping, got ${JSON.stringify(settings)}`);
+  let clusterNodes: NodeSpec[] | undefined;
+  if (doc.nodes !== undefined) {
+    const parsed = parseNodesFile(text, file);
+    diagnostics.push(...parsed.diagnostics);
+    clusterNodes = parsed.nodes;
+  }
+  let overrides: TaskDefinition[] = [];
+  if (doc.tasks !== undefined) {
+    const parsed = parseTaskData(doc.tasks, file, { format: 'deployment-tasks' });
+    diagnostics.push(...parsed.diagnostics.map((d) => ({ ...d, path: d.path ? `tasks${d.path.startsWith('[') ? '' : '.'}${d.path}` : 'tasks' })));
+    overrides = parsed.tasks;
+  }
+  const warnings = throwOnErrors(diagnostics);
+  return {
+    cluster: { ...doc, status: status as string, settings: settings as Record<string, unknown>, ...(clusterNodes ? { nodes: clusterNodes } : {}) },
+    overrides,
+    warnings,
+  };
+}
+
+/** A plugin folder: its name (metadata.yaml `name`, else the folder name) and its task files. */
+export async function loadPluginDir(dir: string): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
+  let name = path.basename(path.resolve(dir));
+  try {
+    const meta = parse(await readInputFile(path.join(dir, 'metadata.yaml'))) as { name?: unknown } | null;
+    if (meta && typeof meta.name === 'string') name = meta.name;
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+  }
+  const files = ['node_roles.yaml', 'deployment_tasks.yaml', 'tasks.yaml'].map((f) => path.join(dir, f));
+  const present = (await Promise.all(files.map((f) => readInputFile(f).then(() => f, () => undefined)))).filter((f): f is string => !!f);
+  const loaded = await loadTaskPaths(present, { plugin: name });
+  return { plugin: { name, tasks: loaded.graphs.get('default') ?? [] }, warnings: loaded.warnings };
+}
+
+/** Picks one graph's tasks from release + plugins + cluster layers, naming the graphs there are. */
+export function selectGraph(release: LoadedTasks, graph: string, plugins: PluginTasks[], overrides: TaskDefinition[]): { tasks: TaskDefinition[]; warnings: Diagnostic[] } {
+  const available = [...release.graphs.keys()];
+  if (!release.graphs.has(graph) && !(graph === 'default' && available.length === 0)) {
+    throw new InvalidInputError([{ severity: 'error', code: 'PLAN_UNKNOWN_GRAPH', message: `--graph ${graph}: the tasks define no such graph (available: ${available.sort().join(', ') || 'none'})` }]);
+  }
+  const merged = mergeTaskLayers({ release: release.graphs.get(graph) ?? [], plugins: graph === 'default' ? plugins : [], cluster: graph === 'default' ? overrides : [] });
+  return { tasks: merged.tasks, warnings: throwOnErrors(merged.diagnostics) };
+}
