@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
+import { registerPlanCommand } from './plan.command';
+import { registerStrategyCommand } from './strategy.command';
 
 /** Every command group registers itself here (one file per group, `*.command.ts`). */
 export function registerCommands(program: Command): void {
-  void program;
+  registerPlanCommand(program);
+  registerStrategyCommand(program);
 }
