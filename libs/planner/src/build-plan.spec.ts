@@ -3,7 +3,7 @@ import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { NodeSpec, TaskDefinition } from '@granule/task-model';
 import { SEED_002_GROUPS, SEED_002_NODES } from './__fixtures__/seed-002';
 import { buildPlan } from './build-plan';
-import { instanceName, planInstances } from './plan-output';
+import { instanceName, planInstances, writePlanJson } from './plan-output';
 import type { Plan, PlanFilters, PlanInstance } from './plan-types';
 import { PlanCycleError } from './planner-errors';
 import { simulatePlan } from './simulate-plan';
@@ -489,5 +489,22 @@ describe('instance names', () => {
     const p = plan('- {id: a, type: shell, roles: "*", parameters: {cmd: x}}', [node('n', 'x')]);
     const i = planInstances(p).findIndex((x) => x.task === 'a');
     expect(instanceName(p, p.order[i])).toBe('a@n');
+  });
+});
+
+describe('writePlanJson', () => {
+  it('prints exactly the records instanceAt gives, in execution order', () => {
+    const p = buildPlan({
+      tasks: assertNoErrors(parseTaskFile(SEED_002_GROUPS, 'deployment_tasks.yaml', { plugin: 'seed' })),
+      nodes: SEED_002_NODES,
+      cluster: { status: 'new', settings: {} },
+      filters: { skip: ['setup_services'] },
+    });
+    let text = '';
+    writePlanJson(p, (chunk) => (text += chunk), 3);
+    const parsed = JSON.parse(text);
+    expect(parsed.instances).toEqual(planInstances(p));
+    expect(parsed.groups).toEqual(p.groups);
+    expect(parsed.instances.some((i: PlanInstance) => i.skip_reason === 'filter' && i.plugin === 'seed')).toBe(true);
   });
 });

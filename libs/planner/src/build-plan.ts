@@ -22,6 +22,9 @@ interface Signature {
   /** Per task: index into `groupIds` of the group it belongs to on such a node, or -1. */
   member: Int32Array;
   localPreds: LocalRef[][];
+  /** Per group index: its member tasks on such a node with no member predecessor / successor. */
+  memberSources: Map<number, number[]>;
+  memberSinks: Map<number, number[]>;
 }
 
 function validateReferences(tasks: TaskDefinition[], index: Map<string, number>, diags: Diagnostic[]): void {
@@ -230,19 +233,13 @@ export function buildPlan(request: PlanRequest): Plan {
       for (const n of batch) {
         const sig = nodeSignature[n];
         const marker = groupMarker[gi].get(n) as number;
-        const memberTasks: number[] = [];
-        for (let t = 0; t < tasks.length; t++) if (sig.member[t] === gi) memberTasks.push(t);
-        if (memberTasks.length === 0) {
+        const firsts = sig.memberSources.get(gi);
+        if (!firsts) {
           sources.push(marker);
           continue;
         }
-        const hasMemberSucc = new Set<number>();
-        for (const t of memberTasks) {
-          const localMemberPreds = sig.localPreds[t].filter((r) => r.kind === 'local' && sig.member[r.task] === gi);
-          for (const r of localMemberPreds) hasMemberSucc.add(r.task);
-          if (localMemberPreds.length === 0) sources.push(nodeTaskInstance[n][t]);
-        }
-        for (const t of memberTasks) if (!hasMemberSucc.has(t)) graph.preds[marker].push(nodeTaskInstance[n][t]);
+        for (const t of firsts) sources.push(nodeTaskInstance[n][t]);
+        for (const t of sig.memberSinks.get(gi) as number[]) graph.preds[marker].push(nodeTaskInstance[n][t]);
       }
       graph.connect(sources, gate, 'all', `${tasks[g].id}:batch-${b + 1}`, sync);
       gate = batch.map((n) => groupMarker[gi].get(n) as number);
@@ -407,7 +404,21 @@ function computeSignature(
     return out;
   };
   const localPreds = tasks.map((_, t) => (present[t] ? tpreds[t].flatMap((u) => resolve(u, new Set())) : []));
-  return { present, member, localPreds };
+  const memberSources = new Map<number, number[]>();
+  const memberSinks = new Map<number, number[]>();
+  const hasMemberSucc = new Uint8Array(tasks.length);
+  tasks.forEach((_, t) => {
+    const gi = member[t];
+    if (gi < 0) return;
+    const memberPreds = localPreds[t].filter((r) => r.kind === 'local' && member[r.task] === gi);
+    for (const r of memberPreds) hasMemberSucc[r.task] = 1;
+    if (memberPreds.length === 0) memberSources.set(gi, [...(memberSources.get(gi) ?? []), t]);
+  });
+  tasks.forEach((_, t) => {
+    const gi = member[t];
+    if (gi >= 0 && !hasMemberSucc[t]) memberSinks.set(gi, [...(memberSinks.get(gi) ?? []), t]);
+  });
+  return { present, member, localPreds, memberSources, memberSinks };
 }
 
 function addCrossDependencies(
@@ -494,26 +505,36 @@ function deriveStages(graph: InstanceGraph, tasks: TaskDefinition[], index: Map<
     boundary.set(index.get(STAGE_BOUNDS[s].end) as number, { end: k });
   });
   const own = (i: number): { start?: number; end?: number } | undefined => (graph.kind[i] === 'stage' ? boundary.get(graph.task[i]) : undefined);
-  for (const v of order) {
-    for (const p of graph.preds[v]) {
-      const b = own(p);
-      const fromP = b?.start ?? (b?.end !== undefined ? b.end + 1 : -1);
-      const a = Math.max(after[p], fromP);
-      if (a > after[v]) after[v] = a;
+  // What following / preceding each instance implies; only the six boundaries imply anything.
+  const impliesAfter = new Int8Array(n).fill(-1);
+  const impliesBefore = new Int8Array(n).fill(3);
+  for (const [t, b] of boundary) {
+    for (let i = 0; i < n; i++) {
+      if (graph.task[i] !== t || graph.kind[i] !== 'stage') continue;
+      impliesAfter[i] = b.start ?? (b.end as number) + 1;
+      impliesBefore[i] = b.end ?? (b.start as number) - 1;
     }
+  }
+  for (let k = 0; k < order.length; k++) {
+    const v = order[k];
+    let a = after[v];
+    for (const p of graph.preds[v]) {
+      if (after[p] > a) a = after[p];
+      if (impliesAfter[p] > a) a = impliesAfter[p];
+    }
+    after[v] = a;
   }
   for (let k = order.length - 1; k >= 0; k--) {
     const v = order[k];
-    const b = own(v);
-    const limit = Math.min(before[v], b?.end ?? (b?.start !== undefined ? b.start - 1 : 3));
+    const limit = Math.min(before[v], impliesBefore[v]);
     for (const p of graph.preds[v]) if (limit < before[p]) before[p] = limit;
   }
+  const explicit = tasks.map((t) => (t.stage ? STAGE_ORDER.indexOf(t.stage.name) : -1));
   const stages: StageName[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    const t = graph.task[i] >= 0 ? tasks[graph.task[i]] : undefined;
-    const b = own(i);
+    const b = graph.kind[i] === 'stage' ? own(i) : undefined;
     let k: number;
-    if (t?.stage && graph.kind[i] === 'task') k = STAGE_ORDER.indexOf(t.stage.name);
+    if (graph.kind[i] === 'task' && explicit[graph.task[i]] >= 0) k = explicit[graph.task[i]];
     else if (b) k = (b.start ?? b.end) as number;
     else if (after[i] >= 0) k = after[i];
     else if (before[i] <= 2) k = Math.max(0, before[i]);

@@ -44,19 +44,50 @@ export function planInstances(plan: Plan): PlanInstance[] {
 
 /**
  * Writes `{"instances": [...], "groups": [...], "concurrency": {...}}` in chunks, so a plan of a
- * million instances never becomes one giant string.
+ * million instances never becomes one giant string. Records are assembled from strings
+ * prepared once per task and per instance (same fields and order as `instanceAt`).
  */
-export function writePlanJson(plan: Plan, write: (chunk: string) => void, chunkSize = 2000): void {
+export function writePlanJson(plan: Plan, write: (chunk: string) => void, chunkSize = 4000): void {
+  const n = plan.instTask.length;
+  const nodeJson = plan.nodeNames.map((name) => JSON.stringify(name));
+  const nameJson: string[] = new Array(n);
+  for (let i = 0; i < n; i++) nameJson[i] = JSON.stringify(instanceName(plan, i));
+  const taskParts = plan.tasks.map((t) => ({
+    id: JSON.stringify(t.id),
+    type: JSON.stringify(t.type),
+    parameters: JSON.stringify(t.parameters),
+    plugin: t.source.plugin ? `,"plugin":${JSON.stringify(t.source.plugin)}` : '',
+  }));
+  const record = (i: number): string => {
+    const t = plan.instTask[i];
+    const parts = t >= 0 ? taskParts[t] : undefined;
+    const kind = plan.instKind[i];
+    const task = plan.syntheticNames.has(i) ? JSON.stringify(plan.syntheticNames.get(i)) : (parts as { id: string }).id;
+    const type = kind === 'task' || kind === 'stage' ? (parts as { type: string }).type : kind === 'group' ? '"group"' : '"stage"';
+    const preds = plan.preds[i];
+    let requires = '';
+    for (let k = 0; k < preds.length; k++) requires += (k === 0 ? '' : ',') + nameJson[preds[k]];
+    const any = plan.anyPreds.get(i);
+    const requiresAny = any ? `,"requires_any":[${any.map((g) => `[${g.map((p) => nameJson[p]).join(',')}]`).join(',')}]` : '';
+    const skip = plan.skipped[i];
+    return (
+      `{"task":${task},"node":${nodeJson[plan.instNode[i]]},"type":${type},"stage":"${plan.stage[i]}","priority":${plan.priority[i]},` +
+      `"requires":[${requires}]${requiresAny},"parameters":${kind === 'task' && parts ? parts.parameters : '{}'},"skipped":${skip !== undefined}` +
+      `${skip ? `,"skip_reason":"${skip}"` : ''}${parts ? parts.plugin : ''}}`
+    );
+  };
   write('{"instances":[');
-  let buffer: string[] = [];
-  plan.order.forEach((i, k) => {
-    buffer.push((k === 0 ? '\n' : ',\n') + JSON.stringify(instanceAt(plan, i)));
-    if (buffer.length >= chunkSize) {
-      write(buffer.join(''));
-      buffer = [];
+  let buffer = '';
+  let count = 0;
+  for (let k = 0; k < plan.order.length; k++) {
+    buffer += (k === 0 ? '\n' : ',\n') + record(plan.order[k]);
+    if (++count >= chunkSize) {
+      write(buffer);
+      buffer = '';
+      count = 0;
     }
-  });
-  if (buffer.length > 0) write(buffer.join(''));
+  }
+  if (buffer) write(buffer);
   write(`\n],\n"groups":${JSON.stringify(plan.groups)},\n"concurrency":${JSON.stringify(plan.concurrency)}}\n`);
 }
 
