@@ -15,7 +15,7 @@ async function walk(dir) {
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) files.push(...(await walk(full)));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts')) files.push(full);
+    else if (entry.name.endsWith('.ts') && !full.includes('__fixtures__') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts')) files.push(full);
   }
   return files;
 }

@@ -1,0 +1,106 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// Runs the built CLI as operators do (./granule builds dist/ when sources changed).
+const root = join(__dirname, '..', '..', '..', '..');
+const granule = (...args: string[]) => spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
+const SEED_TASKS = 'libs/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
+const SEED_NODES = 'libs/planner/src/__fixtures__/seed-002-nodes.yaml';
+
+interface Instance {
+  task: string;
+  node: string;
+  priority: number;
+  requires: string[];
+  skipped: boolean;
+  plugin?: string;
+}
+
+describe('granule plan (built CLI)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'granule-plan-e2e-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it('prints one entry per task per node as json, sortable by priority', () => {
+    const run = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '-o', 'json');
+    expect(run.status).toBe(0);
+    const { instances } = JSON.parse(run.stdout) as { instances: Instance[] };
+    const real = instances.filter((i) => i.node !== 'sync' && !i.task.includes(':'));
+    expect(real.filter((i) => i.task === 'setup_network').map((i) => i.node).sort()).toEqual(['node-1', 'node-2', 'node-3', 'node-4', 'node-5', 'node-6', 'node-7', 'node-8']);
+    const priority = new Map(instances.map((i) => [`${i.task}@${i.node}`, i.priority]));
+    for (const i of instances) for (const r of i.requires) expect(priority.get(r)).toBeLessThan(i.priority);
+  });
+
+  it('simulates with durations and prints makespan, timeline and critical path', () => {
+    const durations = file('durations.yaml', 'setup_services: 10\nsetup_network: 2\n');
+    const run = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--simulate', '--durations', durations, '-o', 'json');
+    expect(run.status).toBe(0);
+    const result = JSON.parse(run.stdout) as { makespan: number; critical_path: string[]; timeline: { task: string; node: string; start: number }[] };
+    // Five sequential steps (primary, 2 controller batches, network/cinder, compute) of 2 + 10.
+    expect(result.makespan).toBe(60);
+    expect(result.critical_path[0]).toBe('setup_network@node-1');
+    expect(result.critical_path.at(-1)).toBe('setup_services@node-8');
+    expect(result.timeline.find((e) => e.task === 'setup_network' && e.node === 'node-8')?.start).toBe(48);
+  });
+
+  it('plans the graph a file name gives (provisioning_graph.yaml) with --graph, and names the graphs there are', () => {
+    const tasks = join(dir, 'release');
+    file('release/deployment_graph.yaml', '- {id: deploy-it, type: shell, roles: "*", parameters: {cmd: "true"}}\n');
+    file('release/provisioning_graph.yaml', '- {id: image, type: shell, roles: "*", parameters: {cmd: "true"}}\n');
+    const nodes = file('nodes.yaml', 'nodes: [{uid: n1, roles: [x]}]\n');
+    const provisioning = granule('plan', '--tasks', tasks, '--nodes', nodes, '--graph', 'provisioning', '-o', 'json');
+    expect(provisioning.status).toBe(0);
+    expect((JSON.parse(provisioning.stdout).instances as Instance[]).filter((i) => i.node === 'n1').map((i) => i.task)).toEqual(['image']);
+    const unknown = granule('plan', '--tasks', tasks, '--nodes', nodes, '--graph', 'deletion');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toBe('error: --graph deletion: the tasks define no such graph (available: default, provisioning)\n');
+  });
+
+  it('merges a plugin folder and a cluster file; conditions read the cluster settings', () => {
+    const plugin = join(dir, 'my-plugin');
+    file('my-plugin/metadata.yaml', 'name: my_plugin\n');
+    file('my-plugin/tasks.yaml', '- role: "*"\n  stage: post_deployment/100\n  type: shell\n  parameters: {cmd: ./deploy.sh}\n');
+    const tasks = file('cond/deployment_tasks.yaml', '- {id: ceph, type: shell, roles: "*", condition: "settings:storage.ceph == true", parameters: {cmd: "true"}}\n');
+    const cluster = file('cluster.yaml', 'status: new\nsettings: {storage: {ceph: false}}\n');
+    const nodes = file('nodes2.yaml', 'nodes: [{uid: n1, roles: [x]}]\n');
+    const run = granule('plan', '--tasks', tasks, '--nodes', nodes, '--plugin', plugin, '--cluster', cluster, '-o', 'json');
+    expect(run.status).toBe(0);
+    const byName = new Map((JSON.parse(run.stdout).instances as Instance[]).map((i) => [`${i.task}@${i.node}`, i]));
+    expect(byName.get('ceph@n1')?.skipped).toBe(true);
+    expect(byName.get('my_plugin.post_deployment.1@n1')?.plugin).toBe('my_plugin');
+  });
+
+  it('exits 1 naming file, line and task for bad input, and 2 for usage errors', () => {
+    const bad = file('bad/deployment_tasks.yaml', '- {id: a, type: shell, roles: "*", parameters: {cmd: x}}\n- {id: b, type: teleport, roles: "*"}\n');
+    const nodes = file('nodes3.yaml', 'nodes: [{uid: n1, roles: [x]}]\n');
+    const invalid = granule('plan', '--tasks', bad, '--nodes', nodes);
+    expect(invalid.status).toBe(1);
+    expect(invalid.stderr).toContain(`${bad}:2`);
+    expect(invalid.stderr).toContain("task 'b'");
+    expect(invalid.stderr).toContain('teleport');
+    expect(invalid.stderr).not.toContain('    at ');
+
+    const usage = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '-o', 'xml');
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toBe('error: -o xml: expected one of json, yaml, text, dot, mermaid\n');
+  });
+
+  it('exports dot and mermaid graphs', () => {
+    const dot = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--node', 'node-1', '-o', 'dot');
+    expect(dot.status).toBe(0);
+    expect(dot.stdout).toMatch(/^digraph plan \{/);
+    expect(dot.stdout).toContain('"setup_network@node-1" -> "setup_services@node-1";');
+    const mermaid = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--node', 'node-1', '-o', 'mermaid');
+    expect(mermaid.stdout.split('\n')[0]).toBe('flowchart LR');
+  });
+});
