@@ -1,0 +1,19 @@
+/**
+ * Task runners of the node-agent: execute one deployment task on this host (shell, puppet,
+ * sync, upload_file, copy_files, reboot; stage/group/skipped are no-ops), stream its output,
+ * and remember finished tasks in a local journal.
+ */
+export * from './task-runner.types';
+export * from './task-runner.errors';
+export { runTask, TaskRunner, isRebootPending, resolveRootDir } from './task-runner';
+export { TaskJournal, TASK_JOURNAL_FILE, journalKey } from './task-journal';
+export type { TaskJournalEntry } from './task-journal';
+export { systemClock, sleep } from './clock';
+export type { Clock } from './clock';
+export { nodeProcessSpawner, OUTPUT_DRAIN_MS } from './process-spawner';
+export type { ProcessExit, ProcessSpawner, ProcessSpec, SpawnedProcess } from './process-spawner';
+export { OutputCollector } from './output-collector';
+export { resolveUnderRoots, realLocation } from './path-guard';
+export { writeFileAtomic, copyFileAtomic } from './atomic-file';
+export { puppetApplyArgs, puppetStateDir } from './puppet.runner';
+export { isRemoteRsyncPath } from './sync.runner';

@@ -1,0 +1,145 @@
+import { sleep, type Clock } from './clock';
+import type { OutputCollector } from './output-collector';
+import type { ProcessSpawner, ProcessSpec, SpawnedProcess } from './process-spawner';
+import type { TaskOutcome } from './task-runner.types';
+
+/** What a process run needs from the context it runs in. */
+export interface ProcessRunEnv {
+  clock: Clock;
+  spawner: ProcessSpawner;
+  output: OutputCollector;
+  killGraceMs: number;
+  signal?: AbortSignal;
+}
+
+export interface ProcessRunResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  spawnError?: Error;
+}
+
+const GROUP_POLL_MS = 50;
+/** After SIGKILL, how long to wait for the kernel to remove the group before giving up. */
+const AFTER_KILL_WAIT_MS = 2000;
+
+/**
+ * Runs one process as its own group. On timeout or abort the whole group gets SIGTERM, then
+ * SIGKILL after `killGraceMs`, and the call returns only once the group is gone (or SIGKILL was
+ * sent and the kernel was given `AFTER_KILL_WAIT_MS` to reap it).
+ */
+export async function runProcess(spec: ProcessSpec, timeoutMs: number | null, env: ProcessRunEnv): Promise<ProcessRunResult> {
+  if (env.signal?.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true };
+  const child = env.spawner.spawn(spec, (stream, data) => env.output.write(stream, data));
+  let timedOut = false;
+  let cancelled = false;
+  let terminatedAt: number | null = null;
+  let cancelKill: (() => void) | undefined;
+  const terminate = (): void => {
+    if (terminatedAt !== null) return;
+    terminatedAt = env.clock.now();
+    child.signalGroup('SIGTERM');
+    cancelKill = env.clock.setTimer(env.killGraceMs, () => child.signalGroup('SIGKILL'));
+  };
+  const cancelTimeout =
+    timeoutMs === null
+      ? undefined
+      : env.clock.setTimer(timeoutMs, () => {
+          timedOut = true;
+          terminate();
+        });
+  const onAbort = (): void => {
+    cancelled = true;
+    terminate();
+  };
+  env.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const exit = await child.exited;
+    cancelTimeout?.();
+    env.signal?.removeEventListener('abort', onAbort);
+    if (terminatedAt !== null) await waitForGroupGone(child, terminatedAt, env);
+    env.output.flush();
+    return { exitCode: exit.exitCode, signal: exit.signal, timedOut, cancelled, spawnError: exit.spawnError };
+  } finally {
+    cancelTimeout?.();
+    cancelKill?.();
+    env.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+// The leader can be gone while children that ignore SIGTERM live on: keep the kill promise.
+async function waitForGroupGone(child: SpawnedProcess, since: number, env: ProcessRunEnv): Promise<void> {
+  let killed = false;
+  while (child.groupAlive()) {
+    const elapsed = env.clock.now() - since;
+    if (!killed && elapsed >= env.killGraceMs) {
+      child.signalGroup('SIGKILL');
+      killed = true;
+    }
+    if (elapsed >= env.killGraceMs + AFTER_KILL_WAIT_MS) return;
+    await sleep(env.clock, GROUP_POLL_MS);
+  }
+}
+
+/** How one process-backed task is run and judged. */
+export interface AttemptPolicy {
+  /** Name used in messages, e.g. `shell command`, `puppet apply`. */
+  label: string;
+  timeoutSec: number;
+  retries: number;
+  intervalSec: number;
+  isSuccess(exitCode: number): boolean;
+  /** Explains a failing exit code; default `exit code N`. */
+  describeExit?(exitCode: number): string;
+}
+
+/**
+ * Runs `spec` up to `retries + 1` times, waiting `intervalSec` between attempts. A timed-out
+ * attempt is retried like a failed one; the outcome is the last attempt's. Cancellation stops at
+ * once; a process that cannot be started is not retried.
+ */
+export async function runWithRetries(spec: ProcessSpec, policy: AttemptPolicy, env: ProcessRunEnv, startedAt: number): Promise<TaskOutcome> {
+  const total = policy.retries + 1;
+  const timeoutMs = policy.timeoutSec > 0 ? policy.timeoutSec * 1000 : null;
+  const done = (attempts: number, fields: Omit<TaskOutcome, 'durationMs' | 'outputTail' | 'attempts'>): TaskOutcome => ({
+    ...fields,
+    attempts,
+    durationMs: Math.round(env.clock.now() - startedAt),
+    outputTail: env.output.tail(),
+  });
+  const cancelledOutcome = (attempts: number): TaskOutcome =>
+    done(attempts, { status: 'failed', exitCode: null, error: 'cancelled', errorCode: 'RUNNER_CANCELLED' });
+
+  let last: TaskOutcome = cancelledOutcome(0); // replaced by the first attempt
+  for (let attempt = 1; attempt <= total; attempt++) {
+    if (attempt > 1) {
+      note(env, `[granule] attempt ${attempt - 1} of ${total} ${last.status === 'timed_out' ? 'timed out' : `failed (${last.error})`}; retrying in ${policy.intervalSec}s\n`);
+      if (!(await sleep(env.clock, policy.intervalSec * 1000, env.signal))) return cancelledOutcome(attempt - 1);
+    }
+    const r = await runProcess(spec, timeoutMs, env);
+    const signal = r.signal ?? undefined;
+    if (r.cancelled) return { ...cancelledOutcome(attempt), ...(signal ? { signal } : {}) };
+    if (r.spawnError) {
+      return done(attempt, { status: 'failed', exitCode: null, error: `cannot start ${policy.label}: ${r.spawnError.message}`, errorCode: 'RUNNER_SPAWN_FAILED' });
+    }
+    if (r.timedOut) {
+      const error = `${policy.label} timed out after ${policy.timeoutSec}s; its process group was killed`;
+      note(env, `[granule] ${error}\n`);
+      last = done(attempt, { status: 'timed_out', exitCode: null, ...(signal ? { signal } : {}), error, errorCode: 'RUNNER_TIMED_OUT' });
+      continue;
+    }
+    if (r.exitCode !== null && policy.isSuccess(r.exitCode)) return done(attempt, { status: 'succeeded', exitCode: r.exitCode });
+    const error =
+      r.exitCode === null
+        ? `${policy.label} was killed by ${r.signal ?? 'a signal'}`
+        : `${policy.label} failed: ${policy.describeExit?.(r.exitCode) ?? `exit code ${r.exitCode}`}`;
+    last = done(attempt, { status: 'failed', exitCode: r.exitCode, ...(signal ? { signal } : {}), error, errorCode: 'RUNNER_EXIT_FAILED' });
+  }
+  return last;
+}
+
+/** Writes a runner message into the task's output (stderr), so operators see it in the log. */
+export function note(env: { output: OutputCollector }, text: string): void {
+  env.output.write('stderr', text);
+}
