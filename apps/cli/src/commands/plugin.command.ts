@@ -1,0 +1,164 @@
+import type { Command } from 'commander';
+import { InvalidInputError, UsageError, type Diagnostic } from '@granule/core';
+import { TEMPLATE_PACKAGE_VERSIONS, effectiveTree, loadPlugin, selectRelease, validatePlugin, type TemplatePackageVersion } from '@granule/plugin';
+import { buildPluginPackage, createPluginFromTemplate, openPluginSource, type BuiltPackage } from '@granule/plugin-node';
+import { parseFormat, toJson, toYaml, writeOut } from '../output';
+
+/** One finding in `plugin validate` output. */
+export interface PluginFinding {
+  code: string;
+  message: string;
+  file?: string;
+  path?: string;
+  line?: number;
+}
+
+/** `plugin validate` output. */
+export interface PluginValidateOutput {
+  valid: boolean;
+  errors: PluginFinding[];
+  warnings: PluginFinding[];
+  info: PluginFinding[];
+}
+
+const finding = (d: Diagnostic): PluginFinding => {
+  const f: PluginFinding = { code: d.code, message: d.taskId && !d.message.includes(`'${d.taskId}'`) ? `task '${d.taskId}': ${d.message}` : d.message };
+  if (d.file !== undefined) f.file = d.file;
+  if (d.path !== undefined) f.path = d.path;
+  if (d.line !== undefined) f.line = d.line;
+  return f;
+};
+
+/** Validates a plugin directory or .tar.gz package; never throws for bad content. */
+export async function validatePluginSource(source: string): Promise<PluginValidateOutput> {
+  const report = await validatePlugin(await openPluginSource(source));
+  const by = (s: Diagnostic['severity']): PluginFinding[] => report.diagnostics.filter((d) => d.severity === s).map(finding);
+  return { valid: report.valid, errors: by('error'), warnings: by('warning'), info: by('info') };
+}
+
+/** Text form of a validation: findings grouped by file, then a summary line. */
+export function renderPluginValidation(out: PluginValidateOutput, source: string): string {
+  const all = [...out.errors.map((f) => ({ f, s: 'error' })), ...out.warnings.map((f) => ({ f, s: 'warning' })), ...out.info.map((f) => ({ f, s: 'info' }))];
+  const files = [...new Set(all.map((x) => x.f.file ?? '(plugin)'))].sort();
+  const lines: string[] = [];
+  for (const file of files) {
+    lines.push(file);
+    const items = all.filter((x) => (x.f.file ?? '(plugin)') === file).sort((a, b) => (a.f.line ?? 0) - (b.f.line ?? 0));
+    for (const { f, s } of items) {
+      lines.push(`  ${f.line !== undefined ? `${f.line}: ` : ''}${s}: ${f.path ? `${f.path}: ` : ''}${f.message} [${f.code}]`);
+    }
+  }
+  const n = (k: number, word: string): string => `${k} ${word}${k === 1 ? '' : 's'}`;
+  lines.push(`${source}: ${out.valid ? 'valid' : 'invalid'} (${n(out.errors.length, 'error')}, ${n(out.warnings.length, 'warning')}, ${out.info.length} info)`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Options of `plugin load`. */
+export interface PluginLoadOptions {
+  release?: string;
+  os?: string;
+  releaseVersion?: string;
+  fuelVersion?: string;
+}
+
+/**
+ * The fully loaded data tree of a plugin for one release (after `_path` processing, the base
+ * release merge and multi-release selection). Throws `InvalidInputError` on load errors.
+ */
+export async function loadPluginTree(source: string, opts: PluginLoadOptions = {}): Promise<Record<string, unknown>> {
+  if ((opts.os === undefined) !== (opts.releaseVersion === undefined) && opts.release === undefined) {
+    throw new UsageError('--os and --release-version go together (or name the release with --release NAME)');
+  }
+  const plugin = await loadPlugin(await openPluginSource(source));
+  const selected = selectRelease(plugin, opts);
+  const errors = plugin.diagnostics.filter((d) => d.severity === 'error');
+  if ('error' in selected) errors.push({ severity: 'error', code: 'PLUGIN_NO_SUCH_RELEASE', message: selected.error, file: 'metadata.yaml' });
+  if (errors.length > 0 || 'error' in selected) throw new InvalidInputError(errors);
+  const tree = effectiveTree(plugin, selected);
+  const late = plugin.diagnostics.filter((d) => d.severity === 'error');
+  if (late.length > 0) throw new InvalidInputError(late);
+  return tree;
+}
+
+/** Builds the package; throws `InvalidInputError` with the validator's report for an invalid plugin. */
+export async function buildPlugin(dir: string, out?: string): Promise<BuiltPackage> {
+  return buildPluginPackage(dir, out);
+}
+
+/**
+ * `granule plugin validate|load|build|create`: Fuel plugin packages (4.0.0, 5.0.0) and
+ * releases as plugins, offline.
+ */
+export function registerPluginCommand(program: Command): Command {
+  const plugin = program
+    .command('plugin')
+    .description('Validate, load, build and create plugins and releases-as-plugins (Fuel plugin packages 4.0.0 / 5.0.0)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  $ granule plugin validate examples/plugins/example-v5',
+        '  $ granule plugin load examples/releases/example-release -o yaml',
+        '  $ granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz',
+        '  $ granule plugin create my_plugin --dir /tmp',
+        '',
+      ].join('\n'),
+    );
+
+  plugin
+    .command('validate')
+    .description('Check a plugin directory or .tar.gz; exit 0 when valid (warnings allowed), 1 when not')
+    .argument('<dir>', 'plugin directory or package (.tar.gz)')
+    .option('-o, --output <format>', 'json | text', 'text')
+    .addHelpText('after', '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n')
+    .action(async (dir: string, opts: { output: string }) => {
+      const format = parseFormat(opts.output, ['json', 'text'] as const);
+      const out = await validatePluginSource(dir);
+      await writeOut(format === 'json' ? toJson(out) : renderPluginValidation(out, dir));
+      if (!out.valid) {
+        throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_INVALID', message: `${dir} is invalid (${out.errors.length} error${out.errors.length === 1 ? '' : 's'})` }]);
+      }
+    });
+
+  plugin
+    .command('load')
+    .description('Print the fully loaded data tree for one release (_path files loaded, base release merged, multi-release records chosen)')
+    .argument('<dir>', 'plugin directory or package (.tar.gz)')
+    .option('--release <name>', 'release_name (or name) of the release; default: the first release')
+    .option('--os <os>', 'operating system of the release (with --release-version)')
+    .option('--release-version <version>', 'version of the release, e.g. mitaka-9.0 (with --os)')
+    .option('--fuel-version <version>', 'Fuel version for fuel-version constraints; default: the highest of metadata fuel_version')
+    .option('-o, --output <format>', 'json | yaml', 'yaml')
+    .action(async (dir: string, opts: { release?: string; os?: string; releaseVersion?: string; fuelVersion?: string; output: string }) => {
+      const format = parseFormat(opts.output, ['json', 'yaml'] as const);
+      const tree = await loadPluginTree(dir, opts);
+      await writeOut(format === 'json' ? toJson(tree) : toYaml(tree));
+    });
+
+  plugin
+    .command('build')
+    .description('Validate and write a reproducible <name>-<version>.tar.gz (same input, same bytes)')
+    .argument('<dir>', 'plugin directory')
+    .option('--out <file>', 'package file; default: <name>-<version>.tar.gz next to the directory')
+    .action(async (dir: string, opts: { out?: string }) => {
+      const built = await buildPlugin(dir, opts.out);
+      await writeOut(`${built.file}\nsha256 ${built.sha256}\n`);
+    });
+
+  plugin
+    .command('create')
+    .description('Write a new plugin from a template that validates cleanly')
+    .argument('<name>', 'plugin name (lower-case letters, digits, _ and -)')
+    .option('--package-version <version>', TEMPLATE_PACKAGE_VERSIONS.join(' | '), '5.0.0')
+    .option('--dir <parent>', 'directory to create the plugin in', '.')
+    .action(async (name: string, opts: { packageVersion: string; dir: string }) => {
+      if (!(TEMPLATE_PACKAGE_VERSIONS as readonly string[]).includes(opts.packageVersion)) {
+        throw new UsageError(`--package-version ${opts.packageVersion}: expected one of ${TEMPLATE_PACKAGE_VERSIONS.join(', ')}`);
+      }
+      const created = await createPluginFromTemplate(name, { packageVersion: opts.packageVersion as TemplatePackageVersion, parent: opts.dir });
+      await writeOut(`${created.dir}\n${created.files.map((f) => `  ${f}`).join('\n')}\n`);
+    });
+
+  return plugin;
+}

@@ -1,0 +1,283 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { Parser, ReadEntry, create } from 'tar';
+import { InvalidInputError } from '@granule/core';
+import { MemoryPluginFiles, PluginError, normalizePluginPath, validatePlugin } from '@granule/plugin';
+import { NodePluginFiles } from './node-plugin-files';
+
+/** Default limit on the uncompressed size of a package being read or extracted: 512 MiB. */
+export const DEFAULT_MAX_PACKAGE_BYTES = 512 * 1024 * 1024;
+
+/** Every entry of a package has this mtime (the epoch), so builds do not depend on the clock. */
+export const PACKAGE_MTIME = new Date(0);
+
+/** Files the build writes into every package. */
+export const MANIFEST_FILE = 'MANIFEST.json';
+export const CHECKSUMS_FILE = 'checksums.sha256';
+
+// Never packaged: VCS data, editor litter, and packages built earlier into the same directory.
+const SKIP = [/^\.git(\/|$)/, /(^|\/)\.DS_Store$/, /\.tar\.gz$/, /(^|\/)__pycache__(\/|$)/];
+
+interface SourceEntry {
+  rel: string;
+  kind: 'file' | 'dir';
+  executable: boolean;
+}
+
+async function walk(root: string, rel = ''): Promise<SourceEntry[]> {
+  const out: SourceEntry[] = [];
+  const names = (await readdir(path.join(root, rel))).sort();
+  for (const name of names) {
+    const child = rel === '' ? name : `${rel}/${name}`;
+    if (SKIP.some((re) => re.test(child))) continue;
+    const s = await lstat(path.join(root, child));
+    if (s.isSymbolicLink()) {
+      throw new PluginError('PLUGIN_PACKAGE_UNSAFE', `${child} is a symlink; a plugin package holds regular files only (copy the target in)`);
+    }
+    if (s.isDirectory()) {
+      out.push({ rel: child, kind: 'dir', executable: true });
+      out.push(...(await walk(root, child)));
+    } else if (s.isFile()) {
+      out.push({ rel: child, kind: 'file', executable: (s.mode & 0o111) !== 0 });
+    }
+  }
+  return out;
+}
+
+const sha256 = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
+
+/** What {@link buildPluginPackage} wrote. */
+export interface BuiltPackage {
+  file: string;
+  name: string;
+  version: string;
+  /** sha256 of the .tar.gz. */
+  sha256: string;
+  /** Packaged files (without MANIFEST.json and checksums.sha256), sorted. */
+  files: string[];
+}
+
+/**
+ * Builds a reproducible `<name>-<version>.tar.gz` from a plugin directory. The plugin is
+ * validated first; an invalid plugin throws `InvalidInputError` with the validator's report.
+ * The archive holds the plugin's files at its root plus `MANIFEST.json` (name, version,
+ * package_version, files with size and sha256) and `checksums.sha256` (`sha256sum -c` format).
+ * Entries are sorted by path, mtime is the epoch, uid/gid are 0 with no user/group names,
+ * modes are 0644 for files and 0755 for directories and executables, and the gzip header
+ * carries no timestamp: the same input gives byte-identical output.
+ */
+export async function buildPluginPackage(dir: string, out?: string): Promise<BuiltPackage> {
+  const report = await validatePlugin(new NodePluginFiles(dir));
+  if (!report.valid) throw new InvalidInputError(report.diagnostics);
+  const name = report.name ?? path.basename(path.resolve(dir));
+  const version = await readVersion(dir);
+  const target = path.resolve(out ?? path.join(dir, '..', `${name}-${version}.tar.gz`));
+
+  const entries = await walk(path.resolve(dir));
+  const files = entries.filter((e) => e.kind === 'file' && e.rel !== MANIFEST_FILE && e.rel !== CHECKSUMS_FILE);
+  const sums: { rel: string; size: number; sha256: string }[] = [];
+  for (const f of files) {
+    const data = await readFile(path.join(dir, f.rel));
+    sums.push({ rel: f.rel, size: data.length, sha256: sha256(data) });
+  }
+  const manifest = `${JSON.stringify({ name, version, package_version: report.packageVersion, files: sums.map((s) => ({ path: s.rel, size: s.size, sha256: s.sha256 })) }, null, 2)}\n`;
+  const checksums = [...sums.map((s) => `${s.sha256}  ${s.rel}`), `${sha256(manifest)}  ${MANIFEST_FILE}`].join('\n') + '\n';
+
+  // Stage into a temp dir so the generated files sit next to the plugin's without touching it.
+  const stage = await mkdtemp(path.join(tmpdir(), 'granule-plugin-build-'));
+  try {
+    const staged: SourceEntry[] = [];
+    for (const e of entries.filter((x) => x.rel !== MANIFEST_FILE && x.rel !== CHECKSUMS_FILE)) {
+      const dst = path.join(stage, e.rel);
+      if (e.kind === 'dir') await mkdir(dst, { recursive: true });
+      else {
+        await mkdir(path.dirname(dst), { recursive: true });
+        await writeFile(dst, await readFile(path.join(dir, e.rel)));
+      }
+      staged.push(e);
+    }
+    await writeFile(path.join(stage, MANIFEST_FILE), manifest);
+    await writeFile(path.join(stage, CHECKSUMS_FILE), checksums);
+    staged.push({ rel: MANIFEST_FILE, kind: 'file', executable: false }, { rel: CHECKSUMS_FILE, kind: 'file', executable: false });
+    const modes = new Map(staged.map((e) => [e.rel, e.kind === 'dir' || e.executable ? 0o755 : 0o644]));
+    const list = staged.map((e) => e.rel).sort();
+    await mkdir(path.dirname(target), { recursive: true });
+    await create(
+      {
+        file: target,
+        cwd: stage,
+        gzip: { level: 9 },
+        portable: true,
+        mtime: PACKAGE_MTIME,
+        noDirRecurse: true,
+        onWriteEntry: (entry) => {
+          const mode = modes.get(entry.path.replace(/\/$/, ''));
+          if (entry.stat && mode !== undefined) entry.stat.mode = (entry.stat.mode & ~0o7777) | mode;
+          // Directories carry no mtime in portable mode; files get PACKAGE_MTIME.
+        },
+      },
+      list,
+    );
+  } finally {
+    await rm(stage, { recursive: true, force: true });
+  }
+  const built = await readFile(target);
+  return { file: target, name, version, sha256: sha256(built), files: sums.map((s) => s.rel) };
+}
+
+async function readVersion(dir: string): Promise<string> {
+  const text = await readFile(path.join(dir, 'metadata.yaml'), 'utf8');
+  const { parse } = await import('yaml');
+  const data = parse(text) as { version?: unknown };
+  return data && data.version !== undefined ? String(data.version) : '0.0.0';
+}
+
+/** Limits for reading or extracting a package. */
+export interface PackageReadOptions {
+  /** Largest total uncompressed size of the entries; default {@link DEFAULT_MAX_PACKAGE_BYTES}. */
+  maxBytes?: number;
+}
+
+/** One entry of a package, read and checked. */
+export interface PackageEntry {
+  path: string;
+  type: 'file' | 'dir' | 'symlink' | 'hardlink';
+  mode: number;
+  data?: Buffer;
+  linkpath?: string;
+}
+
+function unsafe(file: string, message: string): PluginError {
+  return new PluginError('PLUGIN_PACKAGE_UNSAFE', `${file}: ${message}; the package was not extracted`);
+}
+
+function checkEntryPath(file: string, raw: string): string {
+  const p = raw.replace(/\/+$/, '');
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) throw unsafe(file, `entry '${raw}' has an absolute path`);
+  if (p.split('/').includes('..')) throw unsafe(file, `entry '${raw}' contains '..'`);
+  const norm = normalizePluginPath(p.replace(/^\.\//, ''));
+  if (norm === undefined) throw unsafe(file, `entry '${raw}' leaves the package directory`);
+  return norm;
+}
+
+function checkLinkTarget(file: string, entryPath: string, target: string, hard: boolean): void {
+  const kind = hard ? 'hard link' : 'symlink';
+  if (target.startsWith('/')) throw unsafe(file, `${kind} '${entryPath}' points to the absolute path '${target}'`);
+  const base = hard ? '' : entryPath.split('/').slice(0, -1).join('/');
+  const resolved = normalizePluginPath(base === '' ? target : `${base}/${target}`);
+  if (resolved === undefined) throw unsafe(file, `${kind} '${entryPath}' points outside the package ('${target}')`);
+}
+
+/**
+ * Reads every entry of a `.tar.gz` package into memory, checking as it goes. Rejects (with a
+ * `PluginError` naming the entry): absolute paths, paths with `..`, symlinks and hard links
+ * that point outside the package, device/fifo entries, and a total uncompressed size over
+ * `maxBytes`. Nothing is written to disk.
+ */
+export async function readPackageEntries(file: string, options: PackageReadOptions = {}): Promise<PackageEntry[]> {
+  const max = options.maxBytes ?? DEFAULT_MAX_PACKAGE_BYTES;
+  const entries: PackageEntry[] = [];
+  let total = 0;
+  await new Promise<void>((resolve, reject) => {
+    let failed = false;
+    const fail = (err: unknown): void => {
+      if (failed) return;
+      failed = true;
+      source.destroy();
+      reject(err instanceof PluginError ? err : new PluginError('PLUGIN_PACKAGE_UNREADABLE', `${file}: not a readable .tar.gz package: ${err instanceof Error ? err.message : String(err)}`));
+    };
+    const parser = new Parser({
+      strict: true,
+      onReadEntry: (entry: ReadEntry) => {
+        if (failed) return entry.resume();
+        try {
+          const p = checkEntryPath(file, entry.path);
+          total += entry.size ?? 0;
+          if (total > max) throw new PluginError('PLUGIN_PACKAGE_TOO_LARGE', `${file}: the package unpacks to more than ${max} bytes, the limit; the package was not extracted`);
+          const mode = (entry.mode ?? 0o644) & 0o777;
+          if (entry.type === 'Directory') entries.push({ path: p, type: 'dir', mode });
+          else if (entry.type === 'SymbolicLink' || entry.type === 'Link') {
+            checkLinkTarget(file, p, entry.linkpath ?? '', entry.type === 'Link');
+            const linkpath = entry.type === 'Link' ? checkEntryPath(file, entry.linkpath ?? '') : (entry.linkpath ?? '');
+            entries.push({ path: p, type: entry.type === 'Link' ? 'hardlink' : 'symlink', mode, linkpath });
+          } else if (entry.type === 'File' || entry.type === 'OldFile' || entry.type === 'ContiguousFile') {
+            const chunks: Buffer[] = [];
+            entry.on('data', (c: Buffer) => chunks.push(c));
+            entry.on('end', () => entries.push({ path: p, type: 'file', mode, data: Buffer.concat(chunks) }));
+            return;
+          } else if (!/Header|Pax|Extended/.test(entry.type)) {
+            throw unsafe(file, `entry '${entry.path}' is a ${entry.type}; only files, directories and links inside the package are allowed`);
+          }
+          entry.resume();
+        } catch (err) {
+          entry.resume();
+          fail(err);
+        }
+      },
+    });
+    parser.on('error', fail);
+    parser.on('warn', (_code: string, message: string | Error) => fail(new Error(typeof message === 'string' ? message : message.message)));
+    const source = createReadStream(file);
+    source.on('error', fail);
+    const gunzip = createGunzip();
+    gunzip.on('error', fail);
+    parser.on('end', () => {
+      if (!failed) resolve();
+    });
+    source.pipe(gunzip).pipe(parser);
+  });
+  return entries;
+}
+
+/**
+ * Extracts a package into `dest` (created; it must be empty or absent) after checking every
+ * entry (see {@link readPackageEntries}); nothing is written when a check fails. Files get
+ * 0644 or 0755, directories 0755; links are recreated only after their targets were checked.
+ */
+export async function extractPluginPackage(file: string, dest: string, options: PackageReadOptions = {}): Promise<string[]> {
+  const entries = await readPackageEntries(file, options);
+  const root = path.resolve(dest);
+  const existing = await readdir(root).catch(() => []);
+  if (existing.length > 0) throw new PluginError('PLUGIN_TARGET_EXISTS', `${dest} is not empty; extract into a new directory`);
+  await mkdir(root, { recursive: true });
+  const links: PackageEntry[] = [];
+  for (const e of entries) {
+    const target = path.join(root, e.path);
+    if (!target.startsWith(root + path.sep) && target !== root) throw unsafe(file, `entry '${e.path}' leaves the package directory`);
+    if (e.type === 'dir') await mkdir(target, { recursive: true, mode: 0o755 });
+    else if (e.type === 'file') {
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, e.data ?? Buffer.alloc(0));
+      await chmod(target, e.mode & 0o111 ? 0o755 : 0o644);
+    } else links.push(e);
+  }
+  for (const e of links) {
+    const target = path.join(root, e.path);
+    await mkdir(path.dirname(target), { recursive: true });
+    if (e.type === 'symlink') await symlink(e.linkpath ?? '', target);
+    else await copyFile(path.join(root, e.linkpath ?? ''), target);
+  }
+  return entries.map((e) => e.path);
+}
+
+/** Reads a package into memory as `PluginFiles` (for validate/load/plan without extracting). */
+export async function readPluginPackage(file: string, options: PackageReadOptions = {}): Promise<MemoryPluginFiles> {
+  const entries = await readPackageEntries(file, options);
+  const map: Record<string, string> = {};
+  for (const e of entries) {
+    if (e.type === 'dir') map[`${e.path}/`] = '';
+    else if (e.type === 'file') map[e.path] = (e.data ?? Buffer.alloc(0)).toString('utf8');
+  }
+  // Links were checked to stay inside; read them as copies of their targets.
+  for (const e of entries) {
+    if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
+    const base = e.type === 'symlink' ? e.path.split('/').slice(0, -1).join('/') : '';
+    const target = normalizePluginPath(base === '' ? (e.linkpath ?? '') : `${base}/${e.linkpath ?? ''}`);
+    if (target !== undefined && map[target] !== undefined) map[e.path] = map[target];
+  }
+  return new MemoryPluginFiles(map, file);
+}
