@@ -8,17 +8,16 @@ bash tools/setup.sh
 npm run -s build
 
 release=examples/releases/example-release
-tasks=("$release")
 nodes="$release/nodes.yaml"
-if [ ! -f "$nodes" ]; then # fall back to the seed's group example
-  tasks=(libs/planner/src/__fixtures__/seed-002-deployment_tasks.yaml)
-  nodes=libs/planner/src/__fixtures__/seed-002-nodes.yaml
-fi
+tasks=(--release "$release" --plugin examples/plugins/example-v5 --plugin examples/plugins/example-v4)
+
+echo; echo "== granule plugin validate =="
+./granule plugin validate examples/plugins/example-v5
 
 echo; echo "== granule plan (execution order, one line per task per node) =="
-./granule plan --tasks "${tasks[@]}" --nodes "$nodes" -o text
+./granule plan "${tasks[@]}" --nodes "$nodes" -o text
 echo; echo "== granule plan --simulate (1 unit per task) =="
-./granule plan --tasks "${tasks[@]}" --nodes "$nodes" --simulate -o table
+./granule plan "${tasks[@]}" --nodes "$nodes" --simulate -o table
 echo; echo "== granule strategy simulate (compute-nodes-2 fails to deploy) =="
 ./granule strategy simulate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml --fail-deploy cmp201,cmp202 -o table
 echo

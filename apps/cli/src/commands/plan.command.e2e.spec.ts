@@ -67,17 +67,19 @@ describe('granule plan (built CLI)', () => {
   });
 
   it('merges a plugin folder and a cluster file; conditions read the cluster settings', () => {
-    const plugin = join(dir, 'my-plugin');
-    file('my-plugin/metadata.yaml', 'name: my_plugin\n');
-    file('my-plugin/tasks.yaml', '- role: "*"\n  stage: post_deployment/100\n  type: shell\n  parameters: {cmd: ./deploy.sh}\n');
     const tasks = file('cond/deployment_tasks.yaml', '- {id: ceph, type: shell, roles: "*", condition: "settings:storage.ceph == true", parameters: {cmd: "true"}}\n');
     const cluster = file('cluster.yaml', 'status: new\nsettings: {storage: {ceph: false}}\n');
-    const nodes = file('nodes2.yaml', 'nodes: [{uid: n1, roles: [x]}]\n');
-    const run = granule('plan', '--tasks', tasks, '--nodes', nodes, '--plugin', plugin, '--cluster', cluster, '-o', 'json');
+    const nodes = file('nodes2.yaml', 'nodes: [{uid: n1, roles: [controller]}]\n');
+    const run = granule('plan', '--tasks', tasks, '--nodes', nodes, '--plugin', 'examples/plugins/example-v4', '--cluster', cluster, '-o', 'json');
     expect(run.status).toBe(0);
-    const byName = new Map((JSON.parse(run.stdout).instances as Instance[]).map((i) => [`${i.task}@${i.node}`, i]));
-    expect(byName.get('ceph@n1')?.skipped).toBe(true);
-    expect(byName.get('my_plugin.post_deployment.1@n1')?.plugin).toBe('my_plugin');
+    const instances = JSON.parse(run.stdout).instances as Instance[];
+    expect(instances.find((i) => i.task === 'ceph' && i.node === 'n1')?.skipped).toBe(true);
+    expect(instances.filter((i) => i.plugin === 'example-v4').map((i) => i.task)).toContain('example-v4.pre_deployment.1');
+
+    const broken = file('broken-plugin/metadata.yaml', 'name: broken\n');
+    const refused = granule('plan', '--tasks', tasks, '--nodes', nodes, '--plugin', join(broken, '..'));
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('metadata.yaml');
   });
 
   it('exits 1 naming file, line and task for bad input, and 2 for usage errors', () => {
@@ -93,6 +95,25 @@ describe('granule plan (built CLI)', () => {
     const usage = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '-o', 'xml');
     expect(usage.status).toBe(2);
     expect(usage.stderr).toBe('error: -o xml: expected one of json, yaml, text, dot, mermaid\n');
+  });
+
+  it('plans a release plugin with a packaged plugin (--release DIR --plugin FILE.tar.gz)', () => {
+    const pkg = join(dir, 'example-v5.tar.gz');
+    const build = granule('plugin', 'build', 'examples/plugins/example-v5', '--out', pkg);
+    expect(build.status).toBe(0);
+    const nodes = 'examples/releases/example-release/nodes.yaml';
+    const run = granule('plan', '--release', 'examples/releases/example-release', '--plugin', pkg, '--nodes', nodes, '-o', 'json');
+    expect(run.status).toBe(0);
+    const instances = JSON.parse(run.stdout).instances as Instance[];
+    expect(instances.some((i) => i.plugin === 'example-v5')).toBe(true);
+    expect(instances.some((i) => i.task === 'hello-shell')).toBe(true);
+    const provisioning = granule('plan', '--release', 'examples/releases/example-release', '--graph', 'provisioning', '--nodes', nodes, '-o', 'json');
+    expect(provisioning.status).toBe(0);
+    const provisioningTasks = new Set((JSON.parse(provisioning.stdout).instances as Instance[]).filter((i) => i.node !== 'sync').map((i) => i.task));
+    expect(provisioningTasks.has('hello-shell')).toBe(false);
+    expect(provisioningTasks.size).toBeGreaterThan(0);
+    const neither = granule('plan', '--nodes', nodes);
+    expect([neither.status, neither.stderr]).toEqual([2, 'error: give the tasks with --tasks PATH... or --release DIR\n']);
   });
 
   it('exports dot and mermaid graphs', () => {

@@ -1,19 +1,21 @@
 import { Command, Option } from 'commander';
 import { parse } from 'yaml';
-import { formatDiagnostic, InvalidInputError } from '@granule/core';
+import { formatDiagnostic, InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { buildPlan, planInstances, renderPlanDot, renderPlanMermaid, renderPlanText, simulatePlan, writePlanJson } from '@granule/planner';
 import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
 import { commaList, readInputFile } from '../inputs/read-input';
-import { loadCluster, loadNodes, loadPluginDir, loadTaskPaths, selectGraph } from '../inputs/plan-inputs';
+import { loadCluster, loadNodes, loadPlugin, loadReleasePlugin, loadTaskPaths, selectGraph } from '../inputs/plan-inputs';
+import type { LoadedTasks } from '../inputs/plan-inputs';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 
 const PLAN_FORMATS = ['json', 'yaml', 'text', 'dot', 'mermaid'] as const;
 const SIMULATE_FORMATS = ['json', 'yaml', 'table', 'text'] as const;
 
 export interface PlanCommandOptions {
-  tasks: string[];
+  tasks?: string[];
+  release?: string;
   nodes: string;
   plugin?: string[];
   cluster?: string;
@@ -30,11 +32,12 @@ export interface PlanCommandOptions {
 
 /** Everything `granule plan` reads, loaded and checked. */
 export async function loadPlanRequest(options: PlanCommandOptions): Promise<{ tasks: TaskDefinition[]; request: Parameters<typeof buildPlan>[0]; warnings: Diagnostic[] }> {
+  if (!options.tasks?.length && !options.release) throw new UsageError('give the tasks with --tasks PATH... or --release DIR');
   const [release, nodes, cluster, plugins] = await Promise.all([
-    loadTaskPaths(options.tasks),
+    options.release ? loadReleaseWithExtraTasks(options.release, options.tasks ?? []) : loadTaskPaths(options.tasks ?? []),
     loadNodes(options.nodes),
     options.cluster ? loadCluster(options.cluster) : Promise.resolve(undefined),
-    Promise.all((options.plugin ?? []).map(loadPluginDir)),
+    Promise.all((options.plugin ?? []).map(loadPlugin)),
   ]);
   const selected = selectGraph(release, options.graph, plugins.map((p) => p.plugin), cluster?.overrides ?? []);
   const filters: PlanFilters = {
@@ -50,6 +53,13 @@ export async function loadPlanRequest(options: PlanCommandOptions): Promise<{ ta
     request: { tasks: selected.tasks, nodes: nodes.nodes, cluster: clusterSpec, filters },
     warnings: [...release.warnings, ...nodes.warnings, ...(cluster?.warnings ?? []), ...plugins.flatMap((p) => p.warnings), ...selected.warnings],
   };
+}
+
+/** A release plugin's graphs, with `--tasks` files added to the graphs their names give. */
+async function loadReleaseWithExtraTasks(release: string, extra: string[]): Promise<LoadedTasks> {
+  const [fromRelease, fromFiles] = await Promise.all([loadReleasePlugin(release), extra.length ? loadTaskPaths(extra) : undefined]);
+  for (const [graph, tasks] of fromFiles?.graphs ?? []) fromRelease.graphs.set(graph, [...(fromRelease.graphs.get(graph) ?? []), ...tasks]);
+  return { graphs: fromRelease.graphs, warnings: [...fromRelease.warnings, ...(fromFiles?.warnings ?? [])] };
 }
 
 async function loadDurations(file: string): Promise<Record<string, number>> {
@@ -117,9 +127,10 @@ export function registerPlanCommand(program: Command): void {
       'Builds the deployment plan (one entry per task per node) from Fuel task files, without any service.\n' +
         'PATH is a task file or a folder searched recursively for *.yaml.',
     )
-    .requiredOption('--tasks <PATH...>', 'release task files or folders')
+    .option('--tasks <PATH...>', 'release task files or folders')
+    .option('--release <DIR|FILE.tar.gz>', 'a release-as-a-plugin: its graphs (default, provisioning, ...)')
     .requiredOption('--nodes <NODES.yaml>', 'nodes: [{uid, roles, tags?, labels?, rack?}]')
-    .option('--plugin <DIR>', 'a plugin folder (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--plugin <DIR|FILE.tar.gz>', 'a plugin folder or package (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--cluster <CLUSTER.yaml>', 'cluster status, settings and task overrides, for conditions')
     .option('--graph <NAME>', 'graph type to plan', 'default')
     .option('--start <ID>', 'keep this task and everything after it')
@@ -133,7 +144,8 @@ export function registerPlanCommand(program: Command): void {
     .addHelpText(
       'after',
       '\nExamples:\n' +
-        '  granule plan --tasks examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml -o text\n' +
+        '  granule plan --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml -o text\n' +
+        '  granule plan --release examples/releases/example-release --graph provisioning --nodes nodes.yaml --plugin examples/plugins/example-v5\n' +
         '  granule plan --tasks tasks/ --nodes nodes.yaml --start netconfig --end galera -o json\n' +
         '  granule plan --tasks tasks/ --nodes nodes.yaml --simulate --durations durations.yaml -o table\n' +
         '\nExit codes: 0 ok, 1 invalid input (message names file, line and task), 2 usage error.\n',

@@ -6,6 +6,7 @@ import { mergeTaskLayers } from '@granule/planner';
 import type { PluginTasks } from '@granule/planner';
 import { mergeParseResults, parseNodesFile, parseTaskData, parseTaskFile } from '@granule/task-model';
 import type { ClusterSpec, NodeSpec, ParseResult, TaskDefinition } from '@granule/task-model';
+import { loadPluginForPlan } from '@granule/plugin-node';
 import { expandYamlPaths, readInputFile, throwOnErrors } from './read-input';
 
 /** `provisioning_graph.yaml` belongs to graph `provisioning`; `deployment_graph.yaml` and all other files to `default`. */
@@ -88,19 +89,16 @@ export async function loadCluster(file: string): Promise<{ cluster: ClusterSpec;
   };
 }
 
-/** A plugin folder: its name (metadata.yaml `name`, else the folder name) and its task files. */
-export async function loadPluginDir(dir: string): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
-  let name = path.basename(path.resolve(dir));
-  try {
-    const meta = parse(await readInputFile(path.join(dir, 'metadata.yaml'))) as { name?: unknown } | null;
-    if (meta && typeof meta.name === 'string') name = meta.name;
-  } catch (err) {
-    if (!(err instanceof InvalidInputError)) throw err;
-  }
-  const files = ['node_roles.yaml', 'deployment_tasks.yaml', 'tasks.yaml'].map((f) => path.join(dir, f));
-  const present = (await Promise.all(files.map((f) => readInputFile(f).then(() => f, () => undefined)))).filter((f): f is string => !!f);
-  const loaded = await loadTaskPaths(present, { plugin: name });
-  return { plugin: { name, tasks: loaded.graphs.get('default') ?? [] }, warnings: loaded.warnings };
+/** A plugin folder or package (`.tar.gz`): its name and its default graph's tasks, fully loaded and validated. */
+export async function loadPlugin(source: string): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
+  const set = await loadPluginForPlan(source);
+  return { plugin: { name: set.name, tasks: set.tasks }, warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
+}
+
+/** A release-as-a-plugin folder or package: every graph it defines. */
+export async function loadReleasePlugin(source: string): Promise<LoadedTasks> {
+  const set = await loadPluginForPlan(source);
+  return { graphs: new Map(Object.entries(set.graphs)), warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
 }
 
 /** Picks one graph's tasks from release + plugins + cluster layers, naming the graphs there are. */
