@@ -1,1 +1,4 @@
-export {};
+export * from './subjects';
+export * from './deployment-commands';
+export * from './run-events';
+export * from './agent-messages';

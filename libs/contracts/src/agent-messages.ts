@@ -1,0 +1,77 @@
+import type { TaskType } from '@granule/task-model';
+
+/**
+ * Orchestrator → agent, on `<prefix>.dispatch.<node>` (JetStream). The message id and the
+ * agent's idempotency key are both `dispatchId` = `<run>/<task>@<node>/<attempt>`.
+ */
+export interface TaskDispatchMessage {
+  runId: string;
+  key: string;
+  task: string;
+  node: string;
+  type: TaskType;
+  parameters: Record<string, unknown>;
+  attempt: number;
+  dispatchId: string;
+  noop: boolean;
+}
+
+export const dispatchIdOf = (runId: string, key: string, attempt: number): string => `${runId}/${key}/${attempt}`;
+
+/** Agent → orchestrator, on `<prefix>.result.<run>` (JetStream). */
+export interface TaskProgressMessage {
+  runId: string;
+  key: string;
+  node: string;
+  attempt: number;
+  dispatchId: string;
+  status: 'started' | 'succeeded' | 'failed' | 'timed_out';
+  at: string;
+  exitCode?: number | null;
+  durationMs?: number;
+  outputTail?: string;
+  error?: string;
+  /** True when the answer came from the agent's journal (a redelivered dispatch). */
+  fromJournal?: boolean;
+}
+
+/** Agent → anyone watching, on `<prefix>.output.<run>.<node>` (core NATS, best effort). */
+export interface TaskOutputMessage {
+  runId: string;
+  key: string;
+  node: string;
+  stream: 'stdout' | 'stderr';
+  seq: number;
+  data: string;
+}
+
+/** Agent → orchestrator on `<prefix>.agent.register` (request/reply). */
+export interface AgentRegistration {
+  uid: string;
+  hostname: string;
+  address: string;
+  agentVersion: string;
+  /** Shared secret from the agent's config; checked by the orchestrator. */
+  token?: string;
+}
+
+export interface AgentRegistrationReply {
+  accepted: boolean;
+  /** Seconds between heartbeats and the presence TTL the orchestrator watches. */
+  heartbeatSeconds?: number;
+  presenceTtlSeconds?: number;
+  message?: string;
+}
+
+/** graph-planner request on `<prefix>.planner.plan`. */
+export interface PlanRequestMessage {
+  runId?: string;
+  envId?: string;
+  inline?: { graphs: Record<string, unknown[]>; nodes: unknown[]; cluster?: Record<string, unknown> };
+  graph: string;
+  filters?: Record<string, unknown>;
+}
+
+export type PlanReplyMessage =
+  | { ok: true; planId: string; planHash: string; instances: number; tasks: number; nodes: string[] }
+  | { ok: false; code: string; message: string };

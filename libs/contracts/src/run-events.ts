@@ -1,0 +1,173 @@
+/**
+ * Events of a deployment run (stream `run-<runId>`) and of a node (stream `node-<uid>`).
+ * Facts, in the past tense. `schemaVersion` of every event here is 1.
+ *
+ * Instances are named by their key `task@node`, as in the plan.
+ */
+
+export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'timed_out';
+
+export interface DeploymentRequested {
+  type: 'DeploymentRequested';
+  data: {
+    runId: string;
+    envId?: string;
+    graph: string;
+    filters?: Record<string, unknown>;
+    strategy?: { name?: string; inline?: Record<string, unknown> };
+    dryRun: boolean;
+    noop: boolean;
+    requestedBy?: string;
+    /** Set for RetryFailed: the run retried and the keys it reruns. */
+    retryOf?: { runId: string; failedOnly: boolean };
+  };
+}
+
+export interface PlanAccepted {
+  type: 'PlanAccepted';
+  data: {
+    planId: string;
+    /** sha256 of the stored plan document. */
+    planHash: string;
+    instances: number;
+    /** Instances that do work on a host (not skipped, not on `sync`). */
+    tasks: number;
+    nodes: string[];
+    /** Keys that run in this run (RetryFailed); absent = every instance of the plan. */
+    only?: string[];
+  };
+}
+
+export interface DeploymentRefused {
+  type: 'DeploymentRefused';
+  data: { code: string; reason: string; offlineCriticalNodes?: string[] };
+}
+
+export interface NodeFailed {
+  type: 'NodeFailed';
+  data: { node: string; reason: 'offline' | 'task_failed' | 'task_timed_out'; task?: string };
+}
+
+export interface TaskDispatched {
+  type: 'TaskDispatched';
+  data: { key: string; attempt: number; dispatchId: string; at: string };
+}
+
+export interface TaskStarted {
+  type: 'TaskStarted';
+  data: { key: string; attempt: number; at: string };
+}
+
+export interface TaskSucceeded {
+  type: 'TaskSucceeded';
+  data: { key: string; attempt: number; exitCode: number | null; durationMs: number; outputTail: string; at: string };
+}
+
+export interface TaskFailed {
+  type: 'TaskFailed';
+  data: { key: string; attempt: number; exitCode: number | null; durationMs: number; outputTail: string; error?: string; at: string };
+}
+
+export interface TaskTimedOut {
+  type: 'TaskTimedOut';
+  data: { key: string; attempt: number; at: string; durationMs?: number; outputTail?: string };
+}
+
+/** A task that failed with `fail_on_error: false`; it counts as skipped. */
+export interface TaskSkipped {
+  type: 'TaskSkipped';
+  data: { key: string; reason: 'fail_on_error'; at: string };
+}
+
+export interface GroupToleranceExceeded {
+  type: 'GroupToleranceExceeded';
+  data: { group: string; failed: string[]; tolerance: number };
+}
+
+export interface DeploymentStopRequested {
+  type: 'DeploymentStopRequested';
+  data: { reason: 'operator' | 'fault_tolerance' | 'critical_node'; detail: string };
+}
+
+export interface DeploymentResumed {
+  type: 'DeploymentResumed';
+  data: { at: string };
+}
+
+export interface DeploymentSucceeded {
+  type: 'DeploymentSucceeded';
+  data: { at: string; failedNodes: string[] };
+}
+
+export interface DeploymentFailed {
+  type: 'DeploymentFailed';
+  data: { at: string; reason: string; failedNodes: string[] };
+}
+
+export interface DeploymentStopped {
+  type: 'DeploymentStopped';
+  data: { at: string; failedNodes: string[] };
+}
+
+export type RunEvent =
+  | DeploymentRequested
+  | PlanAccepted
+  | DeploymentRefused
+  | NodeFailed
+  | TaskDispatched
+  | TaskStarted
+  | TaskSucceeded
+  | TaskFailed
+  | TaskTimedOut
+  | TaskSkipped
+  | GroupToleranceExceeded
+  | DeploymentStopRequested
+  | DeploymentResumed
+  | DeploymentSucceeded
+  | DeploymentFailed
+  | DeploymentStopped;
+
+export type RunEventType = RunEvent['type'];
+
+export const RUN_EVENT_TYPES: readonly RunEventType[] = [
+  'DeploymentRequested',
+  'PlanAccepted',
+  'DeploymentRefused',
+  'NodeFailed',
+  'TaskDispatched',
+  'TaskStarted',
+  'TaskSucceeded',
+  'TaskFailed',
+  'TaskTimedOut',
+  'TaskSkipped',
+  'GroupToleranceExceeded',
+  'DeploymentStopRequested',
+  'DeploymentResumed',
+  'DeploymentSucceeded',
+  'DeploymentFailed',
+  'DeploymentStopped',
+];
+
+/** Terminal events: after one of them the run takes no command but RetryFailed. */
+export const TERMINAL_RUN_EVENTS: readonly RunEventType[] = ['DeploymentRefused', 'DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped'];
+
+export interface NodeRegistered {
+  type: 'NodeRegistered';
+  data: { uid: string; hostname: string; address: string; agentVersion: string; at: string };
+}
+export interface NodeWentOffline {
+  type: 'NodeWentOffline';
+  data: { uid: string; at: string };
+}
+export interface NodeCameOnline {
+  type: 'NodeCameOnline';
+  data: { uid: string; at: string };
+}
+export interface NodeStatusChanged {
+  type: 'NodeStatusChanged';
+  data: { uid: string; from: string; to: string; runId?: string; at: string };
+}
+export type NodeEvent = NodeRegistered | NodeWentOffline | NodeCameOnline | NodeStatusChanged;
+
+export const runStreamId = (runId: string): string => `run-${runId}`;
+export const nodeStreamId = (uid: string): string => `node-${uid}`;

@@ -1,0 +1,70 @@
+/**
+ * Every NATS subject and JetStream stream of the execution path. Subjects are dotted so
+ * wildcards and queue groups work; `prefix` (default `granule`) lets test suites and several
+ * installations share one NATS server.
+ */
+export const DEFAULT_SUBJECT_PREFIX = 'granule';
+
+export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
+  const p = prefix;
+  const stream = (name: string): string => `${p.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}_${name}`;
+  return {
+    /** Operator commands (JetStream, survive an orchestrator restart). */
+    commands: {
+      stream: stream('COMMANDS'),
+      all: `${p}.cmd.>`,
+      startDeployment: `${p}.cmd.deployment.start`,
+      stopDeployment: `${p}.cmd.deployment.stop`,
+      resumeDeployment: `${p}.cmd.deployment.resume`,
+      retryFailed: `${p}.cmd.deployment.retry`,
+      /** Durable consumer the orchestrators share (work queue). */
+      consumer: 'orchestrator',
+    },
+    /** Orchestrator → agent task dispatch (JetStream work queue, one filtered consumer per agent). */
+    dispatch: {
+      stream: stream('DISPATCH'),
+      all: `${p}.dispatch.>`,
+      forNode: (nodeUid: string): string => `${p}.dispatch.${nodeUid}`,
+      consumerFor: (nodeUid: string): string => `agent-${nodeUid.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    },
+    /** Agent → orchestrator task progress and results (JetStream, one durable consumer). */
+    results: {
+      stream: stream('RESULTS'),
+      all: `${p}.result.>`,
+      forRun: (runId: string): string => `${p}.result.${runId}`,
+      consumer: 'orchestrator',
+    },
+    /** Live task output, best effort (core NATS): `<prefix>.output.<run>.<node>`. */
+    output: {
+      all: `${p}.output.>`,
+      forRun: (runId: string): string => `${p}.output.${runId}.>`,
+      forTask: (runId: string, nodeUid: string): string => `${p}.output.${runId}.${nodeUid}`,
+    },
+    /** Agent lifecycle (core NATS request/reply to the orchestrator). */
+    agents: {
+      register: `${p}.agent.register`,
+    },
+    /** graph-planner request/reply. */
+    planner: {
+      plan: `${p}.planner.plan`,
+    },
+    /** Committed events from the event log's outbox: `<prefix>.events.<streamType>.<streamId>`. */
+    events: {
+      all: `${p}.events.>`,
+      forRun: (runId: string): string => `${p}.events.run.run-${runId}`,
+    },
+  };
+}
+
+export type ExecutionSubjects = ReturnType<typeof executionSubjects>;
+
+/** Redis keys. */
+export function redisKeys(prefix = DEFAULT_SUBJECT_PREFIX) {
+  return {
+    /** Agent presence; set with a TTL by heartbeats, gone when the agent stops beating. */
+    presence: (nodeUid: string): string => `${prefix}:presence:${nodeUid}`,
+    presencePattern: `${prefix}:presence:*`,
+    /** Which orchestrator drives a run: SET NX PX, renewed. */
+    runLease: (runId: string): string => `${prefix}:lease:run:${runId}`,
+  };
+}
