@@ -500,11 +500,13 @@ describe('writePlanJson', () => {
       cluster: { status: 'new', settings: {} },
       filters: { skip: ['setup_services'] },
     });
+    (p.tasks.find((t) => t.id === 'setup_network') as TaskDefinition).failOnError = false;
     let text = '';
     writePlanJson(p, (chunk) => (text += chunk), 3);
     const parsed = JSON.parse(text);
     expect(parsed.instances).toEqual(planInstances(p));
     expect(parsed.groups).toEqual(p.groups);
     expect(parsed.instances.some((i: PlanInstance) => i.skip_reason === 'filter' && i.plugin === 'seed')).toBe(true);
+    expect(parsed.instances.filter((i: PlanInstance) => i.fail_on_error === false).map((i: PlanInstance) => i.task)).toEqual(Array(8).fill('setup_network'));
   });
 });

@@ -33,6 +33,7 @@ export function instanceAt(plan: Plan, i: number): PlanInstance {
   const any = plan.anyPreds.get(i);
   if (any) out.requires_any = any.map((g) => g.map((p) => instanceName(plan, p)));
   if (plan.skipped[i]) out.skip_reason = plan.skipped[i];
+  if (isTask && t && !t.failOnError) out.fail_on_error = false;
   if (t?.source.plugin) out.plugin = t.source.plugin;
   return out;
 }
@@ -57,6 +58,7 @@ export function writePlanJson(plan: Plan, write: (chunk: string) => void, chunkS
     type: JSON.stringify(t.type),
     parameters: JSON.stringify(t.parameters),
     plugin: t.source.plugin ? `,"plugin":${JSON.stringify(t.source.plugin)}` : '',
+    failOnError: t.failOnError ? '' : ',"fail_on_error":false',
   }));
   const record = (i: number): string => {
     const t = plan.instTask[i];
@@ -73,7 +75,7 @@ export function writePlanJson(plan: Plan, write: (chunk: string) => void, chunkS
     return (
       `{"task":${task},"node":${nodeJson[plan.instNode[i]]},"type":${type},"stage":"${plan.stage[i]}","priority":${plan.priority[i]},` +
       `"requires":[${requires}]${requiresAny},"parameters":${kind === 'task' && parts ? parts.parameters : '{}'},"skipped":${skip !== undefined}` +
-      `${skip ? `,"skip_reason":"${skip}"` : ''}${parts ? parts.plugin : ''}}`
+      `${skip ? `,"skip_reason":"${skip}"` : ''}${kind === 'task' && parts ? parts.failOnError : ''}${parts ? parts.plugin : ''}}`
     );
   };
   write('{"instances":[');

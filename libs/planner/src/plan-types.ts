@@ -52,6 +52,8 @@ export interface PlanInstance {
   parameters: Record<string, unknown>;
   skipped: boolean;
   skip_reason?: SkipReason;
+  /** Present (false) only for tasks whose failure counts as skipped. */
+  fail_on_error?: false;
   plugin?: string;
 }
 
