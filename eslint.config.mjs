@@ -2,6 +2,8 @@ import nx from '@nx/eslint-plugin';
 
 // Layering (docs/architecture.md): apps -> infra -> domain; contracts are shared by all.
 // type:domain libs are pure: no framework, database, broker or cache client may be imported.
+// They may use contracts' plain types (event and command shapes); the contracts' class-validator
+// DTOs live behind the separate entry point @granule/contracts/dto, which domain code never imports.
 const frameworkImports = ['@nestjs/*', 'typeorm', 'pg', 'ioredis', 'nats', '@nats-io/*', 'class-validator', 'class-transformer'];
 
 export default [
@@ -19,7 +21,7 @@ export default [
           depConstraints: [
             {
               sourceTag: 'type:domain',
-              onlyDependOnLibsWithTags: ['type:domain'],
+              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'],
               bannedExternalImports: frameworkImports,
             },
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'] },
@@ -34,5 +36,10 @@ export default [
       'no-new-func': 'error',
       'no-implied-eval': 'error',
     },
+  },
+  {
+    // Domain libraries never load the contracts' validation DTOs.
+    files: ['libs/{core,task-model,conditions,planner,deployment-strategy,plugin,execution}/src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [{ name: '@granule/contracts/dto', message: 'domain code uses the plain contract types from @granule/contracts' }] }] },
   },
 ];

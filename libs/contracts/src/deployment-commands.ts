@@ -1,82 +1,73 @@
-import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+/**
+ * Operator commands to the orchestrator, as plain types. Their class-validator DTOs (used at
+ * the transport edge) are in `@granule/contracts/dto`, so domain code can use these types
+ * without loading a validation framework.
+ */
 
 /** Ids are used in subjects and stream ids: letters, digits, `_` and `-` only. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-export class PlanFiltersDto {
-  @IsOptional() @IsString() start?: string;
-  @IsOptional() @IsString() end?: string;
-  @IsOptional() @IsArray() @IsString({ each: true }) skip?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) only?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) nodes?: string[];
+export interface PlanFilters {
+  start?: string;
+  end?: string;
+  skip?: string[];
+  only?: string[];
+  nodes?: string[];
 }
 
-/**
- * The inputs of a plan given inline (no config-store): task definitions per graph, nodes and
- * cluster data, as `granule plan` reads them from files.
- */
-export class InlinePlanInputDto {
-  @IsObject() graphs!: Record<string, unknown[]>;
-  @IsArray() nodes!: unknown[];
-  @IsOptional() @IsObject() cluster?: Record<string, unknown>;
+/** Plan inputs given inline (no config-store): task records per graph, nodes, cluster data. */
+export interface InlinePlanInput {
+  graphs: Record<string, unknown[]>;
+  nodes: unknown[];
+  cluster?: Record<string, unknown>;
 }
 
-export class StrategyRefDto {
-  @IsOptional() @IsString() name?: string;
-  @IsOptional() @IsObject() inline?: Record<string, unknown>;
+export interface StrategyRef {
+  name?: string;
+  inline?: Record<string, unknown>;
 }
 
 /** StartDeployment: plan environment `envId` (or the inline inputs) and run it. */
-export class StartDeploymentCommand {
-  @Matches(ID_PATTERN) commandId!: string;
-  /** Chosen by the client so it can print it at once; the orchestrator refuses a reused id. */
-  @Matches(ID_PATTERN) runId!: string;
-  @IsOptional() @IsString() @MaxLength(128) envId?: string;
-  @IsOptional() @ValidateNested() @Type(() => InlinePlanInputDto) inline?: InlinePlanInputDto;
-  @IsString() graph = 'default';
-  @IsOptional() @ValidateNested() @Type(() => PlanFiltersDto) filters?: PlanFiltersDto;
-  @IsOptional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;
-  @IsBoolean() dryRun = false;
-  @IsBoolean() noop = false;
-  @IsOptional() @IsString() requestedBy?: string;
+export interface StartDeployment {
+  commandId: string;
+  /** Chosen by the client so it can print it at once; a reused id is refused. */
+  runId: string;
+  envId?: string;
+  inline?: InlinePlanInput;
+  graph: string;
+  filters?: PlanFilters;
+  strategy?: StrategyRef;
+  dryRun: boolean;
+  noop: boolean;
+  requestedBy?: string;
 }
 
-export class StopDeploymentCommand {
-  @Matches(ID_PATTERN) commandId!: string;
-  @Matches(ID_PATTERN) runId!: string;
+export interface StopDeployment {
+  commandId: string;
+  runId: string;
 }
 
-export class ResumeDeploymentCommand {
-  @Matches(ID_PATTERN) commandId!: string;
-  @Matches(ID_PATTERN) runId!: string;
+export interface ResumeDeployment {
+  commandId: string;
+  runId: string;
 }
 
-/** RetryFailed: a new run of the same plan with only the failed (and dep_failed) task-nodes, or all unfinished ones. */
-export class RetryFailedCommand {
-  @Matches(ID_PATTERN) commandId!: string;
-  @Matches(ID_PATTERN) runId!: string;
-  @Matches(ID_PATTERN) newRunId!: string;
-  @IsBoolean() failedOnly = true;
+/** RetryFailed: a new run of the same plan with only the failed and dep_failed task instances (or every unfinished one). */
+export interface RetryFailed {
+  commandId: string;
+  runId: string;
+  newRunId: string;
+  failedOnly: boolean;
 }
+
+export type DeploymentCommand =
+  | { type: 'StartDeployment'; payload: StartDeployment }
+  | { type: 'StopDeployment'; payload: StopDeployment }
+  | { type: 'ResumeDeployment'; payload: ResumeDeployment }
+  | { type: 'RetryFailed'; payload: RetryFailed };
 
 export const DEPLOYMENT_COMMAND_TYPES = ['StartDeployment', 'StopDeployment', 'ResumeDeployment', 'RetryFailed'] as const;
 export type DeploymentCommandType = (typeof DEPLOYMENT_COMMAND_TYPES)[number];
 
-/** The envelope on the command stream. */
-export class DeploymentCommandEnvelope {
-  @IsIn(DEPLOYMENT_COMMAND_TYPES as unknown as string[]) type!: DeploymentCommandType;
-  @IsObject() payload!: Record<string, unknown>;
-}
-
-/** What the orchestrator answers to a command (on the reply subject when there is one). */
-export interface CommandAccepted {
-  accepted: true;
-  runId: string;
-}
-export interface CommandRejected {
-  accepted: false;
-  code: string;
-  message: string;
-}
-export type CommandReply = CommandAccepted | CommandRejected;
+/** What the orchestrator answers to a command. */
+export type CommandReply = { accepted: true; runId: string } | { accepted: false; code: string; message: string };

@@ -2,3 +2,4 @@ export * from './subjects';
 export * from './deployment-commands';
 export * from './run-events';
 export * from './agent-messages';
+export * from './config-store';

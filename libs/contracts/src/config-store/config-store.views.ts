@@ -1,0 +1,97 @@
+import type { Diagnostic } from '@granule/core';
+import type { EnvironmentStatus, NodeStatus, TaskRecord } from '@granule/config-domain';
+
+// Replies of the config-store API. Times are ISO 8601 strings.
+
+export interface ReleaseView {
+  id: number;
+  name: string;
+  version: string;
+  operating_system: string;
+  description: string | null;
+  /** The release plugin it was installed from. */
+  plugin: { name: string; version: string };
+  /** Graph types and how many tasks each has. */
+  graphs: Record<string, number>;
+  attributes: Record<string, unknown>;
+  installed_at: string;
+}
+
+export interface PluginView {
+  id: number;
+  name: string;
+  version: string;
+  package_version: string;
+  title: string | null;
+  description: string | null;
+  is_hotpluggable: boolean;
+  /** Releases the plugin extends, with its graph types there. */
+  releases: { os: string; version: string; graphs: Record<string, number> }[];
+  /** Ids of the environments it is enabled in. */
+  environments: number[];
+  source: string;
+  installed_at: string;
+}
+
+export interface EnvironmentView {
+  id: number;
+  name: string;
+  status: EnvironmentStatus;
+  release: { id: number; name: string; version: string };
+  settings: Record<string, unknown>;
+  plugins: { id: number; name: string; version: string }[];
+  nodes: string[];
+  /** How many per-environment task overrides there are. */
+  task_overrides: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NodeView {
+  uid: string;
+  hostname: string;
+  address: string | null;
+  environment: number | null;
+  roles: string[];
+  pending_roles: string[];
+  tags: string[];
+  labels: Record<string, string>;
+  rack: string | null;
+  status: NodeStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StrategyView {
+  name: string;
+  /** Group names in document order. */
+  groups: string[];
+  /** The document as uploaded (YAML text). */
+  document: string;
+  uploaded_at: string;
+}
+
+/** Reply of `release.install` and `plugin.install`. */
+export interface InstallResult {
+  kind: 'plugin' | 'release';
+  plugin?: PluginView;
+  releases: ReleaseView[];
+  /** Validation warnings and notes (never errors: those refuse the install). */
+  warnings: Diagnostic[];
+}
+
+/** Reply of `tasks.get` / `tasks.put`. */
+export interface TasksView {
+  scope: 'release' | 'environment';
+  id: number;
+  graph: string;
+  /** Filters applied (seed 002). */
+  start?: string;
+  end?: string;
+  tasks: TaskRecord[];
+}
+
+export interface PingView {
+  service: 'config-store';
+  subject_prefix: string;
+}

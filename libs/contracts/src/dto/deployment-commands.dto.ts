@@ -1,0 +1,66 @@
+import { Type } from 'class-transformer';
+import { ID_PATTERN, DEPLOYMENT_COMMAND_TYPES } from '../deployment-commands';
+import type { DeploymentCommandType } from '../deployment-commands';
+import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+
+export class PlanFiltersDto {
+  @IsOptional() @IsString() start?: string;
+  @IsOptional() @IsString() end?: string;
+  @IsOptional() @IsArray() @IsString({ each: true }) skip?: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) only?: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) nodes?: string[];
+}
+
+/**
+ * The inputs of a plan given inline (no config-store): task definitions per graph, nodes and
+ * cluster data, as `granule plan` reads them from files.
+ */
+export class InlinePlanInputDto {
+  @IsObject() graphs!: Record<string, unknown[]>;
+  @IsArray() nodes!: unknown[];
+  @IsOptional() @IsObject() cluster?: Record<string, unknown>;
+}
+
+export class StrategyRefDto {
+  @IsOptional() @IsString() name?: string;
+  @IsOptional() @IsObject() inline?: Record<string, unknown>;
+}
+
+/** Validates StartDeployment: plan environment `envId` (or the inline inputs) and run it. */
+export class StartDeploymentCommand {
+  @Matches(ID_PATTERN) commandId!: string;
+  /** Chosen by the client so it can print it at once; the orchestrator refuses a reused id. */
+  @Matches(ID_PATTERN) runId!: string;
+  @IsOptional() @IsString() @MaxLength(128) envId?: string;
+  @IsOptional() @ValidateNested() @Type(() => InlinePlanInputDto) inline?: InlinePlanInputDto;
+  @IsString() graph = 'default';
+  @IsOptional() @ValidateNested() @Type(() => PlanFiltersDto) filters?: PlanFiltersDto;
+  @IsOptional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;
+  @IsBoolean() dryRun = false;
+  @IsBoolean() noop = false;
+  @IsOptional() @IsString() requestedBy?: string;
+}
+
+export class StopDeploymentCommand {
+  @Matches(ID_PATTERN) commandId!: string;
+  @Matches(ID_PATTERN) runId!: string;
+}
+
+export class ResumeDeploymentCommand {
+  @Matches(ID_PATTERN) commandId!: string;
+  @Matches(ID_PATTERN) runId!: string;
+}
+
+/** RetryFailed: a new run of the same plan with only the failed (and dep_failed) task-nodes, or all unfinished ones. */
+export class RetryFailedCommand {
+  @Matches(ID_PATTERN) commandId!: string;
+  @Matches(ID_PATTERN) runId!: string;
+  @Matches(ID_PATTERN) newRunId!: string;
+  @IsBoolean() failedOnly = true;
+}
+
+/** The envelope on the command stream. */
+export class DeploymentCommandEnvelope {
+  @IsIn(DEPLOYMENT_COMMAND_TYPES as unknown as string[]) type!: DeploymentCommandType;
+  @IsObject() payload!: Record<string, unknown>;
+}

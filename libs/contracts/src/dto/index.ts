@@ -1,0 +1,3 @@
+import 'reflect-metadata';
+
+export * from './deployment-commands.dto';

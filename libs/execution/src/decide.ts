@@ -1,0 +1,222 @@
+import { GranuleError } from '@granule/core';
+import type { DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/contracts';
+import { dispatchIdOf } from '@granule/contracts';
+import type { ExecutablePlan } from './executable-plan';
+import { S } from './run-state';
+import type { RunState } from './run-state';
+import { taskBudgetSeconds } from './task-budget';
+
+export interface ExecutionLimits {
+  /** Cluster-wide limit on nodes running a task at once. */
+  maxBusyNodes: number;
+}
+
+/** Everything the orchestrator asks of a run. Each answer is a list of events (maybe empty). */
+export type RunCommand =
+  | { type: 'RequestDeployment'; request: DeploymentRequested['data'] }
+  | { type: 'AcceptPlan'; planId: string; planHash: string; offlineNodes: string[]; only?: string[]; at: string }
+  | { type: 'RefusePlan'; code: string; reason: string }
+  | { type: 'DispatchReady'; at: string; limits: ExecutionLimits }
+  | { type: 'RecordProgress'; message: TaskProgressMessage }
+  | { type: 'CheckHealth'; at: string; offlineNodes: string[] }
+  | { type: 'Stop'; at: string }
+  | { type: 'Resume'; at: string }
+  | { type: 'Finish'; at: string };
+
+export class RunCommandError extends GranuleError<'RUN_ALREADY_EXISTS' | 'RUN_NOT_FOUND' | 'RUN_FINISHED' | 'RUN_NOT_STOPPED' | 'RUN_NO_PLAN'> {}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'stopped', 'refused']);
+
+/** The events a failed node causes: NodeFailed, exceeded groups, and a stop when the run can no longer succeed. */
+function nodeFailure(state: RunState, plan: ExecutablePlan, n: number, reason: 'offline' | 'task_failed' | 'task_timed_out', task?: string): RunEvent[] {
+  if (state.failedNodes.has(n)) return [];
+  const events: RunEvent[] = [{ type: 'NodeFailed', data: { node: plan.nodeNames[n], reason, ...(task ? { task } : {}) } }];
+  const exceeded: string[] = [];
+  for (const gi of plan.groupsOfNode[n]) {
+    if (state.exceededGroups.has(gi)) continue;
+    const group = plan.groups[gi];
+    const failed = group.nodes.filter((m) => m === n || state.failedNodes.has(m));
+    if (failed.length > group.tolerance) {
+      exceeded.push(group.id);
+      events.push({ type: 'GroupToleranceExceeded', data: { group: group.id, failed: failed.map((m) => plan.nodeNames[m]), tolerance: group.tolerance } });
+    }
+  }
+  const critical = plan.groupsOfNode[n].length === 0;
+  if ((critical || exceeded.length > 0) && state.phase === 'running') {
+    events.push({
+      type: 'DeploymentStopRequested',
+      data: critical
+        ? { reason: 'critical_node', detail: `node ${plan.nodeNames[n]} failed and belongs to no fault-tolerance group` }
+        : { reason: 'fault_tolerance', detail: `too many failed nodes in group ${exceeded.join(', ')}` },
+    });
+  }
+  return events;
+}
+
+function offlineAtStart(plan: ExecutablePlan, offline: string[]): { critical: string[]; failed: number[] } {
+  const down = offline.map((uid) => plan.nodeIndex.get(uid)).filter((n): n is number => n !== undefined);
+  const downSet = new Set(down);
+  const critical = new Set<number>();
+  for (const n of down) {
+    if (plan.groupsOfNode[n].length === 0) critical.add(n);
+    for (const gi of plan.groupsOfNode[n]) {
+      const g = plan.groups[gi];
+      if (g.nodes.filter((m) => downSet.has(m)).length > g.tolerance) critical.add(n);
+    }
+  }
+  return { critical: [...critical].map((n) => plan.nodeNames[n]).sort(), failed: down };
+}
+
+/**
+ * Decides what happens next in a run: a pure function of the state, the command and the
+ * plan. The orchestrator appends the events, applies them with `evolve`, and only then acts
+ * on them (publishes dispatches).
+ */
+export function decide(state: RunState, command: RunCommand, plan?: ExecutablePlan): RunEvent[] {
+  switch (command.type) {
+    case 'RequestDeployment':
+      if (state.phase !== 'new') throw new RunCommandError('RUN_ALREADY_EXISTS', `run ${state.runId} already exists`);
+      return [{ type: 'DeploymentRequested', data: command.request }];
+
+    case 'AcceptPlan': {
+      if (state.phase !== 'requested') return [];
+      if (!plan) throw new RunCommandError('RUN_NO_PLAN', `AcceptPlan for run ${state.runId} needs the plan`);
+      const { critical, failed } = offlineAtStart(plan, command.offlineNodes);
+      if (critical.length > 0) {
+        return [
+          {
+            type: 'DeploymentRefused',
+            data: { code: 'OFFLINE_CRITICAL_NODES', reason: `critical nodes are offline: ${critical.join(', ')}`, offlineCriticalNodes: critical },
+          },
+        ];
+      }
+      const tasks = plan.noWork.reduce((sum, v) => sum + (v ? 0 : 1), 0);
+      const events: RunEvent[] = [
+        {
+          type: 'PlanAccepted',
+          data: { planId: command.planId, planHash: command.planHash, instances: plan.size, tasks, nodes: plan.nodeNames, ...(command.only ? { only: command.only } : {}) },
+        },
+        ...failed.map((n): RunEvent => ({ type: 'NodeFailed', data: { node: plan.nodeNames[n], reason: 'offline' } })),
+      ];
+      if (state.request?.dryRun) events.push({ type: 'DeploymentSucceeded', data: { at: command.at, failedNodes: [] } });
+      return events;
+    }
+
+    case 'RefusePlan':
+      if (state.phase !== 'requested') return [];
+      return [{ type: 'DeploymentRefused', data: { code: command.code, reason: command.reason } }];
+
+    case 'DispatchReady': {
+      const p = state.plan;
+      if (state.phase !== 'running' || !p || state.ready.size === 0) return [];
+      const candidates = [...state.ready].sort((a, b) => p.work[b] - p.work[a] || a - b);
+      const events: RunEvent[] = [];
+      const taken = new Set<number>();
+      const running = new Map<string, number>();
+      let busy = state.busyNodes;
+      for (const i of candidates) {
+        if (busy >= command.limits.maxBusyNodes) break;
+        const n = p.node[i];
+        if (n >= 0 && (state.busy[n] >= 0 || taken.has(n) || state.failedNodes.has(n))) continue;
+        const task = p.task[i];
+        const limit = p.concurrency.get(task);
+        const now = running.get(task) ?? state.runningOfTask.get(task) ?? 0;
+        if (limit !== undefined && now >= limit) continue;
+        running.set(task, now + 1);
+        if (n >= 0) taken.add(n);
+        busy++;
+        const attempt = state.attempt[i] + 1;
+        events.push({ type: 'TaskDispatched', data: { key: p.keys[i], attempt, dispatchId: dispatchIdOf(state.runId, p.keys[i], attempt), at: command.at } });
+      }
+      return events;
+    }
+
+    case 'RecordProgress': {
+      const p = state.plan;
+      const m = command.message;
+      const i = p?.index.get(m.key);
+      if (!p || i === undefined || m.attempt !== state.attempt[i]) return [];
+      const status = state.status[i];
+      const inFlight = status === S.Dispatched || status === S.Running;
+      const at = m.at;
+      if (m.status === 'started') return status === S.Dispatched ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at } }] : [];
+      if (!inFlight) return [];
+      const result = { key: m.key, attempt: m.attempt, exitCode: m.exitCode ?? null, durationMs: m.durationMs ?? 0, outputTail: m.outputTail ?? '', at };
+      if (m.status === 'succeeded') return [{ type: 'TaskSucceeded', data: result }];
+      if (!p.failOnError[i]) return [{ type: 'TaskSkipped', data: { key: m.key, reason: 'fail_on_error', at } }];
+      const failure: RunEvent =
+        m.status === 'timed_out'
+          ? { type: 'TaskTimedOut', data: { key: m.key, attempt: m.attempt, at, durationMs: result.durationMs, outputTail: result.outputTail } }
+          : { type: 'TaskFailed', data: { ...result, ...(m.error ? { error: m.error } : {}) } };
+      return [failure, ...nodeFailure(state, p, p.node[i], m.status === 'timed_out' ? 'task_timed_out' : 'task_failed', p.task[i])];
+    }
+
+    case 'CheckHealth': {
+      const p = state.plan;
+      if (!p || (state.phase !== 'running' && state.phase !== 'stopping')) return [];
+      const now = Date.parse(command.at);
+      const events: RunEvent[] = [];
+      const failing = new Set<number>();
+      // Work on a scratch view so two failures in one check see each other.
+      const view: RunState = { ...state, failedNodes: new Set(state.failedNodes), exceededGroups: new Set(state.exceededGroups) };
+      const fail = (n: number, reason: 'offline' | 'task_timed_out', task?: string): void => {
+        const more = nodeFailure(view, p, n, reason, task);
+        for (const e of more) {
+          events.push(e);
+          if (e.type === 'NodeFailed') view.failedNodes.add(n);
+          if (e.type === 'GroupToleranceExceeded') view.exceededGroups.add(p.groups.findIndex((g) => g.id === e.data.group));
+          if (e.type === 'DeploymentStopRequested') view.phase = 'stopping';
+        }
+      };
+      for (let n = 0; n < p.nodeNames.length; n++) {
+        const i = state.busy[n];
+        if (i < 0) continue;
+        const since = state.startedAt[i] || state.dispatchedAt[i];
+        if (now - since > taskBudgetSeconds(p.type[i], p.parameters[i]) * 1000) {
+          events.push({ type: 'TaskTimedOut', data: { key: p.keys[i], attempt: state.attempt[i], at: command.at } });
+          failing.add(n);
+          fail(n, 'task_timed_out', p.task[i]);
+        }
+      }
+      for (const uid of command.offlineNodes) {
+        const n = p.nodeIndex.get(uid);
+        if (n === undefined || failing.has(n) || view.failedNodes.has(n)) continue;
+        const hasWork = p.instancesOfNode[n].some((i) => state.status[i] === S.Pending || state.status[i] === S.Dispatched || state.status[i] === S.Running);
+        if (!hasWork) continue;
+        const i = state.busy[n];
+        if (i >= 0) {
+          events.push({ type: 'TaskFailed', data: { key: p.keys[i], attempt: state.attempt[i], exitCode: null, durationMs: 0, outputTail: '', error: `node ${uid} went offline`, at: command.at } });
+        }
+        fail(n, 'offline');
+      }
+      return events;
+    }
+
+    case 'Stop':
+      if (TERMINAL.has(state.phase)) throw new RunCommandError('RUN_FINISHED', `run ${state.runId} has already ended (${state.phase})`);
+      if (state.phase === 'stopping') return [];
+      return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }];
+
+    case 'Resume':
+      if (state.phase === 'running') return [];
+      if (state.phase !== 'stopped' && state.phase !== 'stopping') {
+        throw new RunCommandError('RUN_NOT_STOPPED', `run ${state.runId} is ${state.phase}; only a stopped run can be resumed (use retry for a failed one)`);
+      }
+      return [{ type: 'DeploymentResumed', data: { at: command.at } }];
+
+    case 'Finish': {
+      const p = state.plan;
+      if (!p || (state.phase !== 'running' && state.phase !== 'stopping') || state.busyNodes > 0) return [];
+      const failedNodes = [...state.failedNodes].map((n) => p.nodeNames[n]).sort();
+      if (state.phase === 'stopping') {
+        if (state.stopReason?.reason === 'operator') return [{ type: 'DeploymentStopped', data: { at: command.at, failedNodes } }];
+        return [{ type: 'DeploymentFailed', data: { at: command.at, reason: state.stopReason?.detail ?? 'stopped', failedNodes } }];
+      }
+      if (state.unfinished > 0) {
+        if (state.ready.size > 0) return [];
+        return [{ type: 'DeploymentFailed', data: { at: command.at, reason: `${state.unfinished} task(s) can never run`, failedNodes } }];
+      }
+      return [{ type: 'DeploymentSucceeded', data: { at: command.at, failedNodes } }];
+    }
+  }
+}

@@ -1,0 +1,6 @@
+export * from './executable-plan';
+export { S as InstanceStatus, STATUS_NAMES, evolve, foldRun, initialRunState, instanceStatuses, isFinished } from './run-state';
+export type { InstanceStatusName, RunPhase, RunState } from './run-state';
+export { decide, RunCommandError } from './decide';
+export type { ExecutionLimits, RunCommand } from './decide';
+export { BUDGET_GRACE_SECONDS, TASK_DEFAULTS, taskBudgetSeconds } from './task-budget';

@@ -1,0 +1,316 @@
+import type { RunEvent, TaskProgressMessage } from '@granule/contracts';
+import { buildPlan, planInstances } from '@granule/planner';
+import { assertNoErrors, parseTaskFile } from '@granule/task-model';
+import type { NodeSpec } from '@granule/task-model';
+import { decide, RunCommandError } from './decide';
+import type { RunCommand } from './decide';
+import { toExecutablePlan } from './executable-plan';
+import type { ExecutablePlan, PlanDocument } from './executable-plan';
+import { evolve, foldRun, initialRunState, instanceStatuses } from './run-state';
+import type { RunState } from './run-state';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const at = (seconds: number): string => new Date(Date.parse(T0) + seconds * 1000).toISOString();
+
+function planOf(yaml: string, nodes: NodeSpec[]): ExecutablePlan {
+  const plan = buildPlan({ tasks: assertNoErrors(parseTaskFile(yaml, 'deployment_tasks.yaml')), nodes });
+  const doc: PlanDocument = { instances: planInstances(plan), groups: plan.groups, concurrency: plan.concurrency };
+  return toExecutablePlan(doc);
+}
+
+/** Given/When/Then over decide + evolve: every decision is applied before the next one. */
+class Scenario {
+  readonly events: RunEvent[] = [];
+  state: RunState;
+
+  constructor(
+    readonly plan: ExecutablePlan,
+    options: { dryRun?: boolean; offline?: string[]; only?: string[] } = {},
+  ) {
+    this.state = initialRunState('r1');
+    this.when({ type: 'RequestDeployment', request: { runId: 'r1', graph: 'default', dryRun: options.dryRun ?? false, noop: false } });
+    this.when({ type: 'AcceptPlan', planId: 'p1', planHash: 'h', offlineNodes: options.offline ?? [], only: options.only, at: T0 });
+  }
+
+  when(command: RunCommand): RunEvent[] {
+    const events = decide(this.state, command, this.plan);
+    for (const e of events) this.state = evolve(this.state, e, this.plan);
+    this.events.push(...events);
+    return events;
+  }
+
+  dispatch(maxBusyNodes = 100, seconds = 0): string[] {
+    return this.when({ type: 'DispatchReady', at: at(seconds), limits: { maxBusyNodes } }).map((e) => (e.type === 'TaskDispatched' ? e.data.key : `?${e.type}`));
+  }
+
+  report(key: string, status: TaskProgressMessage['status'], seconds = 1, attempt = 1): RunEvent[] {
+    const node = key.split('@')[1];
+    return this.when({ type: 'RecordProgress', message: { runId: 'r1', key, node, attempt, dispatchId: `r1/${key}/${attempt}`, status, at: at(seconds) } });
+  }
+
+  finish(seconds = 99): RunEvent[] {
+    return this.when({ type: 'Finish', at: at(seconds) });
+  }
+
+  status(key: string): string | undefined {
+    return instanceStatuses(this.state).get(key);
+  }
+
+  /** Runs everything to the end, every task succeeding; returns the keys in dispatch order. */
+  runAll(): string[] {
+    const order: string[] = [];
+    for (let round = 0; round < 100; round++) {
+      const batch = this.dispatch();
+      if (batch.length === 0) break;
+      order.push(...batch);
+      for (const key of batch) this.report(key, 'succeeded');
+    }
+    return order;
+  }
+}
+
+const types = (events: RunEvent[]): string[] => events.map((e) => e.type);
+
+const CHAIN = `
+- {id: a, type: shell, roles: '*', parameters: {cmd: a}}
+- {id: b, type: shell, roles: '*', requires: [a], parameters: {cmd: b}}
+- {id: c, type: shell, roles: [controller], requires: [b], parameters: {cmd: c}}
+`;
+const nodes = [
+  { uid: 'n1', roles: ['controller'] },
+  { uid: 'n2', roles: ['compute'] },
+];
+
+describe('run - everything succeeds', () => {
+  it('dispatches what is ready, one task per node, and succeeds when all is done', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    expect(run.dispatch()).toEqual(['a@n1', 'a@n2']);
+    expect(run.dispatch()).toEqual([]); // both nodes busy
+    run.report('a@n1', 'started');
+    run.report('a@n1', 'succeeded');
+    expect(run.dispatch()).toEqual(['b@n1']);
+    expect(run.finish()).toEqual([]); // still busy
+    run.report('a@n2', 'succeeded');
+    run.report('b@n1', 'succeeded');
+    expect(run.dispatch().sort()).toEqual(['b@n2', 'c@n1']);
+    run.report('b@n2', 'succeeded');
+    run.report('c@n1', 'succeeded');
+    expect(run.finish()).toEqual([{ type: 'DeploymentSucceeded', data: { at: at(99), failedNodes: [] } }]);
+    expect(run.state.phase).toBe('succeeded');
+  });
+
+  it('records every transition as an event, so a fold gives the same state', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.runAll();
+    run.finish();
+    const replayed = foldRun('r1', run.events, run.plan);
+    expect([...instanceStatuses(replayed)]).toEqual([...instanceStatuses(run.state)]);
+    expect(replayed.phase).toBe('succeeded');
+    expect(types(run.events).filter((t) => t === 'TaskDispatched')).toHaveLength(5);
+  });
+
+  it('prefers the ready task with the most work after it', () => {
+    const plan = planOf(
+      `
+- {id: leaf, type: shell, roles: '*', parameters: {cmd: x}}
+- {id: root, type: shell, roles: '*', parameters: {cmd: x}}
+- {id: mid, type: shell, roles: '*', requires: [root], parameters: {cmd: x}}
+- {id: end, type: shell, roles: '*', requires: [mid], parameters: {cmd: x}}
+`,
+      [{ uid: 'n1', roles: ['x'] }],
+    );
+    const run = new Scenario(plan);
+    expect(run.dispatch()).toEqual(['root@n1']);
+  });
+
+  it('keeps to the cluster-wide limit of busy nodes and to task concurrency', () => {
+    const three = [1, 2, 3].map((i) => ({ uid: `n${i}`, roles: ['x'] }));
+    const limited = new Scenario(planOf(CHAIN, three));
+    expect(limited.dispatch(2)).toHaveLength(2);
+    const oneByOne = new Scenario(planOf("- {id: m, type: shell, roles: '*', parameters: {cmd: x, strategy: {type: one_by_one}}}", three));
+    expect(oneByOne.dispatch()).toEqual(['m@n1']);
+    oneByOne.report('m@n1', 'succeeded');
+    expect(oneByOne.dispatch()).toEqual(['m@n2']);
+  });
+
+  it('waits for one of an any-of group', () => {
+    const plan = planOf(
+      `
+- {id: db, type: shell, roles: [controller], parameters: {cmd: x}}
+- {id: agent, type: shell, roles: [compute], cross-depends: [{name: db, role: [controller], policy: any}], parameters: {cmd: x}}
+`,
+      [
+        { uid: 'c1', roles: ['controller'] },
+        { uid: 'c2', roles: ['controller'] },
+        { uid: 'k1', roles: ['compute'] },
+      ],
+    );
+    const run = new Scenario(plan);
+    expect(run.dispatch().sort()).toEqual(['db@c1', 'db@c2']);
+    run.report('db@c2', 'succeeded');
+    expect(run.dispatch()).toEqual(['agent@k1']);
+  });
+
+  it('plans but runs nothing in dry-run mode', () => {
+    const run = new Scenario(planOf(CHAIN, nodes), { dryRun: true });
+    expect(types(run.events)).toEqual(['DeploymentRequested', 'PlanAccepted', 'DeploymentSucceeded']);
+    expect(run.dispatch()).toEqual([]);
+  });
+});
+
+const GROUPED = `
+- {id: controller, type: group, roles: [controller]}
+- {id: compute, type: group, roles: [compute], requires: [controller], fault_tolerance: 1}
+- {id: setup, type: shell, roles: '*', parameters: {cmd: x}}
+- {id: configure, type: shell, roles: '*', requires: [setup], parameters: {cmd: x}}
+- {id: report, type: shell, roles: [controller], stage: post_deployment, cross-depends: [{name: configure, role: [compute]}], parameters: {cmd: x}}
+`;
+const fleet = [
+  { uid: 'ctl', roles: ['controller'] },
+  { uid: 'k1', roles: ['compute'] },
+  { uid: 'k2', roles: ['compute'] },
+  { uid: 'k3', roles: ['compute'] },
+];
+
+function throughController(run: Scenario): void {
+  expect(run.dispatch()).toEqual(['setup@ctl']);
+  run.report('setup@ctl', 'succeeded');
+  expect(run.dispatch()).toEqual(['configure@ctl']);
+  run.report('configure@ctl', 'succeeded');
+  expect(run.dispatch().sort()).toEqual(['setup@k1', 'setup@k2', 'setup@k3']);
+}
+
+describe('run - failures', () => {
+  it('fails the node, marks its remaining tasks and their dependants dep_failed, and goes on within tolerance', () => {
+    const run = new Scenario(planOf(GROUPED, fleet));
+    throughController(run);
+    const failed = run.report('setup@k1', 'failed');
+    expect(types(failed)).toEqual(['TaskFailed', 'NodeFailed']);
+    expect(failed[1]).toEqual({ type: 'NodeFailed', data: { node: 'k1', reason: 'task_failed', task: 'setup' } });
+    expect([run.status('setup@k1'), run.status('configure@k1'), run.status('report@ctl')]).toEqual(['failed', 'dep_failed', 'dep_failed']);
+    run.report('setup@k2', 'succeeded');
+    run.report('setup@k3', 'succeeded');
+    expect(run.dispatch().sort()).toEqual(['configure@k2', 'configure@k3']);
+    run.report('configure@k2', 'succeeded');
+    run.report('configure@k3', 'succeeded');
+    expect(run.finish()).toEqual([{ type: 'DeploymentSucceeded', data: { at: at(99), failedNodes: ['k1'] } }]);
+  });
+
+  it('stops gracefully when a group exceeds its tolerance: no new task, running ones finish, run failed', () => {
+    const run = new Scenario(planOf(GROUPED, fleet));
+    throughController(run);
+    run.report('setup@k1', 'failed');
+    const second = run.report('setup@k2', 'timed_out');
+    expect(types(second)).toEqual(['TaskTimedOut', 'NodeFailed', 'GroupToleranceExceeded', 'DeploymentStopRequested']);
+    expect(second[2]).toEqual({ type: 'GroupToleranceExceeded', data: { group: 'compute', failed: ['k1', 'k2'], tolerance: 1 } });
+    expect(run.state.phase).toBe('stopping');
+    expect(run.finish()).toEqual([]); // setup@k3 still runs
+    run.report('setup@k3', 'succeeded');
+    expect(run.dispatch()).toEqual([]);
+    expect(run.finish()).toEqual([{ type: 'DeploymentFailed', data: { at: at(99), reason: 'too many failed nodes in group compute', failedNodes: ['k1', 'k2'] } }]);
+  });
+
+  it('stops the run when a node in no group (critical) fails', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    expect(types(run.report('a@n2', 'failed'))).toEqual(['TaskFailed', 'NodeFailed', 'DeploymentStopRequested']);
+    run.report('a@n1', 'succeeded');
+    expect(run.finish()[0]).toMatchObject({ type: 'DeploymentFailed', data: { reason: 'node n2 failed and belongs to no fault-tolerance group' } });
+  });
+
+  it('counts a failed task with fail_on_error: false as skipped', () => {
+    const run = new Scenario(planOf("- {id: a, type: shell, roles: '*', fail_on_error: false, parameters: {cmd: x}}\n- {id: b, type: shell, roles: '*', requires: [a], parameters: {cmd: x}}", [{ uid: 'n1', roles: ['x'] }]));
+    run.dispatch();
+    expect(run.report('a@n1', 'failed')).toEqual([{ type: 'TaskSkipped', data: { key: 'a@n1', reason: 'fail_on_error', at: at(1) } }]);
+    expect(run.dispatch()).toEqual(['b@n1']);
+  });
+
+  it('ignores stale and repeated results', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    expect(run.report('a@n1', 'succeeded', 1, 2)).toEqual([]); // another attempt
+    expect(run.report('a@n1', 'succeeded')).toHaveLength(1);
+    expect(run.report('a@n1', 'succeeded')).toEqual([]);
+    expect(run.report('a@n1', 'failed')).toEqual([]);
+    expect(run.report('nope@n1', 'failed')).toEqual([]);
+  });
+});
+
+describe('run - nodes and time', () => {
+  it('refuses to start when a critical node is offline, naming it', () => {
+    const run = new Scenario(planOf(GROUPED, fleet), { offline: ['ctl', 'k2'] });
+    expect(run.events.at(-1)).toEqual({
+      type: 'DeploymentRefused',
+      data: { code: 'OFFLINE_CRITICAL_NODES', reason: 'critical nodes are offline: ctl', offlineCriticalNodes: ['ctl'] },
+    });
+    expect(run.state.phase).toBe('refused');
+  });
+
+  it('fails offline nodes inside tolerance before the run and runs the rest', () => {
+    const run = new Scenario(planOf(GROUPED, fleet), { offline: ['k2'] });
+    expect(types(run.events)).toEqual(['DeploymentRequested', 'PlanAccepted', 'NodeFailed']);
+    throughControllerExcept(run, 'k2');
+  });
+
+  it('times a task out after its budget (timeout x attempts + pauses + grace)', () => {
+    const run = new Scenario(planOf("- {id: a, type: shell, roles: '*', parameters: {cmd: x, timeout: 10, retries: 1, interval: 5}}", [{ uid: 'n1', roles: ['x'] }]));
+    run.dispatch(100, 0);
+    run.report('a@n1', 'started', 0);
+    // 10 x 2 + 5 + 30 = 55 s.
+    expect(run.when({ type: 'CheckHealth', at: at(55), offlineNodes: [] })).toEqual([]);
+    const late = run.when({ type: 'CheckHealth', at: at(56), offlineNodes: [] });
+    expect(types(late)).toEqual(['TaskTimedOut', 'NodeFailed', 'DeploymentStopRequested']);
+    expect(run.status('a@n1')).toBe('timed_out');
+  });
+
+  it('fails the running task of a node that goes offline', () => {
+    const run = new Scenario(planOf(GROUPED, fleet));
+    throughController(run);
+    const events = run.when({ type: 'CheckHealth', at: at(5), offlineNodes: ['k3', 'unknown'] });
+    expect(types(events)).toEqual(['TaskFailed', 'NodeFailed']);
+    expect(events[0]).toMatchObject({ data: { key: 'setup@k3', error: 'node k3 went offline' } });
+    expect(run.state.busy[run.plan.nodeIndex.get('k3') as number]).toBe(-1);
+  });
+});
+
+function throughControllerExcept(run: Scenario, down: string): void {
+  expect(run.dispatch()).toEqual(['setup@ctl']);
+  run.report('setup@ctl', 'succeeded');
+  run.dispatch();
+  run.report('configure@ctl', 'succeeded');
+  const up = ['k1', 'k2', 'k3'].filter((n) => n !== down);
+  expect(run.dispatch().sort()).toEqual(up.map((n) => `setup@${n}`));
+}
+
+describe('run - operator commands', () => {
+  it('stops gracefully, ends stopped, and resumes where it stopped', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    expect(types(run.when({ type: 'Stop', at: at(1) }))).toEqual(['DeploymentStopRequested']);
+    expect(run.when({ type: 'Stop', at: at(1) })).toEqual([]);
+    run.report('a@n1', 'succeeded');
+    expect(run.dispatch()).toEqual([]);
+    expect(run.finish()).toEqual([]); // a@n2 still runs
+    run.report('a@n2', 'succeeded');
+    expect(run.finish()).toEqual([{ type: 'DeploymentStopped', data: { at: at(99), failedNodes: [] } }]);
+    expect(() => run.when({ type: 'Stop', at: at(100) })).toThrow(RunCommandError);
+    expect(types(run.when({ type: 'Resume', at: at(100) }))).toEqual(['DeploymentResumed']);
+    expect(run.dispatch().sort()).toEqual(['b@n1', 'b@n2']);
+  });
+
+  it('refuses to resume a run that did not stop', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.runAll();
+    run.finish();
+    expect(() => run.when({ type: 'Resume', at: at(1) })).toThrow('run r1 is succeeded; only a stopped run can be resumed (use retry for a failed one)');
+  });
+
+  it('reruns only the given task instances in a retry run; the others count as done', () => {
+    const run = new Scenario(planOf(CHAIN, nodes), { only: ['b@n2', 'c@n1'] });
+    expect(run.dispatch().sort()).toEqual(['b@n2', 'c@n1']);
+    run.report('c@n1', 'succeeded');
+    run.report('b@n2', 'succeeded');
+    expect(run.finish()).toEqual([{ type: 'DeploymentSucceeded', data: { at: at(99), failedNodes: [] } }]);
+    expect(run.status('a@n1')).toBe('not_in_run');
+  });
+});
