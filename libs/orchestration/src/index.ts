@@ -1,0 +1,3 @@
+export * from './ports';
+export { CoordinatorError, RunCoordinator } from './run-coordinator';
+export type { CoordinatorOptions } from './run-coordinator';

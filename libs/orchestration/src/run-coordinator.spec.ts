@@ -1,0 +1,134 @@
+import type { PlanReplyMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import { toExecutablePlan } from '@granule/execution';
+import type { ExecutablePlan } from '@granule/execution';
+import { buildPlan, planInstances } from '@granule/planner';
+import { assertNoErrors, parseTaskFile } from '@granule/task-model';
+import type { CoordinatorPorts, RunEventLog } from './ports';
+import { RunCoordinator } from './run-coordinator';
+
+/** An event log in memory with the same expected-version rule as the PostgreSQL one. */
+class MemoryLog implements RunEventLog {
+  readonly streams = new Map<string, RunEvent[]>();
+  async append(runId: string, events: RunEvent[], expectedVersion: number): Promise<number> {
+    const stream = this.streams.get(runId) ?? [];
+    if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
+    stream.push(...events);
+    this.streams.set(runId, stream);
+    return stream.length;
+  }
+  async read(runId: string): Promise<RunEvent[]> {
+    return [...(this.streams.get(runId) ?? [])];
+  }
+  async openRuns(): Promise<string[]> {
+    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([id]) => id);
+  }
+  async exists(runId: string): Promise<boolean> {
+    return this.streams.has(runId);
+  }
+}
+
+const TASKS = `
+- {id: a, type: shell, roles: '*', parameters: {cmd: a}}
+- {id: b, type: shell, roles: '*', requires: [a], parameters: {cmd: b}}
+`;
+
+function world(log = new MemoryLog(), leases = new Set<string>()) {
+  const built = buildPlan({ tasks: assertNoErrors(parseTaskFile(TASKS, 'deployment_tasks.yaml')), nodes: [{ uid: 'n1', roles: ['x'] }, { uid: 'n2', roles: ['x'] }] });
+  const plan: ExecutablePlan = toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency });
+  const dispatched: TaskDispatchMessage[] = [];
+  const offline = new Set<string>();
+  let time = Date.parse('2026-01-01T00:00:00Z');
+  const ports: CoordinatorPorts = {
+    log,
+    plans: {
+      request: async (): Promise<PlanReplyMessage> => ({ ok: true, planId: 'p1', planHash: 'h1', instances: plan.size, tasks: 4, nodes: plan.nodeNames }),
+      load: async () => plan,
+    },
+    dispatcher: { dispatch: async (m) => void dispatched.push(m) },
+    presence: { offline: async (nodes) => nodes.filter((n) => offline.has(n)) },
+    lease: {
+      acquire: async (id) => (leases.has(id) ? false : (leases.add(id), true)),
+      renew: async (id) => leases.has(id),
+      release: async (id) => void leases.delete(id),
+    },
+    clock: { now: () => new Date(time) },
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+  };
+  const coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: 10 } });
+  const succeed = (key: string, attempt = 1) =>
+    coordinator.progress({ runId: 'r1', key, node: key.split('@')[1], attempt, dispatchId: `r1/${key}/${attempt}`, status: 'succeeded', at: new Date(time).toISOString(), exitCode: 0 });
+  return { coordinator, log, dispatched, offline, leases, succeed, advance: (s: number) => (time += s * 1000) };
+}
+
+const start = { commandId: 'c1', runId: 'r1', graph: 'default', dryRun: false, noop: false, inline: { graphs: {}, nodes: [] } };
+
+describe('RunCoordinator', () => {
+  it('records before it dispatches and runs a plan to the end', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    expect(w.dispatched.map((d) => d.dispatchId)).toEqual(['r1/a@n1/1', 'r1/a@n2/1']);
+    const log = await w.log.read('r1');
+    expect(log.map((e) => e.type)).toEqual(['DeploymentRequested', 'PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
+    await w.succeed('a@n1');
+    await w.succeed('a@n2');
+    await w.succeed('b@n1');
+    await w.succeed('b@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+    expect(w.coordinator.owned()).toEqual([]);
+    expect(w.leases.size).toBe(0);
+  });
+
+  it('refuses a run id that was used before', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await expect(w.coordinator.start(start)).rejects.toThrow('run r1 already exists');
+  });
+
+  it('after a crash, rebuilds the run from the log, re-sends unanswered dispatches with the same id and runs no finished task again', async () => {
+    const first = world();
+    await first.coordinator.start(start);
+    await first.succeed('a@n1'); // b@n1 gets dispatched
+    // The orchestrator dies; its lease lapses; a new one starts with the same event log.
+    const second = world(first.log);
+    expect(await second.coordinator.recover()).toEqual(['r1']);
+    expect(second.dispatched.map((d) => d.dispatchId).sort()).toEqual(['r1/a@n2/1', 'r1/b@n1/1']);
+    await second.succeed('a@n2');
+    await second.succeed('b@n1');
+    await second.succeed('b@n2');
+    const log = await second.log.read('r1');
+    expect(log.at(-1)?.type).toBe('DeploymentSucceeded');
+    const dispatchedKeys = log.flatMap((e) => (e.type === 'TaskDispatched' ? [e.data.key] : []));
+    expect(dispatchedKeys.sort()).toEqual(['a@n1', 'a@n2', 'b@n1', 'b@n2']);
+  });
+
+  it('does not take a run whose lease another orchestrator holds', async () => {
+    const first = world();
+    await first.coordinator.start(start);
+    const second = world(first.log, first.leases);
+    expect(await second.coordinator.recover()).toEqual([]);
+  });
+
+  it('retries only the failed and dep_failed task instances in a new run', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.succeed('a@n1');
+    await w.coordinator.progress({ runId: 'r1', key: 'a@n2', node: 'n2', attempt: 1, dispatchId: 'r1/a@n2/1', status: 'failed', at: new Date().toISOString(), exitCode: 1 });
+    await w.succeed('b@n1');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
+    w.dispatched.length = 0;
+    await w.coordinator.retry({ commandId: 'c2', runId: 'r1', newRunId: 'r2', failedOnly: true });
+    const accepted = (await w.log.read('r2')).find((e) => e.type === 'PlanAccepted');
+    expect(accepted?.type === 'PlanAccepted' && accepted.data.only).toEqual(['a@n2', 'b@n2']);
+    expect(w.dispatched.map((d) => d.dispatchId)).toEqual(['r2/a@n2/1']);
+  });
+
+  it('fails the running task of a node whose agent disappears, on the next tick', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.offline.add('n2');
+    await w.coordinator.tick();
+    const types = (await w.log.read('r1')).map((e) => e.type);
+    expect(types.slice(-3)).toEqual(['TaskFailed', 'NodeFailed', 'DeploymentStopRequested']);
+  });
+});

@@ -1,0 +1,284 @@
+import { GranuleError } from '@granule/core';
+import type { RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import { InstanceStatus, decide, evolve, initialRunState } from '@granule/execution';
+import type { ExecutablePlan, ExecutionLimits, RunCommand, RunState } from '@granule/execution';
+import type { CoordinatorPorts } from './ports';
+
+export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
+
+interface ActiveRun {
+  state: RunState;
+  plan?: ExecutablePlan;
+  /** Serialises everything that touches this run. */
+  queue: Promise<unknown>;
+}
+
+export interface CoordinatorOptions {
+  limits: ExecutionLimits;
+}
+
+const TERMINAL = new Set<string>(TERMINAL_RUN_EVENTS);
+
+/**
+ * Drives runs: the only writer of run streams. Every step is decide → append → evolve → act,
+ * so what happened is in the event log before any dispatch leaves, and a restarted
+ * orchestrator rebuilds each open run by folding its events (`recover`).
+ */
+export class RunCoordinator {
+  private readonly runs = new Map<string, ActiveRun>();
+
+  constructor(
+    private readonly ports: CoordinatorPorts,
+    private readonly options: CoordinatorOptions,
+  ) {}
+
+  /** Runs this orchestrator drives now. */
+  owned(): string[] {
+    return [...this.runs.keys()];
+  }
+
+  stateOf(runId: string): RunState | undefined {
+    return this.runs.get(runId)?.state;
+  }
+
+  /** Starts a deployment; throws `RUN_EXISTS` for a run id that was used before. */
+  async start(command: StartDeployment): Promise<void> {
+    if (this.runs.has(command.runId) || (await this.ports.log.exists(command.runId))) {
+      throw new CoordinatorError('RUN_EXISTS', `run ${command.runId} already exists`);
+    }
+    if (!(await this.ports.lease.acquire(command.runId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
+    const run: ActiveRun = { state: initialRunState(command.runId), queue: Promise.resolve() };
+    this.runs.set(command.runId, run);
+    await this.serial(run, async () => {
+      await this.apply(run, {
+        type: 'RequestDeployment',
+        request: {
+          runId: command.runId,
+          ...(command.envId ? { envId: command.envId } : {}),
+          graph: command.graph,
+          ...(command.filters ? { filters: { ...command.filters } } : {}),
+          ...(command.strategy ? { strategy: command.strategy } : {}),
+          dryRun: command.dryRun,
+          noop: command.noop,
+          ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}),
+        },
+      });
+      await this.plan(run, command);
+    });
+  }
+
+  /** A new run of a finished run's plan with its failed (and dep_failed) task instances, or every unfinished one. */
+  async retry(command: RetryFailed): Promise<void> {
+    const events = await this.ports.log.read(command.runId);
+    if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${command.runId} does not exist`);
+    const accepted = events.find((e) => e.type === 'PlanAccepted');
+    const requested = events.find((e) => e.type === 'DeploymentRequested');
+    if (!accepted || accepted.type !== 'PlanAccepted' || !requested || requested.type !== 'DeploymentRequested') {
+      throw new CoordinatorError('RUN_NOT_RETRYABLE', `run ${command.runId} has no accepted plan to retry`);
+    }
+    const last = events[events.length - 1];
+    if (!TERMINAL.has(last.type)) throw new CoordinatorError('RUN_NOT_RETRYABLE', `run ${command.runId} is still going; stop it first or wait for it to end`);
+    const plan = await this.ports.plans.load(accepted.data.planId);
+    let old = initialRunState(command.runId);
+    for (const e of events) old = evolve(old, e, plan);
+    const keys: string[] = [];
+    for (let i = 0; i < plan.size; i++) {
+      if (plan.noWork[i]) continue;
+      const s = old.status[i];
+      const broken = s === InstanceStatus.Failed || s === InstanceStatus.DepFailed || s === InstanceStatus.TimedOut;
+      const unfinished = broken || s === InstanceStatus.Pending || s === InstanceStatus.Dispatched || s === InstanceStatus.Running;
+      if (command.failedOnly ? broken : unfinished) keys.push(plan.keys[i]);
+    }
+    if (await this.ports.log.exists(command.newRunId)) throw new CoordinatorError('RUN_EXISTS', `run ${command.newRunId} already exists`);
+    if (!(await this.ports.lease.acquire(command.newRunId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.newRunId} is driven by another orchestrator`);
+    const run: ActiveRun = { state: initialRunState(command.newRunId), plan, queue: Promise.resolve() };
+    this.runs.set(command.newRunId, run);
+    await this.serial(run, async () => {
+      await this.apply(run, { type: 'RequestDeployment', request: { ...requested.data, runId: command.newRunId, retryOf: { runId: command.runId, failedOnly: command.failedOnly } } });
+      const offline = await this.ports.presence.offline(plan.nodeNames);
+      await this.apply(run, { type: 'AcceptPlan', planId: accepted.data.planId, planHash: accepted.data.planHash, offlineNodes: offline, only: keys, at: this.now() });
+      await this.advance(run);
+    });
+  }
+
+  async stop(runId: string): Promise<void> {
+    const run = this.owner(runId);
+    await this.serial(run, async () => {
+      await this.apply(run, { type: 'Stop', at: this.now() });
+      await this.advance(run);
+    });
+  }
+
+  async resume(runId: string): Promise<void> {
+    let run = this.runs.get(runId);
+    if (!run) {
+      // A stopped run is not driven by anyone: take it back.
+      await this.recoverRun(runId, true);
+      run = this.owner(runId);
+    }
+    const active = run;
+    await this.serial(active, async () => {
+      await this.apply(active, { type: 'Resume', at: this.now() });
+      await this.advance(active);
+    });
+  }
+
+  /** A task result or progress report from an agent; duplicates and stale attempts change nothing. */
+  async progress(message: TaskProgressMessage): Promise<void> {
+    const run = this.runs.get(message.runId);
+    if (!run) return;
+    await this.serial(run, async () => {
+      await this.apply(run, { type: 'RecordProgress', message });
+      await this.advance(run);
+    });
+  }
+
+  /** Periodic: timeouts, offline nodes, dispatch, completion, lease renewal. */
+  async tick(): Promise<void> {
+    for (const [runId, run] of [...this.runs]) {
+      if (!(await this.ports.lease.renew(runId))) {
+        this.ports.logger.warn('lost the lease of a run; another orchestrator drives it now', { runId });
+        this.runs.delete(runId);
+        continue;
+      }
+      await this.serial(run, async () => {
+        if (run.state.phase === 'requested') return;
+        const offline = run.plan ? await this.ports.presence.offline(run.plan.nodeNames) : [];
+        await this.apply(run, { type: 'CheckHealth', at: this.now(), offlineNodes: offline });
+        await this.advance(run);
+      });
+    }
+  }
+
+  /** Rebuilds every open run from the event log and continues the ones whose lease it gets. */
+  async recover(): Promise<string[]> {
+    const recovered: string[] = [];
+    for (const runId of await this.ports.log.openRuns()) {
+      if (this.runs.has(runId)) continue;
+      if (await this.recoverRun(runId, false)) recovered.push(runId);
+    }
+    return recovered;
+  }
+
+  private async recoverRun(runId: string, evenIfStopped: boolean): Promise<boolean> {
+    const events = await this.ports.log.read(runId);
+    if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${runId} does not exist`);
+    const last = events[events.length - 1].type;
+    if (TERMINAL.has(last) && !(evenIfStopped && last === 'DeploymentStopped')) return false;
+    if (!(await this.ports.lease.acquire(runId))) return false;
+    const accepted = events.find((e) => e.type === 'PlanAccepted');
+    const plan = accepted?.type === 'PlanAccepted' ? await this.ports.plans.load(accepted.data.planId) : undefined;
+    let state = initialRunState(runId);
+    for (const e of events) state = evolve(state, e, plan);
+    const run: ActiveRun = { state, plan, queue: Promise.resolve() };
+    this.runs.set(runId, run);
+    this.ports.logger.info('recovered run from the event log', { runId, events: events.length, phase: state.phase });
+    await this.serial(run, async () => {
+      if (state.phase === 'requested') {
+        // Planning was interrupted. An environment can be planned again; inline inputs are not
+        // kept in the log, so such a run is refused and the operator starts it again.
+        const request = state.request;
+        if (request?.envId) {
+          await this.plan(run, { commandId: 'recovery', runId, envId: request.envId, graph: request.graph, filters: request.filters, dryRun: request.dryRun, noop: request.noop });
+        } else {
+          await this.apply(run, { type: 'RefusePlan', code: 'PLANNING_INTERRUPTED', reason: 'the orchestrator restarted while planning inline inputs; start the deployment again' });
+          await this.settle(run);
+        }
+        return;
+      }
+      // Dispatches that were recorded but maybe never sent: send them again (same dispatchId,
+      // so JetStream and the agent's journal drop the copy if the first one went out).
+      if (plan) {
+        for (let n = 0; n < plan.nodeNames.length; n++) {
+          const i = state.busy[n];
+          if (i >= 0 && state.status[i] === InstanceStatus.Dispatched) await this.ports.dispatcher.dispatch(this.dispatchMessage(run, plan, i));
+        }
+      }
+      await this.advance(run);
+    });
+    return true;
+  }
+
+  private async plan(run: ActiveRun, command: StartDeployment): Promise<void> {
+    const reply = await this.ports.plans.request({
+      runId: run.state.runId,
+      ...(command.envId ? { envId: command.envId } : {}),
+      ...(command.inline ? { inline: command.inline } : {}),
+      graph: command.graph,
+      ...(command.filters ? { filters: { ...command.filters } } : {}),
+    });
+    if (!reply.ok) {
+      await this.apply(run, { type: 'RefusePlan', code: reply.code, reason: reply.message });
+      await this.settle(run);
+      return;
+    }
+    run.plan = await this.ports.plans.load(reply.planId);
+    const offline = await this.ports.presence.offline(run.plan.nodeNames);
+    await this.apply(run, { type: 'AcceptPlan', planId: reply.planId, planHash: reply.planHash, offlineNodes: offline, at: this.now() });
+    await this.advance(run);
+  }
+
+  /** Dispatch what can run, then end the run if nothing is left. */
+  private async advance(run: ActiveRun): Promise<void> {
+    await this.apply(run, { type: 'DispatchReady', at: this.now(), limits: this.options.limits });
+    await this.apply(run, { type: 'Finish', at: this.now() });
+    await this.settle(run);
+  }
+
+  /** Lets go of a run that has ended. */
+  private async settle(run: ActiveRun): Promise<void> {
+    if (!['succeeded', 'failed', 'stopped', 'refused'].includes(run.state.phase)) return;
+    this.ports.logger.info('run ended', { runId: run.state.runId, phase: run.state.phase });
+    this.runs.delete(run.state.runId);
+    await this.ports.lease.release(run.state.runId);
+  }
+
+  /** decide → append → evolve → act. Returns the events. */
+  private async apply(run: ActiveRun, command: RunCommand): Promise<RunEvent[]> {
+    const events = decide(run.state, command, run.plan);
+    if (events.length === 0) return events;
+    await this.ports.log.append(run.state.runId, events, run.state.version, { correlationId: run.state.runId });
+    for (const e of events) run.state = evolve(run.state, e, run.plan);
+    if (run.plan) {
+      for (const e of events) {
+        if (e.type !== 'TaskDispatched') continue;
+        const i = run.plan.index.get(e.data.key) as number;
+        await this.ports.dispatcher.dispatch(this.dispatchMessage(run, run.plan, i));
+      }
+    }
+    return events;
+  }
+
+  private dispatchMessage(run: ActiveRun, plan: ExecutablePlan, i: number): TaskDispatchMessage {
+    const key = plan.keys[i];
+    const attempt = run.state.attempt[i];
+    return {
+      runId: run.state.runId,
+      key,
+      task: plan.task[i],
+      node: plan.nodeNames[plan.node[i]],
+      type: plan.type[i],
+      parameters: plan.parameters[i],
+      attempt,
+      dispatchId: `${run.state.runId}/${key}/${attempt}`,
+      noop: run.state.request?.noop ?? false,
+    };
+  }
+
+  private owner(runId: string): ActiveRun {
+    const run = this.runs.get(runId);
+    if (!run) throw new CoordinatorError('RUN_NOT_OWNED', `run ${runId} is not driven by this orchestrator (it has ended, or another one drives it)`);
+    return run;
+  }
+
+  private serial<T>(run: ActiveRun, work: () => Promise<T>): Promise<T> {
+    const next = run.queue.then(work, work);
+    run.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private now(): string {
+    return this.ports.clock.now().toISOString();
+  }
+}
