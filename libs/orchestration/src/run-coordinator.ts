@@ -38,6 +38,12 @@ export class RunCoordinator {
     return [...this.runs.keys()];
   }
 
+  /** True when the run exists and has not ended (whoever drives it). */
+  async isOpen(runId: string): Promise<boolean> {
+    const events = await this.ports.log.read(runId);
+    return events.length > 0 && !TERMINAL.has(events[events.length - 1].type);
+  }
+
   stateOf(runId: string): RunState | undefined {
     return this.runs.get(runId)?.state;
   }

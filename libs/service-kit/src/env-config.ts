@@ -1,0 +1,50 @@
+import { plainToInstance } from 'class-transformer';
+import type { ClassConstructor } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { GranuleError } from '@granule/core';
+
+/** The configuration is unusable; the message names every bad variable. */
+export class ConfigError extends GranuleError<'CONFIG_INVALID'> {
+  constructor(message: string) {
+    super('CONFIG_INVALID', message);
+  }
+}
+
+const BOOLEAN: Record<string, boolean> = { '1': true, true: true, yes: true, '0': false, false: false, no: false };
+
+/** How a config field is read: the variable's name, and how its text becomes a value. */
+export type EnvField = string | { name: string; type: 'number' | 'boolean' | 'list' };
+
+/**
+ * Reads a service's settings from the environment once: each field of `Config` from the variable
+ * `fields` names, validated with the class's class-validator rules. A missing variable keeps
+ * the class's default. Throws `ConfigError` naming every bad variable and what was found.
+ */
+export function loadEnvConfig<C extends object>(Config: ClassConstructor<C>, env: Record<string, string | undefined>, fields: Record<keyof C & string, EnvField>): C {
+  const raw: Record<string, unknown> = {};
+  const names: Record<string, string> = {};
+  for (const [key, field] of Object.entries(fields) as [string, EnvField][]) {
+    const name = typeof field === 'string' ? field : field.name;
+    names[key] = name;
+    const text = env[name];
+    if (text === undefined || text.trim() === '') continue;
+    const value = text.trim();
+    const type = typeof field === 'string' ? 'string' : field.type;
+    if (type === 'number') raw[key] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+    else if (type === 'boolean') raw[key] = BOOLEAN[value.toLowerCase()] ?? value;
+    else if (type === 'list') raw[key] = value.split(',').map((s) => s.trim()).filter(Boolean);
+    else raw[key] = value;
+  }
+  const config = plainToInstance(Config, raw);
+  const errors = validateSync(config);
+  if (errors.length > 0) {
+    const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `${names[e.property] ?? e.property}: ${m} (got ${JSON.stringify(e.value)})`));
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return config;
+}
+
+/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]+):[^@/]*@/i, '$1:***@');
+}

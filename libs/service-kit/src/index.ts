@@ -1,0 +1,4 @@
+export * from './env-config';
+export * from './database';
+export * from './run-service';
+export * from './logger';
