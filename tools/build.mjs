@@ -1,13 +1,15 @@
 // Compiles apps/*/src and libs/*/src (tests excluded) to dist/ with swc, keeping the tree
 // layout so relative imports and rewritten @granule/* aliases resolve at run time.
 import { transformFile } from '@swc/core';
-import { mkdir, readdir, writeFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, writeFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 const { root, swcOptions } = require('./swc-options.cjs');
-const out = path.join(root, 'dist');
+const dist = path.join(root, 'dist');
+// Build beside dist/ and swap it in, so processes running from dist/ never see it half-written.
+const out = path.join(root, `.dist-build-${process.pid}`);
 
 async function walk(dir) {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -40,3 +42,7 @@ await Promise.all(
   }),
 );
 await writeFile(path.join(out, '.stamp'), new Date().toISOString());
+const old = path.join(root, `.dist-old-${process.pid}`);
+await rename(dist, old).catch(() => undefined);
+await rename(out, dist);
+await rm(old, { recursive: true, force: true });

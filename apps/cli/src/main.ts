@@ -29,5 +29,6 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 main(process.argv).then((code) => {
-  process.exitCode = code;
+  // A command may have set a failing exit code itself (e.g. deploy --watch of a failed run).
+  if (code !== 0 || process.exitCode === undefined) process.exitCode = code;
 });

@@ -3,3 +3,4 @@ export * from './deployment-commands';
 export * from './run-events';
 export * from './agent-messages';
 export * from './config-store';
+export * from './run-queries';

@@ -19,6 +19,8 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       retryFailed: `${p}.cmd.deployment.retry`,
       /** Durable consumer the orchestrators share (work queue). */
       consumer: 'orchestrator',
+      /** Core NATS: the orchestrator's answer to a command (outside `cmd.>`, so the stream does not keep it). */
+      replyFor: (commandId: string): string => `${p}.reply.cmd.${commandId}`,
     },
     /** Orchestrator → agent task dispatch (JetStream work queue, one filtered consumer per agent). */
     dispatch: {
@@ -43,6 +45,12 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
     /** Agent lifecycle (core NATS request/reply to the orchestrator). */
     agents: {
       register: `${p}.agent.register`,
+    },
+    /** Run history queries, answered by the orchestrators (request/reply, queue group). */
+    runs: {
+      list: `${p}.runs.list`,
+      events: `${p}.runs.events`,
+      show: `${p}.runs.show`,
     },
     /** graph-planner request/reply. */
     planner: {

@@ -4,3 +4,4 @@ export type { InstanceStatusName, RunPhase, RunState } from './run-state';
 export { decide, RunCommandError } from './decide';
 export type { ExecutionLimits, RunCommand } from './decide';
 export { BUDGET_GRACE_SECONDS, TASK_DEFAULTS, taskBudgetSeconds } from './task-budget';
+export { summarizeRun } from './run-summary';

@@ -7,6 +7,7 @@ import type { RunCommand } from './decide';
 import { toExecutablePlan } from './executable-plan';
 import type { ExecutablePlan, PlanDocument } from './executable-plan';
 import { evolve, foldRun, initialRunState, instanceStatuses } from './run-state';
+import { summarizeRun } from './run-summary';
 import type { RunState } from './run-state';
 
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -312,5 +313,23 @@ describe('run - operator commands', () => {
     run.report('b@n2', 'succeeded');
     expect(run.finish()).toEqual([{ type: 'DeploymentSucceeded', data: { at: at(99), failedNodes: [] } }]);
     expect(run.status('a@n1')).toBe('not_in_run');
+  });
+});
+
+describe('summarizeRun', () => {
+  it('counts task instances per node and lists failures with their output', () => {
+    const run = new Scenario(planOf(GROUPED, fleet));
+    throughController(run);
+    run.when({
+      type: 'RecordProgress',
+      message: { runId: 'r1', key: 'setup@k1', node: 'k1', attempt: 1, dispatchId: 'r1/setup@k1/1', status: 'failed', at: at(2), exitCode: 3, outputTail: 'disk full' },
+    });
+    const summary = summarizeRun(run.state, run.events);
+    expect(summary.phase).toBe('running');
+    expect(summary.nodes.k1).toMatchObject({ failed: 1, dep_failed: 1, failedNode: true });
+    expect(summary.nodes.ctl).toMatchObject({ succeeded: 2, dep_failed: 1, failedNode: false });
+    expect(summary.failures).toEqual([{ key: 'setup@k1', status: 'failed', outputTail: 'disk full' }]);
+    expect(summary.running.sort()).toEqual(['setup@k2', 'setup@k3']);
+    expect(summary.totals).toMatchObject({ succeeded: 2, failed: 1, dep_failed: 2, dispatched: 2, pending: 2 });
   });
 });

@@ -28,3 +28,4 @@ export { TEMPLATE_NAME_RE, TEMPLATE_PACKAGE_VERSIONS, pluginTemplate } from './p
 export type { TemplatePackageVersion } from './plugin-template';
 export { PluginError } from './plugin.errors';
 export type { PluginErrorCode } from './plugin.errors';
+export { anchorScriptPaths } from './script-paths';

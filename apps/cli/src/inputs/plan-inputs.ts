@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { InvalidInputError } from '@granule/core';
@@ -6,6 +7,7 @@ import { mergeTaskLayers } from '@granule/planner';
 import type { PluginTasks } from '@granule/planner';
 import { mergeParseResults, parseNodesFile, parseTaskData, parseTaskFile } from '@granule/task-model';
 import type { ClusterSpec, NodeSpec, ParseResult, TaskDefinition } from '@granule/task-model';
+import { anchorScriptPaths } from '@granule/plugin';
 import { loadPluginForPlan } from '@granule/plugin-node';
 import { expandYamlPaths, readInputFile, throwOnErrors } from './read-input';
 
@@ -89,16 +91,27 @@ export async function loadCluster(file: string): Promise<{ cluster: ClusterSpec;
   };
 }
 
+/** The scripts folder of a plugin folder (not of a package, which has no place on disk). */
+async function scriptsDirOf(source: string): Promise<string | undefined> {
+  const dir = path.resolve(source, 'deployment_scripts');
+  return (await stat(dir).catch(() => undefined))?.isDirectory() ? dir : undefined;
+}
+
+const anchored = (tasks: TaskDefinition[], scripts: string | undefined): TaskDefinition[] => (scripts ? anchorScriptPaths(tasks, scripts) : tasks);
+
 /** A plugin folder or package (`.tar.gz`): its name and its default graph's tasks, fully loaded and validated. */
 export async function loadPlugin(source: string): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
-  const set = await loadPluginForPlan(source);
-  return { plugin: { name: set.name, tasks: set.tasks }, warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
+  const [set, scripts] = await Promise.all([loadPluginForPlan(source), scriptsDirOf(source)]);
+  return { plugin: { name: set.name, tasks: anchored(set.tasks, scripts) }, warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
 }
 
 /** A release-as-a-plugin folder or package: every graph it defines. */
 export async function loadReleasePlugin(source: string): Promise<LoadedTasks> {
-  const set = await loadPluginForPlan(source);
-  return { graphs: new Map(Object.entries(set.graphs)), warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
+  const [set, scripts] = await Promise.all([loadPluginForPlan(source), scriptsDirOf(source)]);
+  return {
+    graphs: new Map(Object.entries(set.graphs).map(([graph, tasks]) => [graph, anchored(tasks, scripts)])),
+    warnings: set.diagnostics.filter((d) => d.severity === 'warning'),
+  };
 }
 
 /** Picks one graph's tasks from release + plugins + cluster layers, naming the graphs there are. */

@@ -1,4 +1,4 @@
 #!/bin/bash
 set -eu
-mkdir -p state
-echo "post 6000 on $(hostname)" >> state/example-v4.log
+mkdir -p "$GRANULE_ROOT/state"
+echo "post 6000 on $(hostname)" >> "$GRANULE_ROOT"/state/example-v4.log

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs in the agent's root directory (GRANULE_ROOT).
+# Runs in the plugin's deployment_scripts folder; writes under the agent's root (GRANULE_ROOT).
 set -eu
-mkdir -p state
-echo "monitoring agent installed on $(hostname)" >> state/example-v5.log
+mkdir -p "$GRANULE_ROOT/state"
+echo "monitoring agent installed on $(hostname)" >> "$GRANULE_ROOT"/state/example-v5.log

@@ -5,9 +5,9 @@ import type { EnvironmentStatus, NodeStatus } from '@granule/config-domain';
 // Request payloads of the config-store API (NATS `<prefix>.config.<operation>`, and HTTP).
 // Field names are snake_case on the wire, as in Fuel's API and the CLI's JSON output.
 
-const NAME_MESSAGE = '$property must be a name of letters, digits, _ . - (up to 63 characters, starting with a letter or digit)';
+const NAME_MESSAGE = 'must be a name of letters, digits, _ . - (up to 63 characters, starting with a letter or digit)';
 const ROLE_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
-const ROLE_MESSAGE = 'each of $property must be a role name of letters, digits, _ . -';
+const ROLE_MESSAGE = 'each entry must be a role name of letters, digits, _ . -';
 
 /** A request without fields (`*.list`, `ping`). */
 export class EmptyRequest {}
@@ -49,7 +49,7 @@ export class CreateEnvironmentRequest {
   @IsOptional()
   @IsArray()
   @IsString({ each: true })
-  @ArrayUnique()
+  @ArrayUnique({ message: 'must not name a plugin twice' })
   plugins?: string[];
 }
 
@@ -90,7 +90,7 @@ export class EnvironmentPluginRequest {
 
 export class AddNodeRequest {
   @IsString()
-  @Matches(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, { message: '$property must be letters, digits, _ . : - (up to 128 characters)' })
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, { message: 'must be letters, digits, _ . : - (up to 128 characters)' })
   uid!: string;
 
   @IsString()
@@ -198,7 +198,7 @@ export class AssignNodeRequest {
   environment!: string;
 
   @IsArray()
-  @ArrayUnique()
+  @ArrayUnique({ message: 'must not list a role twice' })
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
   roles!: string[];
 }

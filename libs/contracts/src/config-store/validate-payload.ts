@@ -15,7 +15,8 @@ function describe(value: unknown): string {
 function collect(errors: ValidationError[], parent: string, out: Diagnostic[]): void {
   for (const e of errors) {
     const path = parent === '' ? e.property : `${parent}.${e.property}`;
-    const messages = Object.values(e.constraints ?? {});
+    // class-validator starts its messages with the property name; the path says it already.
+    const messages = Object.values(e.constraints ?? {}).map((m) => (m.startsWith(`${e.property} `) ? m.slice(e.property.length + 1) : m));
     if (messages.length > 0) {
       const message = messages.some((m) => m.includes('should not exist'))
         ? `unknown field '${e.property}'`

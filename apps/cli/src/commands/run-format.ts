@@ -1,0 +1,82 @@
+import type { RunEventEntry, RunSummary } from '@granule/contracts';
+import { toTable } from '../output';
+
+/** One line per event: `HH:MM:SS  #version  Type  details`. */
+export function describeEvent(entry: RunEventEntry): string {
+  const e = entry.event;
+  const time = entry.at.slice(11, 19);
+  let detail = '';
+  switch (e.type) {
+    case 'DeploymentRequested':
+      detail = `${e.data.envId ? `env ${e.data.envId}` : 'inline plan'}, graph ${e.data.graph}${e.data.dryRun ? ', dry run' : ''}${e.data.noop ? ', noop' : ''}${e.data.retryOf ? `, retry of ${e.data.retryOf.runId}` : ''}`;
+      break;
+    case 'PlanAccepted':
+      detail = `${e.data.tasks} tasks on ${e.data.nodes.length} nodes (plan ${e.data.planId})`;
+      break;
+    case 'TaskDispatched':
+      detail = `${e.data.key}${e.data.attempt > 1 ? ` (attempt ${e.data.attempt})` : ''}`;
+      break;
+    case 'TaskStarted':
+    case 'TaskSkipped':
+      detail = e.data.key;
+      break;
+    case 'TaskSucceeded':
+      detail = `${e.data.key} in ${(e.data.durationMs / 1000).toFixed(1)} s`;
+      break;
+    case 'TaskFailed':
+      detail = `${e.data.key}: ${e.data.error ?? `exit ${e.data.exitCode}`}${e.data.outputTail ? ` — ${lastLine(e.data.outputTail)}` : ''}`;
+      break;
+    case 'TaskTimedOut':
+      detail = e.data.key;
+      break;
+    case 'NodeFailed':
+      detail = `${e.data.node} (${e.data.reason}${e.data.task ? `: ${e.data.task}` : ''})`;
+      break;
+    case 'GroupToleranceExceeded':
+      detail = `${e.data.group}: ${e.data.failed.length} failed, ${e.data.tolerance} allowed`;
+      break;
+    case 'DeploymentStopRequested':
+      detail = e.data.detail;
+      break;
+    case 'DeploymentRefused':
+      detail = e.data.reason;
+      break;
+    case 'DeploymentFailed':
+      detail = e.data.reason;
+      break;
+    case 'DeploymentSucceeded':
+    case 'DeploymentStopped':
+      detail = e.data.failedNodes.length ? `failed nodes: ${e.data.failedNodes.join(', ')}` : '';
+      break;
+    default:
+      detail = '';
+  }
+  return `${time}  #${String(entry.version).padEnd(4)} ${e.type.padEnd(24)} ${detail}`.trimEnd();
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1].slice(0, 160);
+}
+
+/** Ansible-style recap: a line per node with counts by outcome, then the failures. */
+export function renderRecap(summary: RunSummary): string {
+  const rows = Object.entries(summary.nodes)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([node, c]) => ({
+      node,
+      ok: c.succeeded,
+      failed: c.failed + c.timed_out,
+      skipped: c.skipped,
+      dep_failed: c.dep_failed,
+      pending: c.pending + c.dispatched + c.running,
+      status: c.failedNode ? 'FAILED' : c.pending + c.dispatched + c.running > 0 ? 'unfinished' : 'ok',
+    }));
+  const failures = summary.failures.map((f) => `  ${f.key}: ${f.status}${f.error ? ` (${f.error})` : ''}${f.outputTail ? `\n    ${lastLine(f.outputTail)}` : ''}`);
+  return (
+    `RECAP run ${summary.runId}: ${summary.phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
+    toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
+    (failures.length ? `failures:\n${failures.join('\n')}\n` : '')
+  );
+}
+

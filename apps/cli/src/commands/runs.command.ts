@@ -1,0 +1,135 @@
+import type { Command } from 'commander';
+import type { RunEventEntry, RunEventsRequest, RunListEntry, RunShowRequest, RunsListRequest, RunSummary } from '@granule/contracts';
+import { UsageError } from '@granule/core';
+import { addConnectionOptions } from '../connection';
+import { newCommandId, newRunId, query, sendCommand, withNats } from '../connection/nats-session';
+import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
+import { watchRun } from './deploy.command';
+import { describeEvent, renderRecap } from './run-format';
+
+interface Conn {
+  natsUrl?: string;
+  subjectPrefix?: string;
+  output: string;
+}
+
+const FORMATS = ['table', 'json', 'yaml'] as const;
+
+function atVersion(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--at ${value}: expected an event number (1, 2, ...)`);
+  return Number(value);
+}
+
+async function print<T>(format: string, data: T, table: () => string): Promise<void> {
+  await writeOut(format === 'json' ? toJson(data) : format === 'yaml' ? toYaml(data) : table());
+}
+
+export function registerRunsCommands(program: Command): void {
+  const runs = program.command('runs').summary('deployment run history from the event log');
+
+  addConnectionOptions(
+    runs
+      .command('list')
+      .description('Lists the latest runs.')
+      .option('--limit <N>', 'how many', '50')
+      .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
+      .addHelpText('after', '\nExample:\n  granule runs list --limit 10\n')
+      .action(async (opts: Conn & { limit: string }) => {
+        const format = parseFormat(opts.output, FORMATS);
+        await withNats(opts, async (s) => {
+          const list = await query<RunsListRequest, RunListEntry[]>(s, s.subjects.runs.list, { limit: Number(opts.limit) || 50 });
+          await print(format, list, () => toTable(list.map((r) => ({ run: r.runId, phase: r.phase, events: r.events, env: r.envId ?? '(inline)', graph: r.graph, started: r.startedAt, updated: r.updatedAt }))));
+        });
+      }),
+  );
+
+  addConnectionOptions(
+    runs
+      .command('show')
+      .argument('<RUN>', 'run id')
+      .description("Shows a run's state and recap; with --at N, as it was after event N (time travel).")
+      .option('--at <N>', 'the state after event N')
+      .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
+      .addHelpText('after', '\nExamples:\n  granule runs show 20261122-101500-ab12\n  granule runs show 20261122-101500-ab12 --at 7 -o json\n')
+      .action(async (runId: string, opts: Conn & { at?: string }) => {
+        const format = parseFormat(opts.output, FORMATS);
+        const at = atVersion(opts.at);
+        await withNats(opts, async (s) => {
+          const summary = await query<RunShowRequest, RunSummary>(s, s.subjects.runs.show, { runId, ...(at ? { at } : {}) });
+          await print(format, summary, () => `${renderRecap(summary)}${summary.running.length ? `running: ${summary.running.join(', ')}\n` : ''}`);
+        });
+      }),
+  );
+
+  addConnectionOptions(
+    runs
+      .command('events')
+      .argument('<RUN>', 'run id')
+      .description("Prints a run's events; --follow keeps printing until the run ends; --at N stops at event N.")
+      .option('--follow', 'wait for new events until the run ends')
+      .option('--at <N>', 'print events 1..N only')
+      .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
+      .addHelpText('after', '\nExamples:\n  granule runs events 20261122-101500-ab12 --follow\n  granule runs events 20261122-101500-ab12 --at 5 -o json\n')
+      .action(async (runId: string, opts: Conn & { follow?: boolean; at?: string }) => {
+        const format = parseFormat(opts.output, FORMATS);
+        const at = atVersion(opts.at);
+        await withNats(opts, async (s) => {
+          if (opts.follow && format === 'table') {
+            await watchRun(s, runId, (line) => process.stdout.write(`${line}\n`));
+            return;
+          }
+          const events = await query<RunEventsRequest, RunEventEntry[]>(s, s.subjects.runs.events, { runId, ...(at ? { upTo: at } : {}) });
+          await print(format, events, () => `${events.map(describeEvent).join('\n')}\n`);
+        });
+      }),
+  );
+
+  const control = (name: 'stop' | 'resume', summary: string, type: 'StopDeployment' | 'ResumeDeployment'): void => {
+    addConnectionOptions(
+      program
+        .command(name)
+        .argument('<RUN>', 'run id')
+        .summary(summary)
+        .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
+        .addHelpText('after', `\nExample:\n  granule ${name} 20261122-101500-ab12\n`)
+        .action(async (runId: string, opts: Conn) => {
+          const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
+          await withNats(opts, async (s) => {
+            await sendCommand(s, { type, payload: { commandId: newCommandId(), runId } });
+            await print(format, { runId, command: type }, () => `${type === 'StopDeployment' ? 'stopping' : 'resumed'} ${runId}\n`);
+          });
+        }),
+    );
+  };
+  control('stop', 'stop a run gracefully (running tasks finish, nothing new starts)', 'StopDeployment');
+  control('resume', 'resume a stopped run where it stopped', 'ResumeDeployment');
+
+  addConnectionOptions(
+    program
+      .command('retry')
+      .argument('<RUN>', 'run id of an ended run')
+      .summary('rerun the failed task instances of a run in a new run')
+      .option('--failed-only', 'only failed and dep_failed task instances (default)', true)
+      .option('--all-unfinished', 'every task instance that did not succeed')
+      .option('--watch', 'follow the new run')
+      .option('--run-id <ID>', 'id of the new run')
+      .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
+      .addHelpText('after', '\nExample:\n  granule retry 20261122-101500-ab12 --failed-only --watch\n')
+      .action(async (runId: string, opts: Conn & { allUnfinished?: boolean; watch?: boolean; runId?: string }) => {
+        const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
+        const newRun = opts.runId ?? newRunId();
+        await withNats(opts, async (s) => {
+          await sendCommand(s, { type: 'RetryFailed', payload: { commandId: newCommandId(), runId, newRunId: newRun, failedOnly: !opts.allUnfinished } });
+          if (!opts.watch) {
+            await print(format, { runId: newRun, retryOf: runId }, () => `${newRun}\n`);
+            return;
+          }
+          process.stderr.write(`run ${newRun} (retry of ${runId})\n`);
+          const summary = await watchRun(s, newRun, (line) => process.stderr.write(`${line}\n`));
+          await print(format, summary, () => renderRecap(summary));
+          if (summary.phase !== 'succeeded') process.exitCode = 1;
+        });
+      }),
+  );
+}

@@ -1,0 +1,166 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { In } from 'typeorm';
+import { InvalidInputError } from '@granule/core';
+import type { Diagnostic } from '@granule/core';
+import { ConfigStoreError, preparePlugin } from '@granule/config-domain';
+import type { InstallResult, PluginView, ReleaseView } from '@granule/contracts';
+import { MemoryPluginFiles } from '@granule/plugin';
+import type { PluginFiles } from '@granule/plugin';
+import { EnvironmentEntity, EnvironmentPluginEntity, PluginEntity, ReleaseEntity, StoreFlagEntity } from '../persistence/config-store.entities';
+import { findPlugin, findRelease, mapDatabaseError } from './lookups';
+import { pluginView, releaseView } from './views';
+
+/** Flag set once the basic release was pre-installed, so removing it is final. */
+export const PREINSTALLED_RELEASE_FLAG = 'preinstalled_release';
+
+/**
+ * Turns an install request's file map into the plugin port, refusing paths that leave the
+ * plugin root and non-text contents (every bad entry is named).
+ */
+export function pluginFilesFromMap(files: Record<string, unknown>, source: string): PluginFiles {
+  const diagnostics: Diagnostic[] = [];
+  const entries: Record<string, string> = {};
+  for (const [path, content] of Object.entries(files)) {
+    if (typeof content !== 'string') diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `files.${path}`, message: `expected the file's text, got ${content === null ? 'null' : typeof content}` });
+    else if (path.startsWith('/') || path.split('/').includes('..') || path.includes('\\')) diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `files.${path}`, message: 'expected a path inside the plugin (relative, without ..)' });
+    else entries[path] = content;
+  }
+  if (Object.keys(files).length === 0) diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: 'files', message: 'expected the plugin files, got none' });
+  if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
+  return new MemoryPluginFiles(entries, source);
+}
+
+/** Releases and plugins: install (validated first), list, show, remove. */
+export class CatalogService {
+  constructor(private readonly ds: DataSource) {}
+
+  async listReleases(): Promise<ReleaseView[]> {
+    return (await this.ds.getRepository(ReleaseEntity).find({ order: { id: 'ASC' } })).map(releaseView);
+  }
+
+  async getRelease(ref: string): Promise<ReleaseView> {
+    return releaseView(await findRelease(this.ds.manager, ref));
+  }
+
+  async removeRelease(ref: string): Promise<ReleaseView> {
+    return this.ds.transaction(async (em) => {
+      const release = await findRelease(em, ref);
+      const users = await em.getRepository(EnvironmentEntity).find({ where: { releaseId: release.id }, order: { id: 'ASC' } });
+      if (users.length > 0) {
+        throw new ConfigStoreError('CONFIG_IN_USE', `release '${release.name}' (id ${release.id}) is used by environment${users.length > 1 ? 's' : ''} ${users.map((e) => `'${e.name}'`).join(', ')}: an environment keeps its release`);
+      }
+      await em.getRepository(ReleaseEntity).delete({ id: release.id });
+      return releaseView(release);
+    });
+  }
+
+  async listPlugins(): Promise<PluginView[]> {
+    const plugins = await this.ds.getRepository(PluginEntity).find({ order: { id: 'ASC' } });
+    const links = await this.ds.getRepository(EnvironmentPluginEntity).find({ order: { environmentId: 'ASC' } });
+    return plugins.map((p) => pluginView(p, links.filter((l) => l.pluginId === p.id).map((l) => l.environmentId)));
+  }
+
+  async getPlugin(ref: string): Promise<PluginView> {
+    const plugin = await findPlugin(this.ds.manager, ref);
+    return pluginView(plugin, await this.environmentsOf(this.ds.manager, plugin.id));
+  }
+
+  async removePlugin(ref: string): Promise<PluginView> {
+    return this.ds.transaction(async (em) => {
+      const plugin = await findPlugin(em, ref);
+      const envIds = await this.environmentsOf(em, plugin.id);
+      if (envIds.length > 0) {
+        const envs = await em.getRepository(EnvironmentEntity).find({ where: { id: In(envIds) }, order: { id: 'ASC' } });
+        const names = envs.map((e) => `'${e.name}'`).join(', ');
+        throw new ConfigStoreError('CONFIG_IN_USE', `plugin '${plugin.name}' is enabled in environment${envs.length > 1 ? 's' : ''} ${names}: disable it there first (./granule plugin disable ${plugin.name} --env ${envs[0].name})`);
+      }
+      await em.getRepository(PluginEntity).delete({ id: plugin.id });
+      return pluginView(plugin, []);
+    });
+  }
+
+  /**
+   * Validates and installs a plugin (`expected: 'plugin'`) or a release plugin (`'release'`),
+   * all in one transaction: either every release of the package is stored or none.
+   */
+  async install(files: PluginFiles, source: string, expected: 'plugin' | 'release'): Promise<InstallResult> {
+    const prepared = await preparePlugin(files);
+    if (prepared.kind !== expected) {
+      throw new ConfigStoreError(
+        'CONFIG_WRONG_KIND',
+        prepared.kind === 'release'
+          ? `${source} is a release plugin (a release has is_release: true): install it with ./granule release install ${source}`
+          : `${source} defines no release (no release record has is_release: true): install it as a plugin with ./granule plugin install ${source}`,
+      );
+    }
+    try {
+      return await this.ds.transaction(async (em) => {
+        if (expected === 'release') {
+          const releases: ReleaseView[] = [];
+          for (const r of prepared.releases) {
+            const existing = await em.getRepository(ReleaseEntity).findOneBy({ name: r.name, version: r.version });
+            if (existing) {
+              throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `release '${r.name}' version ${r.version} is already installed (id ${existing.id}); remove it first with ./granule release remove ${existing.id}`);
+            }
+            const saved = await em.getRepository(ReleaseEntity).save(
+              em.getRepository(ReleaseEntity).create({
+                name: r.name,
+                version: r.version,
+                operatingSystem: r.operatingSystem,
+                description: r.description ?? null,
+                pluginName: prepared.name,
+                pluginVersion: prepared.version,
+                attributes: r.attributes,
+                graphs: r.graphs,
+              }),
+            );
+            releases.push(releaseView(saved));
+          }
+          return { kind: 'release', releases, warnings: prepared.warnings };
+        }
+        const existing = await em.getRepository(PluginEntity).findOneBy({ name: prepared.name, version: prepared.version });
+        if (existing) {
+          throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `plugin '${prepared.name}' version ${prepared.version} is already installed (id ${existing.id}); remove it first with ./granule plugin remove ${existing.id}`);
+        }
+        const saved = await em.getRepository(PluginEntity).save(
+          em.getRepository(PluginEntity).create({
+            name: prepared.name,
+            version: prepared.version,
+            packageVersion: prepared.packageVersion,
+            title: prepared.title ?? null,
+            description: prepared.description ?? null,
+            isHotpluggable: prepared.isHotpluggable,
+            releases: prepared.pluginReleases,
+            source,
+          }),
+        );
+        return { kind: 'plugin', plugin: pluginView(saved, []), releases: [], warnings: prepared.warnings };
+      });
+    } catch (err) {
+      throw mapDatabaseError(err, `${prepared.kind} '${prepared.name}' version ${prepared.version}`);
+    }
+  }
+
+  /**
+   * Installs the basic release once (seed 003: shipped pre-installed, removable). Returns what
+   * happened, for the start-up log; a removed basic release is not installed again.
+   */
+  async preinstallRelease(open: () => Promise<PluginFiles>, source: string): Promise<string> {
+    const flags = this.ds.getRepository(StoreFlagEntity);
+    if (await flags.findOneBy({ name: PREINSTALLED_RELEASE_FLAG })) return 'basic release: pre-installed earlier';
+    let message: string;
+    try {
+      const result = await this.install(await open(), source, 'release');
+      message = `basic release: installed ${result.releases.map((r) => `${r.name} ${r.version} (id ${r.id})`).join(', ')} from ${source}`;
+    } catch (err) {
+      if (!(err instanceof ConfigStoreError && err.code === 'CONFIG_ALREADY_EXISTS')) throw err;
+      message = `basic release: already installed`;
+    }
+    await flags.save(flags.create({ name: PREINSTALLED_RELEASE_FLAG, value: { source } }));
+    return message;
+  }
+
+  private async environmentsOf(em: EntityManager, pluginId: number): Promise<number[]> {
+    return (await em.getRepository(EnvironmentPluginEntity).find({ where: { pluginId }, order: { environmentId: 'ASC' } })).map((l) => l.environmentId);
+  }
+}

@@ -1,0 +1,111 @@
+import type { DataSource } from 'typeorm';
+import { InvalidInputError } from '@granule/core';
+import type { Diagnostic } from '@granule/core';
+import { ConfigStoreError } from '@granule/config-domain';
+import type { AddNodeRequest, AssignNodeRequest, ListNodesRequest, NodeView, UpdateNodeRequest } from '@granule/contracts';
+import { NodeEntity } from '../persistence/config-store.entities';
+import { findEnvironment, findNode, mapDatabaseError } from './lookups';
+import { nodeView } from './views';
+
+function checkLabels(labels: Record<string, unknown>, allowNull: boolean): void {
+  const diagnostics: Diagnostic[] = [];
+  for (const [key, value] of Object.entries(labels)) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_./-]*$/.test(key)) diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `labels.${key}`, message: 'expected a label key of letters, digits, _ . / -' });
+    else if (!(typeof value === 'string' || (allowNull && value === null))) {
+      diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `labels.${key}`, message: `expected a string${allowNull ? ' (or null to remove it)' : ''}, got ${JSON.stringify(value)}` });
+    }
+  }
+  if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
+}
+
+/** Nodes: register, list, show, change, assign to an environment with roles, remove. */
+export class NodeService {
+  constructor(private readonly ds: DataSource) {}
+
+  async add(req: AddNodeRequest): Promise<NodeView> {
+    checkLabels(req.labels ?? {}, false);
+    try {
+      return await this.ds.transaction(async (em) => {
+        const repo = em.getRepository(NodeEntity);
+        if (await repo.findOneBy({ uid: req.uid })) throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `node '${req.uid}' already exists`);
+        const env = req.environment === undefined ? undefined : await findEnvironment(em, req.environment);
+        const node = repo.create({
+          uid: req.uid,
+          hostname: req.hostname,
+          address: req.address ?? null,
+          environmentId: env?.id ?? null,
+          roles: [...new Set(req.roles ?? [])],
+          pendingRoles: [],
+          tags: [...new Set(req.tags ?? [])],
+          labels: req.labels ?? {},
+          rack: req.rack ?? null,
+          status: req.status ?? 'discover',
+        });
+        return nodeView(await repo.save(node));
+      });
+    } catch (err) {
+      throw mapDatabaseError(err, `node '${req.uid}'`);
+    }
+  }
+
+  async list(req: ListNodesRequest): Promise<NodeView[]> {
+    const repo = this.ds.getRepository(NodeEntity);
+    if (req.environment === undefined) return (await repo.find({ order: { uid: 'ASC' } })).map(nodeView);
+    const env = await findEnvironment(this.ds.manager, req.environment);
+    return (await repo.find({ where: { environmentId: env.id }, order: { uid: 'ASC' } })).map(nodeView);
+  }
+
+  async get(uid: string): Promise<NodeView> {
+    return nodeView(await findNode(this.ds.manager, uid));
+  }
+
+  async update(req: UpdateNodeRequest): Promise<NodeView> {
+    if (req.labels !== undefined) checkLabels(req.labels, true);
+    return this.ds.transaction(async (em) => {
+      const node = await findNode(em, req.uid);
+      if (req.hostname !== undefined) node.hostname = req.hostname;
+      if (req.address !== undefined) node.address = req.address;
+      if (req.status !== undefined) node.status = req.status;
+      if (req.add_tags !== undefined) node.tags = [...new Set([...node.tags, ...req.add_tags])];
+      if (req.remove_tags !== undefined) node.tags = node.tags.filter((t) => !req.remove_tags?.includes(t));
+      if (req.labels !== undefined) {
+        const labels = { ...node.labels };
+        for (const [key, value] of Object.entries(req.labels)) {
+          if (value === null) delete labels[key];
+          else labels[key] = value;
+        }
+        node.labels = labels;
+      }
+      if (req.rack !== undefined) node.rack = req.rack === null || req.rack === '' ? null : req.rack;
+      return nodeView(await em.getRepository(NodeEntity).save(node));
+    });
+  }
+
+  /** Puts the node in the environment with `roles` pending (they become roles once deployed). */
+  async assign(req: AssignNodeRequest): Promise<NodeView> {
+    return this.ds.transaction(async (em) => {
+      const node = await findNode(em, req.uid);
+      const env = await findEnvironment(em, req.environment);
+      if (node.environmentId !== null && node.environmentId !== env.id && node.roles.length > 0) {
+        throw new ConfigStoreError(
+          'CONFIG_IN_USE',
+          `node '${node.uid}' is deployed in environment ${node.environmentId} with roles ${node.roles.join(', ')}; remove it and add it again to move it`,
+        );
+      }
+      node.environmentId = env.id;
+      node.pendingRoles = [...req.roles];
+      return nodeView(await em.getRepository(NodeEntity).save(node));
+    });
+  }
+
+  async remove(uid: string): Promise<NodeView> {
+    return this.ds.transaction(async (em) => {
+      const node = await findNode(em, uid);
+      if (node.status === 'deploying' || node.status === 'provisioning') {
+        throw new ConfigStoreError('CONFIG_IN_USE', `node '${uid}' is ${node.status}; wait until it is done (or stop the deployment) before removing it`);
+      }
+      await em.getRepository(NodeEntity).delete({ uid });
+      return nodeView(node);
+    });
+  }
+}

@@ -1,0 +1,104 @@
+import type { DataSource } from 'typeorm';
+import { GranuleError, InvalidInputError } from '@granule/core';
+import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts';
+import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest, ReplyError } from '@granule/contracts';
+import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
+import { EnvironmentService } from '../services/environment.service';
+import { NodeService } from '../services/node.service';
+import { StrategyService } from '../services/strategy.service';
+import { TaskService } from '../services/task.service';
+
+type Handlers = { [K in ConfigOperation]: (req: ConfigStoreRequest<K>) => Promise<ConfigStoreReplies[K]> };
+
+/**
+ * The config-store's operations, independent of the transport: NATS request/reply and HTTP
+ * both call `handle`, so validation, errors and results are the same on both.
+ */
+export class ConfigStoreApi {
+  readonly catalog: CatalogService;
+  readonly environments: EnvironmentService;
+  readonly nodes: NodeService;
+  readonly tasks: TaskService;
+  readonly strategies: StrategyService;
+  private readonly handlers: Handlers;
+
+  constructor(dataSource: DataSource, subjectPrefix: string) {
+    this.catalog = new CatalogService(dataSource);
+    this.environments = new EnvironmentService(dataSource);
+    this.nodes = new NodeService(dataSource);
+    this.tasks = new TaskService(dataSource);
+    this.strategies = new StrategyService(dataSource);
+    this.handlers = {
+      ping: async () => ({ service: 'config-store', subject_prefix: subjectPrefix }),
+      'release.list': () => this.catalog.listReleases(),
+      'release.get': (r) => this.catalog.getRelease(r.id),
+      'release.install': (r) => this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release'),
+      'release.remove': (r) => this.catalog.removeRelease(r.id),
+      'plugin.list': () => this.catalog.listPlugins(),
+      'plugin.get': (r) => this.catalog.getPlugin(r.id),
+      'plugin.install': (r) => this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin'),
+      'plugin.remove': (r) => this.catalog.removePlugin(r.id),
+      'env.create': (r) => this.environments.create(r),
+      'env.list': () => this.environments.list(),
+      'env.get': (r) => this.environments.get(r.id),
+      'env.update': (r) => this.environments.update(r),
+      'env.plugin.enable': (r) => this.environments.enablePlugin(r),
+      'env.plugin.disable': (r) => this.environments.disablePlugin(r),
+      'node.add': (r) => this.nodes.add(r),
+      'node.list': (r) => this.nodes.list(r),
+      'node.get': (r) => this.nodes.get(r.uid),
+      'node.update': (r) => this.nodes.update(r),
+      'node.assign': (r) => this.nodes.assign(r),
+      'node.remove': (r) => this.nodes.remove(r.uid),
+      'tasks.get': (r) => this.tasks.get(r),
+      'tasks.put': (r) => this.tasks.put(r),
+      'strategy.upload': (r) => this.strategies.upload(r),
+      'strategy.list': () => this.strategies.list(),
+      'strategy.get': (r) => this.strategies.get(r.name),
+      'strategy.remove': (r) => this.strategies.remove(r.name),
+    };
+  }
+
+  /** True for a known operation name. */
+  isOperation(name: string): name is ConfigOperation {
+    return Object.prototype.hasOwnProperty.call(CONFIG_STORE_REQUESTS, name);
+  }
+
+  /** Validates the payload against the operation's class and runs it. Throws `GranuleError`s for refusals. */
+  async handle<K extends ConfigOperation>(operation: K, payload: unknown): Promise<ConfigStoreReplies[K]> {
+    const request = validatePayload(CONFIG_STORE_REQUESTS[operation] as new () => ConfigStoreRequest<K>, payload);
+    return (this.handlers[operation] as (req: ConfigStoreRequest<K>) => Promise<ConfigStoreReplies[K]>)(request);
+  }
+}
+
+/** The error part of a reply. Anything that is not a `GranuleError` is an internal error (logged by the caller). */
+export function toReplyError(err: unknown): ReplyError {
+  if (err instanceof InvalidInputError) return { code: err.code, message: err.message, diagnostics: err.diagnostics };
+  if (err instanceof GranuleError) return { code: err.code, message: err.message };
+  return { code: 'INTERNAL', message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+/** HTTP status of an error code: bad input 400, unknown 404, conflicts 409, internal 500. */
+export function httpStatusFor(code: string): number {
+  switch (code) {
+    case 'INVALID_INPUT':
+    case 'PLAN_CYCLE':
+    case 'USAGE':
+      return 400;
+    case 'UNAUTHORIZED':
+      return 401;
+    case 'CONFIG_NOT_FOUND':
+      return 404;
+    case 'CONFIG_ALREADY_EXISTS':
+    case 'CONFIG_IN_USE':
+    case 'CONFIG_NO_RELEASE':
+    case 'CONFIG_AMBIGUOUS':
+    case 'CONFIG_INCOMPATIBLE':
+    case 'CONFIG_WRONG_KIND':
+      return 409;
+    case 'INTERNAL':
+      return 500;
+    default:
+      return code.startsWith('PLAN_') || code.startsWith('PLUGIN_') ? 400 : 500;
+  }
+}

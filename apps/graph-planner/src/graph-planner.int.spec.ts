@@ -1,0 +1,252 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { connect, createInbox, type NatsConnection } from '@nats-io/transport-node';
+import { transformFileSync } from '@swc/core';
+import { parse } from 'yaml';
+import { createTestDatabase, type TestDatabase } from '@granule/event-store';
+import { executionSubjects } from '@granule/contracts';
+import type { PlanReplyMessage, PlanRequestMessage } from '@granule/contracts';
+import { PlanStore, encodePlan, requestPlan } from '@granule/plan-store';
+import { buildPlan, planInstances } from '@granule/planner';
+import { assertNoErrors, parseNodesFile, parseTaskFile } from '@granule/task-model';
+import type { TaskDefinition } from '@granule/task-model';
+import { GRAPH_PLANNER_MIGRATIONS } from './graph-planner.migrations';
+
+// Nest 12 is ESM-only and jest (Node 20) cannot load it in-process, so the app runs as real
+// processes, compiled by swc with the repo's options into a private folder (never dist/, which
+// other suites rebuild).
+const root = path.join(__dirname, '..', '..', '..');
+const { swcOptions } = require(path.join(root, 'tools', 'swc-options.cjs')) as { swcOptions: () => Record<string, unknown> };
+const NATS_URL = 'nats://127.0.0.1:4222';
+const TASKS_FILE = 'libs/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
+const NODES_FILE = 'libs/planner/src/__fixtures__/seed-002-nodes.yaml';
+
+function compileService(out: string): string {
+  const options = swcOptions();
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) return e.name === '__fixtures__' ? [] : walk(full);
+      return e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') && !e.name.endsWith('.d.ts') ? [full] : [];
+    });
+  const sources = [path.join(root, 'apps/graph-planner/src'), ...readdirSync(path.join(root, 'libs')).map((lib) => path.join(root, 'libs', lib, 'src'))].flatMap((d) => {
+    try {
+      return walk(d);
+    } catch {
+      return [];
+    }
+  });
+  for (const file of sources) {
+    const target = path.join(out, path.relative(root, file)).replace(/\.ts$/, '.js');
+    let code: string;
+    try {
+      code = transformFileSync(file, { ...options, filename: file, sourceMaps: false }).code;
+    } catch {
+      continue; // another engineer's half-written file; the service does not load it
+    }
+    mkdirSync(path.dirname(target), { recursive: true });
+    writeFileSync(target, code);
+  }
+  return path.join(out, 'apps/graph-planner/src/main.js');
+}
+
+interface Service {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
+  let buildDir: string;
+  let main: string;
+  let db: TestDatabase;
+  let nc: NatsConnection;
+  const prefix = `gp_test_${randomBytes(4).toString('hex')}`;
+  const subject = executionSubjects(prefix).planner.plan;
+  const running: Service[] = [];
+
+  const start = (env: Record<string, string>): Service => {
+    const child = spawn(process.execPath, [main], {
+      env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), GRANULE_NATS_URL: NATS_URL, GRANULE_SUBJECT_PREFIX: prefix, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    const service = { child, stdout: () => out, stderr: () => err, exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))) };
+    running.push(service);
+    return service;
+  };
+  const ready = async (service: Service): Promise<void> => {
+    const until = Date.now() + 30_000;
+    while (!service.stdout().includes(`answering ${subject}`)) {
+      if (service.child.exitCode !== null) throw new Error(`graph-planner exited: ${service.stderr()}`);
+      if (Date.now() > until) throw new Error(`graph-planner not ready: ${service.stdout()} ${service.stderr()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  const seedTasks = (): TaskDefinition[] => assertNoErrors(parseTaskFile(readFileSync(path.join(root, TASKS_FILE), 'utf8'), TASKS_FILE));
+  const seedNodes = parseNodesFile(readFileSync(path.join(root, NODES_FILE), 'utf8'), NODES_FILE).nodes;
+  const inlineRequest = (tasks: unknown[], graph = 'default'): PlanRequestMessage => ({ graph, inline: { graphs: { default: tasks }, nodes: seedNodes } });
+  const ask = (request: PlanRequestMessage): Promise<PlanReplyMessage> => requestPlan(nc, prefix, request, 30_000);
+  /** What `granule plan` prints for these tasks (the error's message). */
+  const cliError = (tasks: TaskDefinition[]): string => {
+    try {
+      buildPlan({ tasks, nodes: seedNodes });
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error('expected the plan to fail');
+  };
+
+  beforeAll(async () => {
+    buildDir = mkdtempSync(path.join(tmpdir(), 'granule-graph-planner-int-'));
+    main = compileService(buildDir);
+    db = await createTestDatabase('graph_planner', { migrations: GRAPH_PLANNER_MIGRATIONS });
+    nc = await connect({ servers: NATS_URL });
+    const replicas = [start({ GRANULE_DATABASE_URL: db.url }), start({ GRANULE_DATABASE_URL: db.url })];
+    await Promise.all(replicas.map(ready));
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const s of running) if (s.child.exitCode === null) s.child.kill('SIGTERM');
+    await Promise.all(running.map((s) => s.exited));
+    await nc?.close();
+    await db?.drop();
+    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("seed 002 inline (normalised task definitions) - stores the plan planInstances(buildPlan(...)) gives", async () => {
+    const tasks = seedTasks();
+    const reply = await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]));
+    const expected = buildPlan({ tasks, nodes: seedNodes });
+    expect(reply).toEqual({
+      ok: true,
+      planId: expect.any(String),
+      planHash: encodePlan(expected).hash,
+      instances: expected.order.length,
+      tasks: expected.tasks.length,
+      nodes: ['node-1', 'node-4', 'node-2', 'node-3', 'node-5', 'node-6', 'node-7', 'node-8'],
+    });
+    const doc = await new PlanStore(db.dataSource).loadDocument((reply as { planId: string }).planId);
+    expect(doc.instances).toEqual(planInstances(expected));
+    const [row] = await db.dataSource.query(`SELECT inputs->>'graph' AS graph FROM granule_plans WHERE id = $1`, [(reply as { planId: string }).planId]);
+    expect(row.graph).toBe('default');
+  });
+
+  it('seed 002 inline (raw Fuel records) - gives the same plan as the parsed file', async () => {
+    const records = parse(readFileSync(path.join(root, TASKS_FILE), 'utf8')) as unknown[];
+    const reply = await ask(inlineRequest(records));
+    expect(reply.ok).toBe(true);
+    const doc = await new PlanStore(db.dataSource).loadDocument((reply as { planId: string }).planId);
+    expect(doc.instances).toEqual(planInstances(buildPlan({ tasks: seedTasks(), nodes: seedNodes })));
+  });
+
+  it('unknown graph - answers PLAN_UNKNOWN_GRAPH naming the graphs there are', async () => {
+    expect(await ask(inlineRequest(seedTasks() as unknown[], 'provisioning'))).toEqual({
+      ok: false,
+      code: 'PLAN_UNKNOWN_GRAPH',
+      message: 'graph provisioning: the tasks define no such graph (available: default)',
+    });
+  });
+
+  it('cycle - answers PLAN_CYCLE with the message granule plan prints', async () => {
+    const tasks = seedTasks().map((t) => (t.id === 'setup_network' ? { ...t, requires: [...t.requires, 'setup_services'] } : t));
+    const message = cliError(tasks);
+    expect(message).toMatch(/^dependency cycle \(each runs before the next\): .*setup_services@node-\d.* -> .*setup_network@node-\d/);
+    expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({ ok: false, code: 'PLAN_CYCLE', message });
+  });
+
+  it('unknown task reference - answers with the file, line and task granule plan names', async () => {
+    const tasks = seedTasks().map((t) => (t.id === 'setup_services' ? { ...t, requires: [...t.requires, 'setup_storage'] } : t));
+    const message = cliError(tasks);
+    expect(message).toContain(`${TASKS_FILE}:`);
+    expect(message).toContain('setup_storage');
+    expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({ ok: false, code: 'PLAN_UNKNOWN_TASK', message });
+  });
+
+  it('bad envelope - answers PLAN_BAD_REQUEST naming the field', async () => {
+    expect(await ask({ graph: 'default', inline: { graphs: { default: [] }, nodes: 'node-1' as unknown as unknown[] } })).toEqual({
+      ok: false,
+      code: 'PLAN_BAD_REQUEST',
+      message: 'invalid plan request: inline.nodes must be an array',
+    });
+  });
+
+  it('two replicas in the queue group - each request is answered once, both replicas answer', async () => {
+    const tasks = JSON.parse(JSON.stringify(seedTasks())) as unknown[];
+    const inbox = createInbox();
+    const replies = new Map<string, number>();
+    const sub = nc.subscribe(`${inbox}.>`, {
+      callback: (_err, msg) => {
+        replies.set(msg.subject, (replies.get(msg.subject) ?? 0) + 1);
+      },
+    });
+    const count = 16;
+    for (let i = 0; i < count; i++) nc.publish(subject, JSON.stringify(inlineRequest(tasks)), { reply: `${inbox}.${i}` });
+    const until = Date.now() + 20_000;
+    while (replies.size < count && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500)); // a second answer would arrive by now
+    sub.unsubscribe();
+    expect([...replies.values()]).toEqual(Array(count).fill(1));
+    const [a, b] = running.slice(0, 2).map((s) => (s.stdout().match(/planned [0-9a-f-]{36}/g) ?? []).length);
+    expect(a).toBeGreaterThan(0);
+    expect(b).toBeGreaterThan(0);
+  });
+
+  it('envId without a config-store - answers CONFIG_STORE_UNAVAILABLE with the hint', async () => {
+    expect(await ask({ graph: 'default', envId: 'prod' })).toEqual({
+      ok: false,
+      code: 'CONFIG_STORE_UNAVAILABLE',
+      message: `config-store did not answer on ${prefix}.config.*: start it with npm run start:config-store`,
+    });
+  });
+
+  it('requestPlan - nobody listening is a clear error naming the subject', async () => {
+    await expect(requestPlan(nc, `${prefix}_nobody`, inlineRequest([]), 2000)).rejects.toMatchObject({
+      code: 'PLANNER_UNAVAILABLE',
+      message: `graph-planner did not answer on ${prefix}_nobody.planner.plan: start it with npm run start:graph-planner`,
+    });
+  });
+
+  it('wrong database URL - one line on stderr, exit 1', async () => {
+    const service = start({ GRANULE_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/granule' });
+    expect(await service.exited).toBe(1);
+    expect(service.stderr()).toBe(
+      'graph-planner: cannot connect to PostgreSQL at postgres://postgres@127.0.0.1:1/granule: connect ECONNREFUSED 127.0.0.1:1 — start it or set GRANULE_DATABASE_URL\n',
+    );
+  });
+
+  it('bad configuration - one line naming the variable, exit 1', async () => {
+    const service = start({ GRANULE_DATABASE_URL: db.url, GRANULE_SUBJECT_PREFIX: 'not a prefix', GRANULE_RUN_MIGRATIONS: 'maybe' });
+    expect(await service.exited).toBe(1);
+    expect(service.stderr()).toBe(
+      'graph-planner: invalid configuration: GRANULE_SUBJECT_PREFIX must be dotted tokens of letters, digits, _ and - (e.g. granule) (got "not a prefix"); GRANULE_RUN_MIGRATIONS must be 1 or 0 (got "maybe")\n',
+    );
+  });
+
+  it('migrations - refuses an unmigrated database, migrates it with GRANULE_RUN_MIGRATIONS=1', async () => {
+    const empty = await createTestDatabase('graph_planner_empty', { migrations: [] });
+    try {
+      const refused = start({ GRANULE_DATABASE_URL: empty.url, GRANULE_SUBJECT_PREFIX: `${prefix}_m` });
+      expect(await refused.exited).toBe(1);
+      expect(refused.stderr()).toBe(`graph-planner: table granule_plans is missing in ${empty.url}: run the migrations (GRANULE_RUN_MIGRATIONS=1 or the Helm migration job)\n`);
+      const migrating = start({ GRANULE_DATABASE_URL: empty.url, GRANULE_SUBJECT_PREFIX: `${prefix}_m`, GRANULE_RUN_MIGRATIONS: '1' });
+      const until = Date.now() + 30_000;
+      while (!migrating.stdout().includes('answering') && migrating.child.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(migrating.stdout()).toContain(`answering ${prefix}_m.planner.plan`);
+      const [row] = await empty.dataSource.query(`SELECT to_regclass('granule_plans') IS NOT NULL AS present`);
+      expect(row.present).toBe(true);
+      migrating.child.kill('SIGTERM');
+      expect(await migrating.exited).not.toBe(1);
+    } finally {
+      await empty.drop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,27 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { GranuleError } from '@granule/core';
+import { loadGraphPlannerConfig } from './graph-planner.config';
+import { GraphPlannerModule } from './graph-planner.module';
+import { connectNats, openDatabase } from './graph-planner.startup';
+
+async function main(): Promise<void> {
+  const config = loadGraphPlannerConfig(process.env);
+  const dataSource = await openDatabase(config);
+  const nats = await connectNats(config).catch(async (err: unknown) => {
+    await dataSource.destroy();
+    throw err;
+  });
+  const app = await NestFactory.createApplicationContext(GraphPlannerModule.forRoot({ config, dataSource, nats }), {
+    abortOnError: false,
+    logger: ['log', 'warn', 'error'],
+  });
+  app.enableShutdownHooks();
+}
+
+main().catch((err: unknown) => {
+  // Operators get one line: what is wrong and what to do, never a stack trace.
+  const message = err instanceof GranuleError ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
+  process.stderr.write(`graph-planner: ${message}\n`);
+  process.exit(1);
+});

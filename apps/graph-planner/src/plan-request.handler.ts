@@ -1,0 +1,104 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { GranuleError, InvalidInputError, formatDiagnostic } from '@granule/core';
+import type { PlanReplyMessage } from '@granule/contracts';
+import { buildPlan } from '@granule/planner';
+import type { PlanFilters, PlanRequest } from '@granule/planner';
+import type { PlanStore } from '@granule/plan-store';
+import type { EnvironmentInputsSource } from './environment-plan-inputs';
+import { planRequestFromInline } from './inline-plan-inputs';
+import { PlanRequestDto } from './plan-request.dto';
+
+/** Codes of `{ok: false}` replies besides those of the errors raised while planning. */
+export type PlanReplyErrorCode = 'PLAN_BAD_REQUEST' | 'CONFIG_STORE_UNAVAILABLE' | 'PLAN_INTERNAL';
+
+class BadRequestError extends GranuleError<'PLAN_BAD_REQUEST'> {
+  constructor(message: string) {
+    super('PLAN_BAD_REQUEST', message);
+  }
+}
+
+class ConfigStoreUnavailableError extends GranuleError<'CONFIG_STORE_UNAVAILABLE'> {
+  constructor(envId: string) {
+    super('CONFIG_STORE_UNAVAILABLE', `cannot plan environment '${envId}': this graph-planner has no config-store connection; send the inputs inline ({inline: {graphs, nodes, cluster}})`);
+  }
+}
+
+/** `inline.nodes must be an array; filters.skip each value must be a string`. */
+function describeValidation(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((e) => {
+    const path = `${prefix}${e.property}`;
+    const own = Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? `${prefix}${m}` : `${path}: ${m}`));
+    return [...own, ...describeValidation(e.children ?? [], `${path}.`)];
+  });
+}
+
+/**
+ * An `InvalidInputError` whose errors all share one code replies with that code
+ * (`PLAN_UNKNOWN_GRAPH`, `PLAN_UNKNOWN_TASK`, ...), otherwise with `INVALID_INPUT`.
+ */
+export function replyCodeOf(err: GranuleError): string {
+  if (err instanceof InvalidInputError) {
+    const codes = new Set(err.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code));
+    // The config-store's name for the same refusal.
+    if (codes.size === 1) return codes.has('CONFIG_UNKNOWN_GRAPH') ? 'PLAN_UNKNOWN_GRAPH' : [...codes][0];
+  }
+  return err.code;
+}
+
+/** Where warnings and failures are reported (the service's log). */
+export type PlanLog = (level: 'warn' | 'error', line: string) => void;
+
+/**
+ * graph-planner's work, without the transport: a request in (raw JSON bytes), a reply out.
+ * Validates the envelope, builds the plan (`buildPlan`), stores it (`PlanStore`) and answers
+ * `{ok: true, planId, ...}`; every failure is an `{ok: false, code, message}` answer whose
+ * message is what `granule plan` would print for the same input (file, line, task).
+ */
+export class PlanRequestHandler {
+  constructor(
+    private readonly store: PlanStore,
+    private readonly log: PlanLog = () => undefined,
+    /** Reads environments for `envId` requests; without it they are answered `CONFIG_STORE_UNAVAILABLE`. */
+    private readonly environments?: EnvironmentInputsSource,
+  ) {}
+
+  async handle(data: Uint8Array | string): Promise<PlanReplyMessage> {
+    try {
+      return await this.plan(data);
+    } catch (err) {
+      if (err instanceof GranuleError) return { ok: false, code: replyCodeOf(err), message: err.message };
+      const message = err instanceof Error ? err.message : String(err);
+      this.log('error', `plan request failed: ${message}`);
+      return { ok: false, code: 'PLAN_INTERNAL', message: `graph-planner failed: ${message}` };
+    }
+  }
+
+  private async plan(data: Uint8Array | string): Promise<PlanReplyMessage> {
+    const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      throw new BadRequestError(`the request is not JSON: ${(err as Error).message}`);
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('the request must be a JSON object {graph, inline | envId, filters?}');
+    const request = plainToInstance(PlanRequestDto, body);
+    const problems = describeValidation(validateSync(request));
+    if (problems.length > 0) throw new BadRequestError(`invalid plan request: ${problems.join('; ')}`);
+    if ((request.inline === undefined) === (request.envId === undefined)) throw new BadRequestError('invalid plan request: give either envId or inline inputs (exactly one)');
+    const filters = { ...request.filters } as PlanFilters;
+    let planRequest: PlanRequest;
+    if (request.envId !== undefined) {
+      if (!this.environments) throw new ConfigStoreUnavailableError(request.envId);
+      planRequest = await this.environments.planRequest(request.envId, request.graph, filters);
+    } else {
+      const inline = planRequestFromInline(request.inline as NonNullable<PlanRequestDto['inline']>, request.graph, filters);
+      for (const w of inline.warnings) this.log('warn', `warning: ${formatDiagnostic(w)}`);
+      planRequest = inline.request;
+    }
+    const plan = buildPlan(planRequest);
+    const saved = await this.store.save(plan, { inputs: body });
+    return { ok: true, ...saved };
+  }
+}

@@ -1,0 +1,43 @@
+import type { DataSource } from 'typeorm';
+import { runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import type { RunEvent } from '@granule/contracts';
+import type { EventStore } from '@granule/event-store';
+import type { RunEventLog } from '@granule/orchestration';
+
+/** Run streams (`run-<id>`) in the PostgreSQL event log. */
+export class PostgresRunEventLog implements RunEventLog {
+  constructor(
+    private readonly store: EventStore,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  async append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>): Promise<number> {
+    const result = await this.store.appendToStream(
+      runStreamId(runId),
+      events.map((e) => ({ type: e.type, data: e.data })),
+      { expectedVersion: expectedVersion === 0 ? 'no_stream' : expectedVersion },
+      metadata,
+    );
+    return result.nextExpectedVersion;
+  }
+
+  async read(runId: string): Promise<RunEvent[]> {
+    const stored = await this.store.readStream(runStreamId(runId));
+    return stored.map((e) => ({ type: e.type, data: e.data }) as RunEvent);
+  }
+
+  async exists(runId: string): Promise<boolean> {
+    return (await this.store.readStreamVersion(runStreamId(runId))) !== null;
+  }
+
+  async openRuns(): Promise<string[]> {
+    const rows: { stream_id: string }[] = await this.dataSource.query(
+      `SELECT s.stream_id FROM granule_streams s
+         JOIN granule_events e ON e.stream_id = s.stream_id AND e.stream_version = s.version
+        WHERE s.stream_type = 'run' AND e.type <> ALL($1::text[])
+        ORDER BY s.created_at`,
+      [TERMINAL_RUN_EVENTS],
+    );
+    return rows.map((r) => r.stream_id.slice('run-'.length));
+  }
+}

@@ -1,0 +1,38 @@
+import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
+import { loadEnvConfig } from '@granule/service-kit';
+
+/** The orchestrator's settings; `loadOrchestratorConfig` is the only reader of the environment. */
+export class OrchestratorConfig {
+  @Matches(/^(nats|tls):\/\/\S+$/, { message: 'must be a nats:// URL' }) natsUrl = 'nats://127.0.0.1:4222';
+  @Matches(/^redis(s)?:\/\/\S+$/, { message: 'must be a redis:// URL' }) redisUrl = 'redis://127.0.0.1:6379';
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' }) databaseUrl = 'postgres://postgres@127.0.0.1:5432/granule';
+  @Matches(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, _ and -' }) subjectPrefix = DEFAULT_SUBJECT_PREFIX;
+  @IsInt() @Min(1) @Max(100000) maxBusyNodes = 200;
+  @IsInt() @Min(50) @Max(60000) tickMs = 1000;
+  @IsInt() @Min(1000) @Max(600000) leaseMs = 15000;
+  @IsInt() @Min(1) @Max(3600) heartbeatSeconds = 2;
+  @IsInt() @Min(2) @Max(7200) presenceTtlSeconds = 6;
+  @IsOptional() @IsString() agentToken?: string;
+  @IsBoolean() runMigrations = false;
+  @IsString() instanceId = `orchestrator-${process.pid}`;
+  @IsString() logLevel = 'info';
+}
+
+export function loadOrchestratorConfig(env: Record<string, string | undefined>): OrchestratorConfig {
+  return loadEnvConfig(OrchestratorConfig, env, {
+    natsUrl: 'GRANULE_NATS_URL',
+    redisUrl: 'GRANULE_REDIS_URL',
+    databaseUrl: 'GRANULE_DATABASE_URL',
+    subjectPrefix: 'GRANULE_SUBJECT_PREFIX',
+    maxBusyNodes: { name: 'GRANULE_MAX_BUSY_NODES', type: 'number' },
+    tickMs: { name: 'GRANULE_TICK_MS', type: 'number' },
+    leaseMs: { name: 'GRANULE_LEASE_MS', type: 'number' },
+    heartbeatSeconds: { name: 'GRANULE_HEARTBEAT_SECONDS', type: 'number' },
+    presenceTtlSeconds: { name: 'GRANULE_PRESENCE_TTL_SECONDS', type: 'number' },
+    agentToken: 'GRANULE_AGENT_TOKEN',
+    runMigrations: { name: 'GRANULE_RUN_MIGRATIONS', type: 'boolean' },
+    instanceId: 'GRANULE_INSTANCE_ID',
+    logLevel: 'GRANULE_LOG_LEVEL',
+  });
+}

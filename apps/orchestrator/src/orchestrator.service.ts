@@ -1,0 +1,291 @@
+import { timingSafeEqual } from 'node:crypto';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import type { DataSource } from 'typeorm';
+import { GranuleError } from '@granule/core';
+import { executionSubjects, nodeStreamId } from '@granule/contracts';
+import type { AgentRegistration, AgentRegistrationReply, CommandReply, DeploymentCommandType, ExecutionSubjects, TaskProgressMessage } from '@granule/contracts';
+import { RetryFailedCommand, ResumeDeploymentCommand, StartDeploymentCommand, StopDeploymentCommand } from '@granule/contracts/dto';
+import { EventStore, NatsOutboxPublisher } from '@granule/event-store';
+import { decodeJson, ensureExecutionStreams } from '@granule/messaging';
+import { RunCoordinator } from '@granule/orchestration';
+import { PlanStore } from '@granule/plan-store';
+import type { Logger } from '@granule/service-kit';
+import { StoredPlanSource } from './adapters/plan-source.adapter';
+import { JetStreamDispatcher } from './adapters/nats-dispatcher.adapter';
+import { RedisPresence, RedisRunLease } from './adapters/redis-presence.adapter';
+import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
+import type { OrchestratorConfig } from './orchestrator.config';
+import { RunQueriesResponder } from './run-queries.responder';
+
+export interface OrchestratorDeps {
+  config: OrchestratorConfig;
+  nats: NatsConnection;
+  redis: Redis;
+  dataSource: DataSource;
+  logger: Logger;
+}
+
+const COMMAND_DTOS: Record<DeploymentCommandType, new () => object> = {
+  StartDeployment: StartDeploymentCommand,
+  StopDeployment: StopDeploymentCommand,
+  ResumeDeployment: ResumeDeploymentCommand,
+  RetryFailed: RetryFailedCommand,
+};
+
+class InvalidCommandError extends GranuleError<'INVALID_COMMAND'> {}
+
+/**
+ * The orchestrator process: takes commands from the JetStream command stream, drives the runs
+ * it holds the lease of (RunCoordinator), feeds them agents' results, registers agents, and
+ * publishes committed events to NATS (the outbox) while it holds the outbox lease.
+ */
+export class OrchestratorService {
+  readonly subjects: ExecutionSubjects;
+  readonly coordinator: RunCoordinator;
+  private readonly js: JetStreamClient;
+  private jsm?: JetStreamManager;
+  private readonly store: EventStore;
+  private readonly resultFeeds = new Map<string, ConsumerMessages>();
+  private commandFeed?: ConsumerMessages;
+  private registration?: Subscription;
+  private outbox?: NatsOutboxPublisher;
+  private readonly outboxLease: RedisRunLease;
+  private readonly queries: RunQueriesResponder;
+  private timer?: NodeJS.Timeout;
+  private ticking = false;
+  private stopped = false;
+
+  constructor(private readonly deps: OrchestratorDeps) {
+    const { config, nats, redis, dataSource, logger } = deps;
+    this.subjects = executionSubjects(config.subjectPrefix);
+    this.js = jetstream(nats);
+    this.store = new EventStore(dataSource);
+    const lease = new RedisRunLease(redis, config.subjectPrefix, config.instanceId, config.leaseMs);
+    this.outboxLease = lease;
+    const plans = new StoredPlanSource(nats, config.subjectPrefix, new PlanStore(dataSource));
+    this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans);
+    this.coordinator = new RunCoordinator(
+      {
+        log: new PostgresRunEventLog(this.store, dataSource),
+        plans,
+        dispatcher: new JetStreamDispatcher(this.js, config.subjectPrefix),
+        presence: new RedisPresence(redis, config.subjectPrefix),
+        lease,
+        clock: { now: () => new Date() },
+        logger: {
+          info: (msg, fields) => logger.info(fields ?? {}, msg),
+          warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+          error: (msg, fields) => logger.error(fields ?? {}, msg),
+        },
+      },
+      { limits: { maxBusyNodes: config.maxBusyNodes } },
+    );
+  }
+
+  async start(): Promise<void> {
+    const { config, nats, logger } = this.deps;
+    this.jsm = await jetstreamManager(nats);
+    await ensureExecutionStreams(this.jsm, config.subjectPrefix);
+    await this.jsm.consumers.add(this.subjects.commands.stream, {
+      durable_name: this.subjects.commands.consumer,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(120_000),
+      max_deliver: 20,
+    });
+    this.queries.start();
+    this.registration = nats.subscribe(this.subjects.agents.register, { queue: 'orchestrator', callback: (err, msg) => void this.register(err, msg) });
+    const recovered = await this.coordinator.recover();
+    if (recovered.length > 0) logger.info({ runs: recovered }, 'continuing runs from the event log');
+    this.syncResultFeeds();
+    void this.consumeCommands();
+    this.timer = setInterval(() => void this.tick(), config.tickMs);
+    logger.info({ instance: config.instanceId, prefix: config.subjectPrefix }, 'orchestrator started');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.commandFeed?.close();
+    for (const feed of this.resultFeeds.values()) await feed.close();
+    this.registration?.unsubscribe();
+    this.queries.stop();
+    await this.outbox?.stop();
+    for (const runId of this.coordinator.owned()) await new RedisRunLease(this.deps.redis, this.deps.config.subjectPrefix, this.deps.config.instanceId, 1).release(runId);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      await this.coordinator.tick();
+      await this.coordinator.recover();
+      this.syncResultFeeds();
+      await this.keepOutbox();
+    } catch (err) {
+      this.deps.logger.error({ err: (err as Error).message }, 'tick failed');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** One publisher of committed events at a time, whoever holds the outbox lease. */
+  private async keepOutbox(): Promise<void> {
+    const holding = this.outbox ? await this.outboxLease.renew('outbox') : await this.outboxLease.acquire('outbox');
+    if (holding && !this.outbox) {
+      this.outbox = new NatsOutboxPublisher(this.deps.nats, this.store, {
+        subjectPrefix: `${this.deps.config.subjectPrefix}.events`,
+        pollIntervalMs: 100,
+        onError: (err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'outbox publishing failed; retrying'),
+      });
+      this.outbox.start();
+    } else if (!holding && this.outbox) {
+      await this.outbox.stop();
+      this.outbox = undefined;
+    }
+  }
+
+  /** Each run this orchestrator drives gets its results from the start of its subject (replays are harmless). */
+  private syncResultFeeds(): void {
+    const owned = new Set(this.coordinator.owned());
+    for (const [runId, feed] of this.resultFeeds) {
+      if (!owned.has(runId)) {
+        void feed.close();
+        this.resultFeeds.delete(runId);
+      }
+    }
+    for (const runId of owned) {
+      if (this.resultFeeds.has(runId)) continue;
+      const placeholder = {} as ConsumerMessages;
+      this.resultFeeds.set(runId, placeholder);
+      void this.feedResults(runId, placeholder);
+    }
+  }
+
+  private async feedResults(runId: string, placeholder: ConsumerMessages): Promise<void> {
+    try {
+      // An ephemeral consumer with a single filter subject (ordered consumers need
+      // filter_subjects, which NATS servers before 2.10 refuse). It starts from the run's first
+      // result, so a recovered run sees what came while no orchestrator was there.
+      const info = await (this.jsm as JetStreamManager).consumers.add(this.subjects.results.stream, {
+        filter_subject: this.subjects.results.forRun(runId),
+        deliver_policy: DeliverPolicy.All,
+        ack_policy: AckPolicy.Explicit,
+        inactive_threshold: nanos(60_000),
+      });
+      const consumer = await this.js.consumers.get(this.subjects.results.stream, info.name);
+      const feed = await consumer.consume();
+      if (this.resultFeeds.get(runId) !== placeholder) {
+        await feed.close();
+        return;
+      }
+      this.resultFeeds.set(runId, feed);
+      for await (const msg of feed) {
+        try {
+          await this.coordinator.progress(decodeJson<TaskProgressMessage>(msg));
+        } catch (err) {
+          this.deps.logger.error({ runId, err: (err as Error).message }, 'could not record a task result');
+        }
+        msg.ack();
+      }
+    } catch (err) {
+      this.deps.logger.warn({ runId, err: (err as Error).message }, 'results feed ended; it restarts on the next tick');
+      if (this.resultFeeds.get(runId) === placeholder) this.resultFeeds.delete(runId);
+    }
+  }
+
+  private async consumeCommands(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const consumer = await this.js.consumers.get(this.subjects.commands.stream, this.subjects.commands.consumer);
+        this.commandFeed = await consumer.consume({ max_messages: 1 });
+        for await (const msg of this.commandFeed) await this.handleCommand(msg);
+      } catch (err) {
+        if (this.stopped) return;
+        this.deps.logger.warn({ err: (err as Error).message }, 'command feed interrupted; reconnecting');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private async handleCommand(msg: JsMsg): Promise<void> {
+    let commandId = 'unknown';
+    let reply: CommandReply;
+    try {
+      const envelope = decodeJson<{ type: DeploymentCommandType; payload: Record<string, unknown> }>(msg);
+      commandId = typeof envelope.payload?.commandId === 'string' ? envelope.payload.commandId : commandId;
+      const Dto = COMMAND_DTOS[envelope.type];
+      if (!Dto) throw new InvalidCommandError('INVALID_COMMAND', `unknown command type ${JSON.stringify(envelope.type)} (expected one of ${Object.keys(COMMAND_DTOS).join(', ')})`);
+      const payload = plainToInstance(Dto, envelope.payload);
+      const problems = validateSync(payload).flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `${e.property}: ${m}`));
+      if (problems.length > 0) throw new InvalidCommandError('INVALID_COMMAND', `${envelope.type}: ${problems.join('; ')}`);
+      const runId = await this.execute(envelope.type, payload as never, msg);
+      if (runId === undefined) return; // handed to another orchestrator
+      reply = { accepted: true, runId };
+    } catch (err) {
+      reply = { accepted: false, code: err instanceof GranuleError ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) };
+      this.deps.logger.warn({ commandId, code: reply.code }, reply.message);
+    }
+    this.deps.nats.publish(this.subjects.commands.replyFor(commandId), JSON.stringify(reply));
+    msg.ack();
+    this.syncResultFeeds();
+  }
+
+  /** Runs a command; returns the run id, or undefined when another orchestrator owns the run (the message goes back). */
+  private async execute(type: DeploymentCommandType, payload: Record<string, never>, msg: JsMsg): Promise<string | undefined> {
+    const c = payload as unknown as { runId: string; newRunId?: string };
+    switch (type) {
+      case 'StartDeployment':
+        await this.coordinator.start(payload as unknown as StartDeploymentCommand);
+        return c.runId;
+      case 'RetryFailed':
+        await this.coordinator.retry(payload as unknown as RetryFailedCommand);
+        return c.newRunId;
+      case 'StopDeployment':
+      case 'ResumeDeployment': {
+        const owned = this.coordinator.owned().includes(c.runId);
+        const open = !owned && (await this.coordinator.isOpen(c.runId));
+        if (open) {
+          msg.nak(500);
+          return undefined;
+        }
+        if (type === 'StopDeployment') await this.coordinator.stop(c.runId);
+        else await this.coordinator.resume(c.runId);
+        return c.runId;
+      }
+    }
+  }
+
+  private async register(err: Error | null, msg: { data: Uint8Array; respond(data: string): boolean; subject: string }): Promise<void> {
+    if (err) return;
+    const answer = (reply: AgentRegistrationReply): void => void msg.respond(JSON.stringify(reply));
+    try {
+      const agent = decodeJson<AgentRegistration>(msg);
+      const expected = this.deps.config.agentToken;
+      if (expected && !sameSecret(expected, agent.token ?? '')) {
+        answer({ accepted: false, message: 'the agent token does not match GRANULE_AGENT_TOKEN' });
+        return;
+      }
+      await this.store.appendToStream(
+        nodeStreamId(agent.uid),
+        [{ type: 'NodeRegistered', data: { uid: agent.uid, hostname: agent.hostname, address: agent.address, agentVersion: agent.agentVersion, at: new Date().toISOString() } }],
+        { expectedVersion: 'any' },
+      );
+      this.deps.logger.info({ node: agent.uid, hostname: agent.hostname }, 'agent registered');
+      answer({ accepted: true, heartbeatSeconds: this.deps.config.heartbeatSeconds, presenceTtlSeconds: this.deps.config.presenceTtlSeconds });
+    } catch (e) {
+      answer({ accepted: false, message: (e as Error).message });
+    }
+  }
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,102 @@
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import { GranuleError } from '@granule/core';
+import { runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import type { ExecutionSubjects, QueryReply, RunEvent, RunEventEntry, RunEventsRequest, RunListEntry, RunShowRequest, RunSummary, RunsListRequest } from '@granule/contracts';
+import type { EventStore } from '@granule/event-store';
+import { evolve, initialRunState, summarizeRun } from '@granule/execution';
+import type { PlanSource } from '@granule/orchestration';
+
+class QueryError extends GranuleError<'RUN_UNKNOWN' | 'BAD_QUERY'> {}
+
+const PHASE_OF: Record<string, string> = {
+  DeploymentRequested: 'requested',
+  DeploymentRefused: 'refused',
+  DeploymentSucceeded: 'succeeded',
+  DeploymentFailed: 'failed',
+  DeploymentStopped: 'stopped',
+  DeploymentStopRequested: 'stopping',
+};
+
+/** Answers run history queries (`runs.list`, `runs.events`, `runs.show`) from the event log. */
+export class RunQueriesResponder {
+  private readonly subscriptions: Subscription[] = [];
+
+  constructor(
+    private readonly nats: NatsConnection,
+    private readonly subjects: ExecutionSubjects,
+    private readonly store: EventStore,
+    private readonly dataSource: DataSource,
+    private readonly plans: PlanSource,
+  ) {}
+
+  start(): void {
+    const answer = <Q, R>(subject: string, handle: (q: Q) => Promise<R>): void => {
+      this.subscriptions.push(
+        this.nats.subscribe(subject, {
+          queue: 'orchestrator',
+          callback: (err, msg) => {
+            if (err) return;
+            void (async () => {
+              let reply: QueryReply<R>;
+              try {
+                reply = { ok: true, result: await handle(msg.data.length ? (JSON.parse(new TextDecoder().decode(msg.data)) as Q) : ({} as Q)) };
+              } catch (e) {
+                reply = { ok: false, code: e instanceof GranuleError ? e.code : 'INTERNAL', message: (e as Error).message };
+              }
+              msg.respond(JSON.stringify(reply));
+            })();
+          },
+        }),
+      );
+    };
+    answer<RunsListRequest, RunListEntry[]>(this.subjects.runs.list, (q) => this.list(q));
+    answer<RunEventsRequest, RunEventEntry[]>(this.subjects.runs.events, (q) => this.events(q));
+    answer<RunShowRequest, RunSummary>(this.subjects.runs.show, (q) => this.show(q));
+  }
+
+  stop(): void {
+    for (const s of this.subscriptions) s.unsubscribe();
+  }
+
+  async list(q: RunsListRequest): Promise<RunListEntry[]> {
+    const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
+    const rows: { stream_id: string; version: string; first_data: { envId?: string; graph?: string }; last_type: string; started: Date; updated: Date }[] = await this.dataSource.query(
+      `SELECT s.stream_id, s.version, f.data AS first_data, l.type AS last_type, f.created_at AS started, l.created_at AS updated
+         FROM granule_streams s
+         JOIN granule_events f ON f.stream_id = s.stream_id AND f.stream_version = 1
+         JOIN granule_events l ON l.stream_id = s.stream_id AND l.stream_version = s.version
+        WHERE s.stream_type = 'run'
+        ORDER BY s.created_at DESC LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({
+      runId: r.stream_id.slice('run-'.length),
+      phase: PHASE_OF[r.last_type] ?? (TERMINAL_RUN_EVENTS.includes(r.last_type as never) ? r.last_type : 'running'),
+      events: Number(r.version),
+      ...(r.first_data.envId ? { envId: r.first_data.envId } : {}),
+      ...(r.first_data.graph ? { graph: r.first_data.graph } : {}),
+      startedAt: new Date(r.started).toISOString(),
+      updatedAt: new Date(r.updated).toISOString(),
+    }));
+  }
+
+  async events(q: RunEventsRequest): Promise<RunEventEntry[]> {
+    if (typeof q.runId !== 'string') throw new QueryError('BAD_QUERY', 'runId: expected a run id');
+    const stored = await this.store.readStream(runStreamId(q.runId), { fromVersion: (q.after ?? 0) + 1, ...(q.upTo ? { toVersion: q.upTo } : {}) });
+    if (stored.length === 0 && !(q.after && q.after > 0) && (await this.store.readStreamVersion(runStreamId(q.runId))) === null) {
+      throw new QueryError('RUN_UNKNOWN', `run ${q.runId} does not exist (granule runs list shows the runs)`);
+    }
+    return stored.map((e) => ({ version: e.streamVersion, at: new Date(e.createdAt).toISOString(), event: { type: e.type, data: e.data } as RunEvent }));
+  }
+
+  async show(q: RunShowRequest): Promise<RunSummary> {
+    const entries = await this.events({ runId: q.runId, ...(q.at ? { upTo: q.at } : {}) });
+    const events = entries.map((e) => e.event);
+    const accepted = events.find((e) => e.type === 'PlanAccepted');
+    const plan = accepted?.type === 'PlanAccepted' ? await this.plans.load(accepted.data.planId) : undefined;
+    let state = initialRunState(q.runId);
+    for (const e of events) state = evolve(state, e, plan);
+    return summarizeRun(state, events);
+  }
+}

@@ -1,0 +1,54 @@
+import { createServer, type Server } from 'node:net';
+import { connectNats } from './nats-connection';
+import { connectRedis } from './redis-connection';
+
+const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A port nothing listens on: bind one, note it, close it. */
+async function closedPort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('connectNats', () => {
+  it('connects under the given client name', async () => {
+    const nc = await connectNats(NATS_URL, 'granule-messaging-test');
+    try {
+      expect(nc.info?.jetstream).toBe(true);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('a closed port fails with NATS_UNREACHABLE naming the URL, the reason and the fix', async () => {
+    const url = `nats://127.0.0.1:${await closedPort()}`;
+    await expect(connectNats(url, 'x', { timeoutMs: 1000 })).rejects.toMatchObject({
+      code: 'NATS_UNREACHABLE',
+      message: expect.stringMatching(new RegExp(`^cannot reach NATS at ${url}: connection refused.* — start it \\(tools/setup.sh\\) or set GRANULE_NATS_URL$`)),
+    });
+  });
+});
+
+describe('connectRedis', () => {
+  it('connects and answers commands', async () => {
+    const redis = await connectRedis(REDIS_URL);
+    try {
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('a closed port fails with REDIS_UNREACHABLE and the socket error as the reason', async () => {
+    const port = await closedPort();
+    const url = `redis://127.0.0.1:${port}`;
+    await expect(connectRedis(url, { timeoutMs: 2000 })).rejects.toMatchObject({
+      code: 'REDIS_UNREACHABLE',
+      message: `cannot reach Redis at ${url}: connect ECONNREFUSED 127.0.0.1:${port} — start it (tools/setup.sh) or set GRANULE_REDIS_URL`,
+    });
+  });
+});

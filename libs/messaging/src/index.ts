@@ -1,0 +1,20 @@
+/**
+ * Shared messaging adapters: NATS and Redis connections with operator-readable errors, the
+ * JetStream execution streams and agent consumers of `executionSubjects(prefix)`, and typed
+ * JSON publish/decode helpers.
+ */
+export { connectNats } from './nats-connection';
+export type { ConnectNatsOptions } from './nats-connection';
+export { connectRedis } from './redis-connection';
+export type { ConnectRedisOptions, RedisConnection } from './redis-connection';
+export {
+  AGENT_CONSUMER_SETTINGS,
+  EXECUTION_STREAM_SETTINGS,
+  agentConsumerConfig,
+  deleteExecutionStreams,
+  ensureAgentConsumer,
+  ensureExecutionStreams,
+  executionStreamConfigs,
+} from './execution-streams';
+export { decodeJson, publishJson } from './json-messages';
+export { JetStreamSetupError, MessageDecodeError, NatsUnreachableError, RedisUnreachableError, redactUrl } from './messaging.errors';
