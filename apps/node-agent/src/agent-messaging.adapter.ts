@@ -1,0 +1,122 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { executionSubjects, type AgentRegistration, type AgentRegistrationReply, type ExecutionSubjects, type TaskOutputMessage, type TaskProgressMessage } from '@granule/contracts';
+import { decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } from '@granule/messaging';
+import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JsMsg, type PubAck } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
+import { NATS_CONNECTION } from './agent.tokens';
+import { AGENT_CONFIG } from './config/agent-config.provider';
+import type { AgentConfig } from './config/agent-config';
+
+const REGISTER_TIMEOUT_MS = 3000;
+const PUBLISH_RETRY_MS = 2000;
+
+/**
+ * The agent's side of NATS: its JetStream setup, the dispatch consumer, progress messages on
+ * RESULTS, live output on core NATS and the registration request.
+ */
+@Injectable()
+export class AgentMessaging {
+  readonly subjects: ExecutionSubjects;
+  private readonly js: JetStreamClient;
+  private messages?: ConsumerMessages;
+  private closing = false;
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+    @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
+  ) {
+    this.subjects = executionSubjects(config.subjectPrefix);
+    this.js = jetstream(nc);
+  }
+
+  /** Creates (or updates) the execution streams and this node's dispatch consumer. */
+  async setUp(): Promise<void> {
+    await ensureExecutionStreams(this.nc, this.config.subjectPrefix);
+    await ensureAgentConsumer(await jetstreamManager(this.nc), this.config.subjectPrefix, this.config.nodeUid);
+  }
+
+  /**
+   * Feeds this node's dispatches to `handle`, one at a time (the next is pulled once `handle`
+   * resolves), until `stopConsuming`. Messages that arrive while stopping are handed back (nak).
+   */
+  async consume(handle: (msg: JsMsg) => Promise<void>): Promise<void> {
+    const consumer = await this.js.consumers.get(this.subjects.dispatch.stream, this.subjects.dispatch.consumerFor(this.config.nodeUid));
+    const messages = await consumer.consume({ max_messages: 1 });
+    this.messages = messages;
+    if (this.closing) await messages.close();
+    void this.watchStatus(messages);
+    for await (const msg of messages) {
+      if (this.closing) {
+        msg.nak();
+        continue;
+      }
+      await handle(msg);
+    }
+  }
+
+  /** Stops pulling dispatches; `consume` returns after the message in hand is handled. */
+  async stopConsuming(): Promise<void> {
+    this.closing = true;
+    await this.messages?.close();
+  }
+
+  /**
+   * Publishes a progress message to `<p>.result.<run>` with `msgID`, retrying until the stream
+   * acknowledges it or `isStopping()` turns true (then it throws: the dispatch stays unacked and
+   * is answered from the journal when it comes back).
+   */
+  async publishProgress(message: TaskProgressMessage, msgID: string, isStopping: () => boolean = () => false): Promise<PubAck> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await publishJson(this.js, this.subjects.results.forRun(message.runId), message, msgID);
+      } catch (err) {
+        if (isStopping() || this.nc.isClosed()) throw err;
+        if (attempt === 1 || attempt % 30 === 0) {
+          this.log.warn({ runId: message.runId, key: message.key, err: (err as Error).message, attempt }, `cannot publish the ${message.status} result yet; retrying every ${PUBLISH_RETRY_MS / 1000} s`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
+      }
+    }
+  }
+
+  /**
+   * Acknowledges a delivery by its reply subject (one made by an earlier agent process); the
+   * server removes that dispatch from the work queue and frees the consumer's ack slot.
+   */
+  acknowledge(ackSubject: string): void {
+    this.nc.publish(ackSubject, '+ACK');
+  }
+
+  /** Live output on `<p>.output.<run>.<node>` (core NATS, best effort: never throws). */
+  publishOutput(message: TaskOutputMessage): void {
+    try {
+      this.nc.publish(this.subjects.output.forTask(message.runId, message.node), JSON.stringify(message));
+    } catch {
+      // Output is best effort; the outcome carries the tail.
+    }
+  }
+
+  /** Asks an orchestrator to accept this agent; throws when none answers in time. */
+  async register(registration: AgentRegistration): Promise<AgentRegistrationReply> {
+    const reply = await this.nc.request(this.subjects.agents.register, JSON.stringify(registration), { timeout: REGISTER_TIMEOUT_MS });
+    return decodeJson<AgentRegistrationReply>(reply);
+  }
+
+  /** Flushes what was published and closes the connection. */
+  async drain(): Promise<void> {
+    if (!this.nc.isClosed()) await this.nc.drain();
+  }
+
+  private async watchStatus(messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status()) {
+      if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found' || status.type === 'stream_not_found') {
+        this.log.warn({ status }, 'the dispatch consumer or stream is gone; re-creating it');
+        await this.setUp().catch((err: Error) => this.log.error({ err: err.message }, 'cannot re-create the dispatch consumer'));
+      } else if (status.type === 'heartbeats_missed') {
+        this.log.warn({ count: status.count }, 'missed JetStream heartbeats on the dispatch consumer');
+      }
+    }
+  }
+}

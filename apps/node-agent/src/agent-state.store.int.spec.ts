@@ -1,0 +1,57 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { AGENT_STATE_FILE, AgentStateStore } from './agent-state.store';
+import type { TaskMarker } from './dispatch-decision';
+
+const marker = (dispatchId: string, type = 'shell'): TaskMarker => ({
+  dispatchId,
+  journalKey: dispatchId,
+  runId: 'r',
+  key: 'k@n',
+  node: 'n',
+  attempt: 1,
+  type,
+  startedAt: '2030-01-01T00:00:00.000Z',
+});
+
+describe('AgentStateStore', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'granule-agent-state-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('starts empty without a file and writes nothing until told', async () => {
+    const { store, setAside } = await AgentStateStore.open(dir);
+    expect([store.running, store.pendingReboots, setAside]).toEqual([undefined, [], undefined]);
+    expect(existsSync(path.join(dir, AGENT_STATE_FILE))).toBe(false);
+  });
+
+  it('the running marker and pending reboots survive a reopen (a new agent process)', async () => {
+    const { store } = await AgentStateStore.open(dir);
+    await store.start(marker('r/a@n/1', 'reboot'));
+    await store.awaitReboot({ ...marker('r/a@n/1', 'reboot'), rebootDeadline: '2030-01-01T00:05:00.000Z' });
+    await store.start(marker('r/b@n/1'));
+
+    const { store: reopened } = await AgentStateStore.open(dir);
+    expect(reopened.running?.dispatchId).toBe('r/b@n/1');
+    expect(reopened.pendingReboots.map((m) => [m.dispatchId, m.rebootDeadline])).toEqual([['r/a@n/1', '2030-01-01T00:05:00.000Z']]);
+    expect(reopened.pendingReboot('r/a@n/1')?.type).toBe('reboot');
+
+    await reopened.forget('r/b@n/1');
+    await reopened.forget('r/a@n/1');
+    const { store: last } = await AgentStateStore.open(dir);
+    expect([last.running, last.pendingReboots]).toEqual([undefined, []]);
+  });
+
+  it('an unreadable file is moved aside and the agent starts without it', async () => {
+    await writeFile(path.join(dir, AGENT_STATE_FILE), '{"version": 1, "pendi');
+    const { store, setAside } = await AgentStateStore.open(dir, new Date('2030-01-01T00:00:00Z'));
+    expect(store.running).toBeUndefined();
+    expect(setAside).toBe(path.join(dir, `${AGENT_STATE_FILE}.unreadable-2030-01-01T00-00-00-000Z`));
+    expect(await readFile(setAside as string, 'utf8')).toBe('{"version": 1, "pendi');
+    expect(await readdir(dir)).toEqual([path.basename(setAside as string)]);
+  });
+});

@@ -1,0 +1,65 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { TaskJournal } from '@granule/task-runners';
+import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
+import { AgentMessaging } from './agent-messaging.adapter';
+import { AgentRegistrationService } from './agent-registration.service';
+import { TASK_JOURNAL } from './agent.tokens';
+import { AGENT_CONFIG } from './config/agent-config.provider';
+import type { AgentConfig } from './config/agent-config';
+import { DispatchHandler } from './dispatch.handler';
+import { PresenceHeartbeat } from './presence.heartbeat';
+
+/**
+ * Start and stop order of the agent. Start: streams and consumer, settle what the last run left,
+ * presence, registration (background), then consume. Stop: stop pulling, cancel the running
+ * task and report it, delete the presence key, close the journal, drain NATS.
+ */
+@Injectable()
+export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private consuming?: Promise<void>;
+
+  constructor(
+    private readonly messaging: AgentMessaging,
+    private readonly handler: DispatchHandler,
+    private readonly heartbeat: PresenceHeartbeat,
+    private readonly registration: AgentRegistrationService,
+    @Inject(TASK_JOURNAL) private readonly journal: TaskJournal,
+    @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+    @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.messaging.setUp();
+    await this.handler.recover();
+    await this.heartbeat.start();
+    this.registration.start();
+    this.consuming = this.messaging.consume((msg) => this.handler.handle(msg)).catch((err: Error) => {
+      this.log.fatal({ err: err.message }, 'the dispatch consumer stopped; exiting so the service manager restarts the agent');
+      process.exit(1);
+    });
+    const s = this.messaging.subjects;
+    this.log.info(
+      {
+        root: this.config.rootDir,
+        allowedRoots: this.config.allowedRoots,
+        dispatch: s.dispatch.forNode(this.config.nodeUid),
+        consumer: `${s.dispatch.stream}/${s.dispatch.consumerFor(this.config.nodeUid)}`,
+        presenceKey: this.heartbeat.key,
+        journalEntries: this.journal.size,
+      },
+      'node-agent started',
+    );
+  }
+
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    this.log.info({ signal }, 'node-agent stopping');
+    this.registration.stop();
+    this.handler.stop();
+    await this.messaging.stopConsuming();
+    await this.consuming;
+    await this.heartbeat.stop();
+    await this.journal.close();
+    await this.messaging.drain();
+    this.log.info('node-agent stopped');
+  }
+}

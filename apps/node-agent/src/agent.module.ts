@@ -1,0 +1,49 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { connectNats, connectRedis } from '@granule/messaging';
+import { TaskJournal, TaskRunner } from '@granule/task-runners';
+import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
+import { AgentMessaging } from './agent-messaging.adapter';
+import { AgentRegistrationService } from './agent-registration.service';
+import { AgentStateStore } from './agent-state.store';
+import { AgentLifecycle } from './agent.lifecycle';
+import { AGENT_STATE, NATS_CONNECTION, REDIS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
+import { AGENT_CONFIG, agentConfigProvider } from './config/agent-config.provider';
+import type { AgentConfig } from './config/agent-config';
+import { DispatchHandler } from './dispatch.handler';
+import { PresenceHeartbeat } from './presence.heartbeat';
+
+/** The node-agent: adapters (NATS, Redis, journal, state file, runners) and the services using them. */
+@Module({})
+export class AgentModule {
+  static forRoot(config: AgentConfig, logger: AgentLogger): DynamicModule {
+    return {
+      module: AgentModule,
+      providers: [
+        agentConfigProvider(config),
+        { provide: AGENT_LOGGER, useValue: logger },
+        { provide: NATS_CONNECTION, useFactory: (c: AgentConfig) => connectNats(c.natsUrl, `granule-node-agent:${c.nodeUid}`), inject: [AGENT_CONFIG] },
+        { provide: REDIS_CONNECTION, useFactory: (c: AgentConfig) => connectRedis(c.redisUrl), inject: [AGENT_CONFIG] },
+        { provide: TASK_JOURNAL, useFactory: (c: AgentConfig) => TaskJournal.open(c.stateDir), inject: [AGENT_CONFIG] },
+        {
+          provide: AGENT_STATE,
+          useFactory: async (c: AgentConfig, log: AgentLogger) => {
+            const { store, setAside } = await AgentStateStore.open(c.stateDir);
+            if (setAside) log.warn({ file: setAside }, 'the agent state file was unreadable; moved aside, starting without it');
+            return store;
+          },
+          inject: [AGENT_CONFIG, AGENT_LOGGER],
+        },
+        {
+          provide: TASK_RUNNER,
+          useFactory: (c: AgentConfig) => new TaskRunner({ rootDir: c.rootDir, allowedRoots: c.allowedRoots, rebootCommand: c.rebootCommand, stateDir: c.stateDir }),
+          inject: [AGENT_CONFIG],
+        },
+        AgentMessaging,
+        PresenceHeartbeat,
+        AgentRegistrationService,
+        DispatchHandler,
+        AgentLifecycle,
+      ],
+    };
+  }
+}

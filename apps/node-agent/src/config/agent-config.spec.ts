@@ -1,0 +1,112 @@
+import { AgentConfigError, loadAgentConfig } from './agent-config';
+
+const host = { hostname: 'web-01', address: '10.0.0.7' };
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    loadAgentConfig(env, host);
+  } catch (err) {
+    if (err instanceof AgentConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected an AgentConfigError');
+};
+
+describe('loadAgentConfig', () => {
+  it('fills every default from the uid and root alone', () => {
+    expect(loadAgentConfig({ GRANULE_NODE_UID: 'node-1', GRANULE_ROOT: '/srv/granule/' }, host)).toEqual({
+      nodeUid: 'node-1',
+      rootDir: '/srv/granule',
+      stateDir: '/srv/granule/.granule',
+      allowedRoots: ['/srv/granule'],
+      natsUrl: 'nats://127.0.0.1:4222',
+      redisUrl: 'redis://127.0.0.1:6379',
+      subjectPrefix: 'granule',
+      agentToken: undefined,
+      heartbeatSeconds: 2,
+      presenceTtlSeconds: 6,
+      rebootCommand: 'systemctl reboot',
+      hostname: 'web-01',
+      address: '10.0.0.7',
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable as written', () => {
+    const config = loadAgentConfig(
+      {
+        GRANULE_NODE_UID: 'db_2',
+        GRANULE_ROOT: '/var/lib/granule',
+        GRANULE_ALLOWED_ROOTS: '/etc/app, /opt/app/../app2,',
+        GRANULE_NATS_URL: 'nats://a:4222,nats://b:4222',
+        GRANULE_REDIS_URL: 'redis://:pw@cache:6380/1',
+        GRANULE_SUBJECT_PREFIX: 'prod.eu',
+        GRANULE_AGENT_TOKEN: 's3cret',
+        GRANULE_HEARTBEAT_SECONDS: '5',
+        GRANULE_PRESENCE_TTL_SECONDS: '15',
+        GRANULE_REBOOT_COMMAND: 'shutdown -r now',
+        GRANULE_AGENT_HOSTNAME: 'db-2.example',
+        GRANULE_AGENT_ADDRESS: '192.168.1.2',
+        GRANULE_LOG_LEVEL: 'debug',
+      },
+      host,
+    );
+    expect(config).toMatchObject({
+      allowedRoots: ['/etc/app', '/opt/app2'],
+      natsUrl: 'nats://a:4222,nats://b:4222',
+      redisUrl: 'redis://:pw@cache:6380/1',
+      subjectPrefix: 'prod.eu',
+      agentToken: 's3cret',
+      heartbeatSeconds: 5,
+      presenceTtlSeconds: 15,
+      rebootCommand: 'shutdown -r now',
+      hostname: 'db-2.example',
+      address: '192.168.1.2',
+      logLevel: 'debug',
+    });
+  });
+
+  it('names every missing required variable', () => {
+    expect(problemsOf({})).toEqual([
+      'GRANULE_NODE_UID is required: the uid of this node as the plan names it',
+      'GRANULE_ROOT is required: the directory the agent works in',
+    ]);
+  });
+
+  it('reports every bad value at once, quoting what was found', () => {
+    expect(
+      problemsOf({
+        GRANULE_NODE_UID: 'node.1',
+        GRANULE_ROOT: 'relative/dir',
+        GRANULE_ALLOWED_ROOTS: '/ok,tmp',
+        GRANULE_NATS_URL: 'http://x:4222',
+        GRANULE_REDIS_URL: 'localhost:6379',
+        GRANULE_SUBJECT_PREFIX: 'a..b',
+        GRANULE_HEARTBEAT_SECONDS: 'two',
+        GRANULE_PRESENCE_TTL_SECONDS: '1',
+        GRANULE_LOG_LEVEL: 'loud',
+      }),
+    ).toEqual([
+      `GRANULE_NODE_UID must be letters, digits, '_' or '-' (got "node.1")`,
+      'GRANULE_ROOT must be an absolute path (got "relative/dir")',
+      'GRANULE_ALLOWED_ROOTS must be a comma-separated list of absolute paths (got ["/ok","tmp"])',
+      'GRANULE_NATS_URL must be nats://host:port (or a comma-separated list) (got ["http://x:4222"])',
+      'GRANULE_REDIS_URL must be redis://[:password@]host:port[/db] (got "localhost:6379")',
+      `GRANULE_SUBJECT_PREFIX must be dotted words of letters, digits, '_' or '-' (got "a..b")`,
+      'GRANULE_HEARTBEAT_SECONDS must be a whole number of seconds (got "two")',
+      'GRANULE_PRESENCE_TTL_SECONDS must be at least 2 (got 1)',
+      'GRANULE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace (got "loud")',
+    ]);
+  });
+
+  it('refuses a presence TTL that does not outlast the heartbeat', () => {
+    expect(problemsOf({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEARTBEAT_SECONDS: '5', GRANULE_PRESENCE_TTL_SECONDS: '5' })).toEqual([
+      'GRANULE_PRESENCE_TTL_SECONDS (5) must be greater than GRANULE_HEARTBEAT_SECONDS (5), or the presence key expires between beats',
+    ]);
+  });
+
+  it('the error message is one line listing every problem', () => {
+    expect(() => loadAgentConfig({ GRANULE_ROOT: '/r', GRANULE_HEARTBEAT_SECONDS: '0' }, host)).toThrow(
+      'invalid configuration: GRANULE_NODE_UID is required: the uid of this node as the plan names it; GRANULE_HEARTBEAT_SECONDS must be at least 1 (got 0)',
+    );
+  });
+});

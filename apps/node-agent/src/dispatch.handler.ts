@@ -1,0 +1,190 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { decodeJson } from '@granule/messaging';
+import { isRebootPending, type OutputChunk, type TaskJournal, type TaskOutcome, type TaskRunner } from '@granule/task-runners';
+import type { TaskDispatchMessage } from '@granule/contracts';
+import type { JsMsg } from '@nats-io/jetstream';
+import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
+import { AgentMessaging } from './agent-messaging.adapter';
+import type { AgentStateStore } from './agent-state.store';
+import { AGENT_STATE, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
+import { AGENT_CONFIG } from './config/agent-config.provider';
+import type { AgentConfig } from './config/agent-config';
+import {
+  AGENT_STOPPED_ERROR,
+  checkDispatch,
+  decideDispatch,
+  executionOf,
+  finishedMessage,
+  interruptedOutcome,
+  invalidDispatchOutcome,
+  journalKeyOf,
+  markerOf,
+  pendingRebootOf,
+  progressMsgIds,
+  rebootOutcome,
+  recoverOnStart,
+  startedMessage,
+  type TaskMarker,
+} from './dispatch-decision';
+
+/** How often a running task extends its dispatch's ack wait (60 s) with `msg.working()`. */
+export const WORKING_INTERVAL_MS = 20_000;
+
+/**
+ * Runs this node's dispatches, one at a time: answers a redelivery from the journal, fails a
+ * task the previous agent process died running, otherwise marks it running, reports
+ * `started`, runs it (output streamed live), journals the outcome (fsync), reports it and only
+ * then acknowledges the dispatch.
+ */
+@Injectable()
+export class DispatchHandler {
+  private current?: { dispatch: TaskDispatchMessage; controller: AbortController };
+  private stopping = false;
+  private readonly rebootTimers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly messaging: AgentMessaging,
+    @Inject(TASK_JOURNAL) private readonly journal: TaskJournal,
+    @Inject(AGENT_STATE) private readonly state: AgentStateStore,
+    @Inject(TASK_RUNNER) private readonly runner: TaskRunner,
+    @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+    @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
+  ) {}
+
+  /**
+   * Settles what the previous agent process left: an interrupted task is reported failed, a
+   * reboot is reported succeeded (the agent is back) or failed (too late). Call before consuming.
+   */
+  async recover(): Promise<void> {
+    for (const step of recoverOnStart(this.state.running, this.state.pendingReboots, (k) => this.journal.get(k), new Date())) {
+      const what = step.journaled ? 'reporting a journaled outcome the previous agent process may not have sent' : step.marker.type === 'reboot' ? 'the agent is back after a reboot task' : 'reporting a task interrupted by the agent restart';
+      this.taskLog(step.marker).info({ status: step.outcome.status, error: step.outcome.error }, what);
+      await this.finish(step.marker, step.outcome, !step.journaled);
+      if (step.marker.ackSubject) this.messaging.acknowledge(step.marker.ackSubject);
+    }
+  }
+
+  /** Handles one delivered dispatch; never throws (a failure leaves it unacknowledged). */
+  async handle(msg: JsMsg): Promise<void> {
+    try {
+      await this.handleOrThrow(msg);
+    } catch (err) {
+      this.log.error({ seq: msg.seq, err: (err as Error).message }, 'dispatch not completed; it will be delivered again');
+    }
+  }
+
+  /**
+   * Stops: a running task is cancelled (its failure is reported) except a reboot, whose command
+   * is left to finish; reboot deadlines stop being watched (the next start settles them).
+   */
+  stop(): void {
+    this.stopping = true;
+    for (const timer of this.rebootTimers.values()) clearTimeout(timer);
+    this.rebootTimers.clear();
+    if (this.current && this.current.dispatch.type !== 'reboot') this.current.controller.abort();
+  }
+
+  private async handleOrThrow(msg: JsMsg): Promise<void> {
+    let value: unknown;
+    try {
+      value = decodeJson(msg);
+    } catch (err) {
+      this.log.error({ seq: msg.seq, err: (err as Error).message }, 'dropping a dispatch that is not JSON');
+      // Acknowledged, not redelivered: it can never become valid (ack removes it from the work queue).
+      msg.ack();
+      return;
+    }
+    const check = checkDispatch(value, this.config.nodeUid);
+    if (!check.ok) {
+      this.log.error({ seq: msg.seq, problems: check.problems }, 'invalid dispatch');
+      if (check.replyTo) {
+        await this.messaging.publishProgress(finishedMessage(check.replyTo, invalidDispatchOutcome(check.problems), new Date()), progressMsgIds.done(check.replyTo.dispatchId));
+      }
+      msg.ack();
+      return;
+    }
+    const d = check.dispatch;
+    const log = this.taskLog(d);
+    const running = this.state.running?.dispatchId === d.dispatchId ? this.state.running : undefined;
+    const decision = decideDispatch({ journaled: this.journal.get(journalKeyOf(d)), running, pendingReboot: this.state.pendingReboot(d.dispatchId) });
+    switch (decision.action) {
+      case 'replay':
+        await this.messaging.publishProgress(finishedMessage(d, decision.outcome, new Date(), true), progressMsgIds.replay(d.dispatchId, msg.seq));
+        msg.ack();
+        log.info({ status: decision.outcome.status, seq: msg.seq }, 'dispatch delivered again; answered from the journal, not run again');
+        return;
+      case 'fail_restarted':
+        // Normally settled by recover() at start; met here only if that report failed.
+        await this.finish(running as TaskMarker, interruptedOutcome(running as TaskMarker, new Date()));
+        msg.ack();
+        return;
+      case 'await_reboot':
+        msg.ack();
+        log.info('dispatch delivered again while its reboot is pending; the result follows when the host is back');
+        return;
+      case 'run':
+        await this.run(d, msg, log);
+    }
+  }
+
+  private async run(d: TaskDispatchMessage, msg: JsMsg, log: AgentLogger): Promise<void> {
+    const marker = markerOf(d, new Date(), replySubjectOf(msg));
+    await this.state.start(marker);
+    await this.messaging.publishProgress(startedMessage(d, new Date()), progressMsgIds.started(d.dispatchId), () => this.stopping);
+    log.info({ type: d.type, noop: d.noop }, 'task started');
+
+    const controller = new AbortController();
+    this.current = { dispatch: d, controller };
+    const working = setInterval(() => msg.working(), WORKING_INTERVAL_MS);
+    const onOutput = (chunk: OutputChunk): void => this.messaging.publishOutput({ runId: d.runId, key: d.key, node: d.node, stream: chunk.stream, seq: chunk.seq, data: chunk.data });
+    let outcome: TaskOutcome;
+    try {
+      outcome = await this.runner.run(executionOf(d), onOutput, controller.signal);
+    } finally {
+      clearInterval(working);
+      this.current = undefined;
+    }
+    if (this.stopping && outcome.errorCode === 'RUNNER_CANCELLED') outcome = { ...outcome, error: AGENT_STOPPED_ERROR };
+
+    if (isRebootPending(outcome)) {
+      const pending = pendingRebootOf(marker, outcome, new Date());
+      await this.state.awaitReboot(pending);
+      msg.ack();
+      this.watchRebootDeadline(pending);
+      log.info({ deadline: pending.rebootDeadline }, 'reboot command issued; the task completes when the agent is back');
+      return;
+    }
+    await this.finish(marker, outcome);
+    msg.ack();
+  }
+
+  /** Journals the outcome (fsync), reports it, then forgets the marker. */
+  private async finish(marker: TaskMarker, outcome: TaskOutcome, record = true): Promise<void> {
+    if (record) await this.journal.record(marker.journalKey, outcome);
+    await this.messaging.publishProgress(finishedMessage(marker, outcome, new Date()), progressMsgIds.done(marker.dispatchId), () => this.stopping);
+    await this.state.forget(marker.dispatchId);
+    const level = outcome.status === 'succeeded' ? 'info' : 'warn';
+    this.taskLog(marker)[level]({ status: outcome.status, exitCode: outcome.exitCode, durationMs: outcome.durationMs, error: outcome.error }, `task ${outcome.status}`);
+  }
+
+  // The agent is still up at the deadline: the reboot never happened.
+  private watchRebootDeadline(pending: TaskMarker): void {
+    const ms = Math.max(0, Date.parse(pending.rebootDeadline as string) - Date.now());
+    const timer = setTimeout(() => {
+      this.rebootTimers.delete(pending.dispatchId);
+      this.finish(pending, rebootOutcome(pending, new Date(), false)).catch((err: Error) => this.taskLog(pending).error({ err: err.message }, 'cannot report the reboot timeout'));
+    }, ms);
+    timer.unref();
+    this.rebootTimers.set(pending.dispatchId, timer);
+  }
+
+  private taskLog(t: { runId: string; key: string; dispatchId: string; attempt: number }): AgentLogger {
+    return this.log.child({ runId: t.runId, key: t.key, dispatchId: t.dispatchId, attempt: t.attempt });
+  }
+}
+
+// JsMsg's type does not expose the delivery's reply (ack) subject; its implementation does.
+function replySubjectOf(msg: JsMsg): string | undefined {
+  const reply = (msg as unknown as { reply?: unknown }).reply;
+  return typeof reply === 'string' && reply !== '' ? reply : undefined;
+}

@@ -1,0 +1,64 @@
+// Nest's dependency injection reads decorator metadata through the Reflect API: load it first.
+import 'reflect-metadata';
+import { mkdir } from 'node:fs/promises';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
+import { createAgentLogger, type AgentLogger } from './agent-logger';
+import { AgentModule } from './agent.module';
+import { readAgentConfig } from './config/agent-config.provider';
+import type { AgentConfig } from './config/agent-config';
+
+/** Startup failures are one plain line on stderr (systemd shows it) and exit code 1. */
+function fail(message: string): never {
+  process.stderr.write(`node-agent: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let config: AgentConfig;
+  try {
+    config = readAgentConfig();
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  try {
+    await mkdir(config.rootDir, { recursive: true });
+    await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    fail(`cannot create GRANULE_ROOT '${config.rootDir}': ${(err as Error).message}`);
+  }
+  const log = createAgentLogger(config);
+  let app: INestApplicationContext;
+  try {
+    app = await NestFactory.createApplicationContext(AgentModule.forRoot(config, log), { logger: false, abortOnError: false });
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  stopOnSignals(app, log);
+}
+
+// Nest's own shutdown hooks re-raise the signal after closing (exit 143); a requested stop exits 0.
+function stopOnSignals(app: INestApplicationContext, log: AgentLogger): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, `received ${signal}`);
+    app.close().then(
+      () => process.exit(0),
+      (err: Error) => {
+        log.error({ err: err.message }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`node-agent: unexpected error: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
+  process.exit(1);
+});
+
+void main();

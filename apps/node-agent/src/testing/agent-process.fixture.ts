@@ -1,0 +1,102 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+
+/** Repository root (this file is apps/node-agent/src/testing/). */
+export const REPO_ROOT = path.resolve(__dirname, '../../../..');
+export const AGENT_MAIN = path.join(REPO_ROOT, 'dist/apps/node-agent/src/main.js');
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules') newest = Math.max(newest, newestSource(full));
+    } else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds dist/ when a source under apps/ or libs/ is newer than the last build (as ./granule does). */
+export function buildIfStale(): void {
+  const stamp = path.join(REPO_ROOT, 'dist/.stamp');
+  const built = existsSync(stamp) && existsSync(AGENT_MAIN) ? statSync(stamp).mtimeMs : 0;
+  const newest = Math.max(newestSource(path.join(REPO_ROOT, 'apps')), newestSource(path.join(REPO_ROOT, 'libs')));
+  if (newest > built) execFileSync(process.execPath, ['tools/build.mjs'], { cwd: REPO_ROOT, stdio: 'inherit' });
+}
+
+/** One JSON log line of the agent. */
+export type AgentLogLine = Record<string, unknown> & { msg?: string; level?: string };
+
+/** A node-agent running as a child process, with its log lines collected. */
+export class AgentProcess {
+  readonly lines: AgentLogLine[] = [];
+  stderr = '';
+  private child?: ChildProcess;
+  private exited?: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(readonly env: Record<string, string>) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Starts the agent and waits for its "node-agent started" line. */
+  async start(timeoutMs = 15_000): Promise<void> {
+    this.lines.length = 0;
+    this.stderr = '';
+    const child = spawn(process.execPath, [AGENT_MAIN], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    let buffer = '';
+    child.stdout?.setEncoding('utf8').on('data', (data: string) => {
+      buffer += data;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        try {
+          this.lines.push(JSON.parse(line) as AgentLogLine);
+        } catch {
+          this.lines.push({ msg: line });
+        }
+      }
+    });
+    child.stderr?.setEncoding('utf8').on('data', (data: string) => (this.stderr += data));
+    await waitFor(() => this.lines.some((l) => l.msg === 'node-agent started') || child.exitCode !== null, 'the agent to start', timeoutMs);
+    if (child.exitCode !== null) throw new Error(`the agent exited with ${child.exitCode}: ${this.stderr}`);
+  }
+
+  /** Sends `signal` and waits for the exit. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (!this.child || !this.exited) throw new Error('the agent was not started');
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    const result = await this.exited;
+    this.child = undefined;
+    return result;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+}
+
+/** Runs the agent once to completion (for start-up failures). */
+export function runAgentOnce(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [AGENT_MAIN], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

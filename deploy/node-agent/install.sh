@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Installs (or upgrades) the Granule node agent on this host as a systemd service.
+# Idempotent: run it again after a new build to upgrade; an existing env file is kept.
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+Usage: install.sh [--dry-run] [--source DIR] [--node-uid UID]
+
+Copies a built Granule tree (DIR/dist, DIR/node_modules, DIR/package.json; default: the
+repository this script is in, after `npm run build`) to /opt/granule, writes
+/etc/granule/node-agent.env from a template if it does not exist, installs
+granule-node-agent.service, enables and (re)starts it.
+
+  --dry-run       print what would be done, change nothing (no root needed)
+  --source DIR    the built tree to install (default: the repository root)
+  --node-uid UID  GRANULE_NODE_UID for a new env file (default: the short host name)
+USAGE
+}
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source_dir="$(cd "$here/../.." && pwd)"
+dry_run=0
+node_uid="$(hostname -s 2>/dev/null || hostname)"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) dry_run=1 ;;
+    --source) source_dir="${2:?--source needs a directory}"; shift ;;
+    --node-uid) node_uid="${2:?--node-uid needs a value}"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+
+prefix=/opt/granule
+conf_dir=/etc/granule
+env_file="$conf_dir/node-agent.env"
+unit=granule-node-agent.service
+unit_file="/etc/systemd/system/$unit"
+node_uid="$(printf '%s' "$node_uid" | tr -c 'A-Za-z0-9_\n-' '_')"
+
+run() {
+  if [ "$dry_run" = 1 ]; then echo "would run: $*"; else "$@"; fi
+}
+
+fail() { echo "install.sh: $*" >&2; exit 1; }
+
+if [ "$dry_run" = 0 ] && [ "$(id -u)" != 0 ]; then
+  fail "must run as root: it writes $prefix, $conf_dir and $unit_file and manages the service. Use sudo, or --dry-run to see the steps."
+fi
+[ -f "$source_dir/dist/apps/node-agent/src/main.js" ] || fail "no built agent in $source_dir/dist: run 'npm run build' there first (or pass --source DIR)"
+[ -d "$source_dir/node_modules" ] || fail "no node_modules in $source_dir: run 'npm ci' there first"
+command -v node >/dev/null || fail "node (Node.js 20 or later) is not installed"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 20 ] || fail "Node.js 20 or later is needed, found $(node --version)"
+command -v systemctl >/dev/null || [ "$dry_run" = 1 ] || fail "systemctl not found: this installer needs systemd"
+
+echo "installing the Granule node agent from $source_dir to $prefix"
+run mkdir -p "$prefix" "$prefix/deploy/node-agent"
+for part in dist node_modules; do
+  if command -v rsync >/dev/null; then
+    run rsync -a --delete "$source_dir/$part/" "$prefix/$part/"
+  else
+    run rm -rf "$prefix/$part.new"
+    run cp -a "$source_dir/$part" "$prefix/$part.new"
+    run rm -rf "$prefix/$part"
+    run mv "$prefix/$part.new" "$prefix/$part"
+  fi
+done
+run install -m 0644 "$source_dir/package.json" "$prefix/package.json"
+run install -m 0644 "$here/README.md" "$here/$unit" "$prefix/deploy/node-agent/"
+
+if [ -f "$env_file" ]; then
+  echo "keeping the existing $env_file"
+else
+  template="# Granule node agent settings (read by $unit). See $prefix/deploy/node-agent/README.md.
+GRANULE_NODE_UID=$node_uid
+GRANULE_ROOT=/var/lib/granule
+# Directories file tasks may write under (comma-separated); default: GRANULE_ROOT only.
+#GRANULE_ALLOWED_ROOTS=/var/lib/granule,/etc/myapp
+GRANULE_NATS_URL=nats://127.0.0.1:4222
+GRANULE_REDIS_URL=redis://127.0.0.1:6379
+#GRANULE_SUBJECT_PREFIX=granule
+#GRANULE_AGENT_TOKEN=
+#GRANULE_HEARTBEAT_SECONDS=2
+#GRANULE_PRESENCE_TTL_SECONDS=6
+#GRANULE_REBOOT_COMMAND=systemctl reboot
+#GRANULE_AGENT_HOSTNAME=
+#GRANULE_AGENT_ADDRESS=
+#GRANULE_LOG_LEVEL=info"
+  if [ "$dry_run" = 1 ]; then
+    echo "would write $env_file (mode 0600):"
+    printf '%s\n' "$template" | sed 's/^/    /'
+  else
+    mkdir -p "$conf_dir"
+    (umask 077 && printf '%s\n' "$template" >"$env_file")
+    echo "wrote $env_file: set GRANULE_NATS_URL and GRANULE_REDIS_URL to the Granule master, then run: systemctl restart $unit"
+  fi
+fi
+
+run install -m 0644 "$here/$unit" "$unit_file"
+run systemctl daemon-reload
+run systemctl enable "$unit"
+# restart: starts a stopped agent and moves a running one to the new tree.
+run systemctl restart "$unit"
+[ "$dry_run" = 1 ] || echo "done: 'systemctl status $unit' and 'journalctl -u $unit -f' show how it runs"
