@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
 import { loadEnvConfig } from '@granule/service-kit';
@@ -15,8 +16,11 @@ export class OrchestratorConfig {
   @IsInt() @Min(2) @Max(7200) presenceTtlSeconds = 6;
   @IsOptional() @IsString() agentToken?: string;
   @IsBoolean() runMigrations = false;
-  @IsString() instanceId = `orchestrator-${process.pid}`;
+  // The host name tells apart replicas in containers, where every process is pid 1.
+  @IsString() instanceId = `orchestrator-${hostname()}-${process.pid}`;
   @IsString() logLevel = 'info';
+  /** `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
+  @IsInt() @Min(0) @Max(65535) healthPort = 8413;
 }
 
 export function loadOrchestratorConfig(env: Record<string, string | undefined>): OrchestratorConfig {
@@ -34,5 +38,6 @@ export function loadOrchestratorConfig(env: Record<string, string | undefined>):
     runMigrations: { name: 'GRANULE_RUN_MIGRATIONS', type: 'boolean' },
     instanceId: 'GRANULE_INSTANCE_ID',
     logLevel: 'GRANULE_LOG_LEVEL',
+    healthPort: { name: 'GRANULE_HEALTH_PORT', type: 'number' },
   });
 }

@@ -13,12 +13,15 @@ import type { AgentRegistration, AgentRegistrationReply, CommandReply, Deploymen
 import { RetryFailedCommand, ResumeDeploymentCommand, StartDeploymentCommand, StopDeploymentCommand } from '@granule/contracts/dto';
 import { EventStore, NatsOutboxPublisher } from '@granule/event-store';
 import { decodeJson, ensureExecutionStreams } from '@granule/messaging';
-import { RunCoordinator } from '@granule/orchestration';
+import { RunCoordinator, StrategyCoordinator } from '@granule/orchestration';
+import type { CoordinatorPorts } from '@granule/orchestration';
+import { ConfigStoreClient } from '@granule/config-store-client';
 import { PlanStore } from '@granule/plan-store';
 import type { Logger } from '@granule/service-kit';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
 import { JetStreamDispatcher } from './adapters/nats-dispatcher.adapter';
 import { RedisPresence, RedisRunLease } from './adapters/redis-presence.adapter';
+import { ConfigStoreStrategySource } from './adapters/strategy-source.adapter';
 import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
 import type { OrchestratorConfig } from './orchestrator.config';
 import { RunQueriesResponder } from './run-queries.responder';
@@ -48,6 +51,7 @@ class InvalidCommandError extends GranuleError<'INVALID_COMMAND'> {}
 export class OrchestratorService {
   readonly subjects: ExecutionSubjects;
   readonly coordinator: RunCoordinator;
+  readonly strategies: StrategyCoordinator;
   private readonly js: JetStreamClient;
   private jsm?: JetStreamManager;
   private readonly store: EventStore;
@@ -70,22 +74,22 @@ export class OrchestratorService {
     this.outboxLease = lease;
     const plans = new StoredPlanSource(nats, config.subjectPrefix, new PlanStore(dataSource));
     this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans);
-    this.coordinator = new RunCoordinator(
-      {
-        log: new PostgresRunEventLog(this.store, dataSource),
-        plans,
-        dispatcher: new JetStreamDispatcher(this.js, config.subjectPrefix),
-        presence: new RedisPresence(redis, config.subjectPrefix),
-        lease,
-        clock: { now: () => new Date() },
-        logger: {
-          info: (msg, fields) => logger.info(fields ?? {}, msg),
-          warn: (msg, fields) => logger.warn(fields ?? {}, msg),
-          error: (msg, fields) => logger.error(fields ?? {}, msg),
-        },
+    const ports: CoordinatorPorts = {
+      log: new PostgresRunEventLog(this.store, dataSource),
+      plans,
+      dispatcher: new JetStreamDispatcher(this.js, config.subjectPrefix),
+      presence: new RedisPresence(redis, config.subjectPrefix),
+      lease,
+      clock: { now: () => new Date() },
+      logger: {
+        info: (msg, fields) => logger.info(fields ?? {}, msg),
+        warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+        error: (msg, fields) => logger.error(fields ?? {}, msg),
       },
-      { limits: { maxBusyNodes: config.maxBusyNodes } },
-    );
+    };
+    this.coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: config.maxBusyNodes } });
+    this.strategies = new StrategyCoordinator(ports, new ConfigStoreStrategySource(new ConfigStoreClient(nats, { prefix: config.subjectPrefix })), this.coordinator);
+    this.coordinator.onRunEnded = (runId) => void this.strategies.childEnded(runId);
   }
 
   async start(): Promise<void> {
@@ -100,7 +104,7 @@ export class OrchestratorService {
     });
     this.queries.start();
     this.registration = nats.subscribe(this.subjects.agents.register, { queue: 'orchestrator', callback: (err, msg) => void this.register(err, msg) });
-    const recovered = await this.coordinator.recover();
+    const recovered = [...(await this.coordinator.recover()), ...(await this.strategies.recover())];
     if (recovered.length > 0) logger.info({ runs: recovered }, 'continuing runs from the event log');
     this.syncResultFeeds();
     void this.consumeCommands();
@@ -124,7 +128,9 @@ export class OrchestratorService {
     this.ticking = true;
     try {
       await this.coordinator.tick();
+      await this.strategies.tick();
       await this.coordinator.recover();
+      await this.strategies.recover();
       this.syncResultFeeds();
       await this.keepOutbox();
     } catch (err) {
@@ -240,9 +246,12 @@ export class OrchestratorService {
   private async execute(type: DeploymentCommandType, payload: Record<string, never>, msg: JsMsg): Promise<string | undefined> {
     const c = payload as unknown as { runId: string; newRunId?: string };
     switch (type) {
-      case 'StartDeployment':
-        await this.coordinator.start(payload as unknown as StartDeploymentCommand);
+      case 'StartDeployment': {
+        const start = payload as unknown as StartDeploymentCommand;
+        if (start.strategy) await this.strategies.start(start);
+        else await this.coordinator.start(start);
         return c.runId;
+      }
       case 'RetryFailed':
         await this.coordinator.retry(payload as unknown as RetryFailedCommand);
         return c.newRunId;

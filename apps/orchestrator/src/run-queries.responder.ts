@@ -4,6 +4,8 @@ import { GranuleError } from '@granule/core';
 import { runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type { ExecutionSubjects, QueryReply, RunEvent, RunEventEntry, RunEventsRequest, RunListEntry, RunShowRequest, RunSummary, RunsListRequest } from '@granule/contracts';
 import type { EventStore } from '@granule/event-store';
+import { applyResult, buildReport, createStrategyRun } from '@granule/deployment-strategy';
+import type { StrategyPlan } from '@granule/deployment-strategy';
 import { evolve, initialRunState, summarizeRun } from '@granule/execution';
 import type { PlanSource } from '@granule/orchestration';
 
@@ -93,10 +95,48 @@ export class RunQueriesResponder {
   async show(q: RunShowRequest): Promise<RunSummary> {
     const entries = await this.events({ runId: q.runId, ...(q.at ? { upTo: q.at } : {}) });
     const events = entries.map((e) => e.event);
-    const accepted = events.find((e) => e.type === 'PlanAccepted');
-    const plan = accepted?.type === 'PlanAccepted' ? await this.plans.load(accepted.data.planId) : undefined;
+    const accepted = events.find((e) => e.type === 'StrategyAccepted');
+    if (accepted?.type === 'StrategyAccepted') return this.showStrategy(q.runId, events, accepted.data.plan as unknown as StrategyPlan);
+    const planned = events.find((e) => e.type === 'PlanAccepted');
+    const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
     let state = initialRunState(q.runId);
     for (const e of events) state = evolve(state, e, plan);
     return summarizeRun(state, events);
   }
+
+  /** A strategy run: its groups from the strategy state machine, task counts summed over its phase runs. */
+  private async showStrategy(runId: string, events: RunEvent[], plan: StrategyPlan): Promise<RunSummary> {
+    let strategyState = createStrategyRun(plan);
+    const phaseRuns: string[] = [];
+    for (const e of events) {
+      if (e.type === 'StrategyPhaseStarted') phaseRuns.push(e.data.childRunId);
+      if (e.type === 'StrategyPhaseFinished') strategyState = applyResult(strategyState, { group: e.data.group, phase: e.data.phase, succeeded: e.data.succeeded, failed: e.data.failed });
+    }
+    const report = buildReport(strategyState);
+    const parent = summarizeRun(events.reduce((s, e) => evolve(s, e), initialRunState(runId)), events);
+    const children = await Promise.all(phaseRuns.map((id) => this.show({ runId: id })));
+    for (const child of children) {
+      for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;
+      for (const [uid, counts] of Object.entries(child.nodes)) {
+        const into = (parent.nodes[uid] ??= { ...zero(child.nodes[uid]), failedNode: false });
+        for (const [k, v] of Object.entries(counts)) if (k !== 'failedNode') (into as unknown as Record<string, number>)[k] += v as number;
+        into.failedNode ||= counts.failedNode;
+      }
+      parent.failures.push(...child.failures);
+      parent.running.push(...child.running);
+    }
+    return {
+      ...parent,
+      strategy: {
+        outcome: report.outcome,
+        groups: report.groups.map((g) => ({ name: g.name, critical: g.critical, status: g.status, stage: g.stage, failures: g.failures })),
+        nodes: report.nodes,
+        phaseRuns,
+      },
+    };
+  }
+}
+
+function zero<T extends object>(counts: T): T {
+  return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, typeof v === 'number' ? 0 : v])) as T;
 }

@@ -20,7 +20,39 @@ export interface DeploymentRequested {
     requestedBy?: string;
     /** Set for RetryFailed: the run retried and the keys it reruns. */
     retryOf?: { runId: string; failedOnly: boolean };
+    /** Set for a phase run of a strategy run: the parent run, group and phase. */
+    childOf?: { runId: string; group: string; phase: 'prepare' | 'deploy' };
+    /** A failed node does not stop the run (strategy phases judge nodes by success criteria). */
+    tolerateNodeFailures?: boolean;
   };
+}
+
+/** A strategy run's groups resolved against the nodes (a StrategyPlan), and the inputs its phase runs use. */
+export interface StrategyAccepted {
+  type: 'StrategyAccepted';
+  data: {
+    plan: { order: string[]; groups: unknown[]; nodes: string[] };
+    /** Inline plan inputs (absent when the run plans an environment). */
+    inline?: { graphs: Record<string, unknown[]>; nodes: unknown[]; cluster?: Record<string, unknown> };
+  };
+}
+
+/** A group phase started as its own run (`childRunId`) on `nodes`. */
+export interface StrategyPhaseStarted {
+  type: 'StrategyPhaseStarted';
+  data: { group: string; phase: 'prepare' | 'deploy'; nodes: string[]; childRunId: string; graph: string };
+}
+
+/** A group phase ended; its nodes by outcome. */
+export interface StrategyPhaseFinished {
+  type: 'StrategyPhaseFinished';
+  data: { group: string; phase: 'prepare' | 'deploy'; childRunId: string; succeeded: string[]; failed: string[]; note?: string };
+}
+
+/** The end-of-run strategy report: groups with stage and failures, nodes by status. */
+export interface StrategyReported {
+  type: 'StrategyReported';
+  data: { outcome: 'success' | 'partial' | 'failed'; report: Record<string, unknown> };
 }
 
 export interface PlanAccepted {
@@ -96,7 +128,8 @@ export interface DeploymentResumed {
 
 export interface DeploymentSucceeded {
   type: 'DeploymentSucceeded';
-  data: { at: string; failedNodes: string[] };
+  /** `outcome: partial` for a strategy run that succeeded with some groups or nodes failed. */
+  data: { at: string; failedNodes: string[]; outcome?: 'success' | 'partial' };
 }
 
 export interface DeploymentFailed {
@@ -111,6 +144,10 @@ export interface DeploymentStopped {
 
 export type RunEvent =
   | DeploymentRequested
+  | StrategyAccepted
+  | StrategyPhaseStarted
+  | StrategyPhaseFinished
+  | StrategyReported
   | PlanAccepted
   | DeploymentRefused
   | NodeFailed
@@ -131,6 +168,10 @@ export type RunEventType = RunEvent['type'];
 
 export const RUN_EVENT_TYPES: readonly RunEventType[] = [
   'DeploymentRequested',
+  'StrategyAccepted',
+  'StrategyPhaseStarted',
+  'StrategyPhaseFinished',
+  'StrategyReported',
   'PlanAccepted',
   'DeploymentRefused',
   'NodeFailed',

@@ -52,6 +52,13 @@ export interface RunSummary {
   failures: { key: string; status: string; error?: string; outputTail?: string }[];
   /** Task instances dispatched or running now. */
   running: string[];
+  /** Strategy runs: the groups' outcome (the phase runs' task counts are in `nodes` and `totals`). */
+  strategy?: {
+    outcome: string | null;
+    groups: { name: string; critical: boolean; status: string; stage: string; failures: { criteria: string; needed: unknown; actual: unknown }[] }[];
+    nodes: Record<string, string[]>;
+    phaseRuns: string[];
+  };
 }
 
 export type QueryReply<T> = { ok: true; result: T } | { ok: false; code: string; message: string };

@@ -42,6 +42,7 @@ function nodeFailure(state: RunState, plan: ExecutablePlan, n: number, reason: '
     }
   }
   const critical = plan.groupsOfNode[n].length === 0;
+  if (state.request?.tolerateNodeFailures) return events.filter((e) => e.type === 'NodeFailed');
   if ((critical || exceeded.length > 0) && state.phase === 'running') {
     events.push({
       type: 'DeploymentStopRequested',
@@ -82,7 +83,7 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       if (state.phase !== 'requested') return [];
       if (!plan) throw new RunCommandError('RUN_NO_PLAN', `AcceptPlan for run ${state.runId} needs the plan`);
       const { critical, failed } = offlineAtStart(plan, command.offlineNodes);
-      if (critical.length > 0) {
+      if (critical.length > 0 && !state.request?.tolerateNodeFailures) {
         return [
           {
             type: 'DeploymentRefused',

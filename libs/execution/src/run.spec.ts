@@ -26,10 +26,13 @@ class Scenario {
 
   constructor(
     readonly plan: ExecutablePlan,
-    options: { dryRun?: boolean; offline?: string[]; only?: string[] } = {},
+    options: { dryRun?: boolean; offline?: string[]; only?: string[]; tolerant?: boolean } = {},
   ) {
     this.state = initialRunState('r1');
-    this.when({ type: 'RequestDeployment', request: { runId: 'r1', graph: 'default', dryRun: options.dryRun ?? false, noop: false } });
+    this.when({
+      type: 'RequestDeployment',
+      request: { runId: 'r1', graph: 'default', dryRun: options.dryRun ?? false, noop: false, ...(options.tolerant ? { tolerateNodeFailures: true } : {}) },
+    });
     this.when({ type: 'AcceptPlan', planId: 'p1', planHash: 'h', offlineNodes: options.offline ?? [], only: options.only, at: T0 });
   }
 
@@ -313,6 +316,23 @@ describe('run - operator commands', () => {
     run.report('b@n2', 'succeeded');
     expect(run.finish()).toEqual([{ type: 'DeploymentSucceeded', data: { at: at(99), failedNodes: [] } }]);
     expect(run.status('a@n1')).toBe('not_in_run');
+  });
+});
+
+describe('run - strategy phases (failures tolerated)', () => {
+  it('fails the node but does not stop the run, so every other node finishes', () => {
+    const run = new Scenario(planOf(CHAIN, nodes), { tolerant: true });
+    run.dispatch();
+    expect(types(run.report('a@n2', 'failed'))).toEqual(['TaskFailed', 'NodeFailed']);
+    run.report('a@n1', 'succeeded');
+    expect(run.runAll()).toEqual(['b@n1', 'c@n1']);
+    expect(run.finish()).toEqual([{ type: 'DeploymentSucceeded', data: { at: at(99), failedNodes: ['n2'] } }]);
+  });
+
+  it('fails offline nodes instead of refusing the run', () => {
+    const run = new Scenario(planOf(CHAIN, nodes), { tolerant: true, offline: ['n1'] });
+    expect(types(run.events)).toEqual(['DeploymentRequested', 'PlanAccepted', 'NodeFailed']);
+    expect(run.dispatch()).toEqual(['a@n2']);
   });
 });
 

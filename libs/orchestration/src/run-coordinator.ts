@@ -1,9 +1,10 @@
 import { GranuleError } from '@granule/core';
-import type { RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
+import type { DeploymentRequested, RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { InstanceStatus, decide, evolve, initialRunState } from '@granule/execution';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunState } from '@granule/execution';
 import type { CoordinatorPorts } from './ports';
+import { requestData } from './request-data';
 
 export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
 
@@ -48,8 +49,11 @@ export class RunCoordinator {
     return this.runs.get(runId)?.state;
   }
 
+  /** Called when a run this orchestrator drove has ended. */
+  onRunEnded?: (runId: string) => void;
+
   /** Starts a deployment; throws `RUN_EXISTS` for a run id that was used before. */
-  async start(command: StartDeployment): Promise<void> {
+  async start(command: StartDeployment, extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {}): Promise<void> {
     if (this.runs.has(command.runId) || (await this.ports.log.exists(command.runId))) {
       throw new CoordinatorError('RUN_EXISTS', `run ${command.runId} already exists`);
     }
@@ -57,19 +61,7 @@ export class RunCoordinator {
     const run: ActiveRun = { state: initialRunState(command.runId), queue: Promise.resolve() };
     this.runs.set(command.runId, run);
     await this.serial(run, async () => {
-      await this.apply(run, {
-        type: 'RequestDeployment',
-        request: {
-          runId: command.runId,
-          ...(command.envId ? { envId: command.envId } : {}),
-          graph: command.graph,
-          ...(command.filters ? { filters: { ...command.filters } } : {}),
-          ...(command.strategy ? { strategy: command.strategy } : {}),
-          dryRun: command.dryRun,
-          noop: command.noop,
-          ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}),
-        },
-      });
+      await this.apply(run, { type: 'RequestDeployment', request: { ...requestData(command), ...extra } });
       await this.plan(run, command);
     });
   }
@@ -172,6 +164,8 @@ export class RunCoordinator {
     if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${runId} does not exist`);
     const last = events[events.length - 1].type;
     if (TERMINAL.has(last) && !(evenIfStopped && last === 'DeploymentStopped')) return false;
+    const first = events[0];
+    if (first.type === 'DeploymentRequested' && first.data.strategy && !first.data.childOf) return false; // the strategy coordinator's
     if (!(await this.ports.lease.acquire(runId))) return false;
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     const plan = accepted?.type === 'PlanAccepted' ? await this.ports.plans.load(accepted.data.planId) : undefined;
@@ -201,7 +195,9 @@ export class RunCoordinator {
           if (i >= 0 && state.status[i] === InstanceStatus.Dispatched) await this.ports.dispatcher.dispatch(this.dispatchMessage(run, plan, i));
         }
       }
-      await this.advance(run);
+      // A stopped run taken back by `resume` waits for its Resume: advancing would settle it
+      // (stopped is terminal) and let go of it again.
+      if (state.phase !== 'stopped') await this.advance(run);
     });
     return true;
   }
@@ -238,6 +234,7 @@ export class RunCoordinator {
     this.ports.logger.info('run ended', { runId: run.state.runId, phase: run.state.phase });
     this.runs.delete(run.state.runId);
     await this.ports.lease.release(run.state.runId);
+    this.onRunEnded?.(run.state.runId);
   }
 
   /** decide → append → evolve → act. Returns the events. */

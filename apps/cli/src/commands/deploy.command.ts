@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
-import { UsageError } from '@granule/core';
-import type { RunEventEntry, RunEventsRequest, RunShowRequest, RunSummary, StartDeployment } from '@granule/contracts';
+import { stat } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { InvalidInputError, UsageError } from '@granule/core';
+import { parseStrategyDocument } from '@granule/deployment-strategy';
+import type { RunEventEntry, RunEventsRequest, RunShowRequest, RunSummary, StartDeployment, StrategyRef } from '@granule/contracts';
 import { addConnectionOptions } from '../connection';
-import { newCommandId, newRunId, query, sendCommand, withNats } from '../connection/nats-session';
+import { newCommandId, newRunId, query, sendCommand, ServiceError, withNats } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
-import { commaList } from '../inputs/read-input';
+import { commaList, readInputFile } from '../inputs/read-input';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { loadPlanRequest } from './plan.command';
 import { describeEvent, renderRecap } from './run-format';
@@ -26,24 +29,47 @@ interface DeployOptions {
   noop?: boolean;
   watch?: boolean;
   runId?: string;
+  strategy?: string;
   output: string;
   natsUrl?: string;
   subjectPrefix?: string;
 }
 
-/** Follows a run's events until it ends; prints a line per event and the recap. Returns the final summary. */
-export async function watchRun(session: NatsSession, runId: string, print: (line: string) => void, pollMs = 300): Promise<RunSummary> {
+const ENDS = ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'];
+
+/**
+ * Follows a run's events until it ends, printing a line per event (a strategy run's phase runs
+ * are followed too, indented), then returns the run's summary.
+ */
+export async function watchRun(session: NatsSession, runId: string, print: (line: string) => void, pollMs = 300, indent = ''): Promise<RunSummary> {
   let after = 0;
-  for (;;) {
-    const entries = await query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after });
-    for (const entry of entries) {
-      print(describeEvent(entry));
-      after = entry.version;
+  for (let waited = 0; ; ) {
+    let entries: RunEventEntry[];
+    try {
+      entries = await query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after });
+    } catch (err) {
+      // A strategy's phase run is announced just before it is created.
+      if (!(err instanceof ServiceError && err.code === 'RUN_UNKNOWN' && indent && (waited += pollMs) < 30_000)) throw err;
+      await new Promise((r) => setTimeout(r, pollMs));
+      continue;
     }
-    const done = entries.some((e) => ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'].includes(e.event.type));
-    if (done) return query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId });
+    for (const entry of entries) {
+      print(indent + describeEvent(entry));
+      after = entry.version;
+      if (entry.event.type === 'StrategyPhaseStarted') await watchRun(session, entry.event.data.childRunId, print, pollMs, `${indent}    `);
+    }
+    if (entries.some((e) => ENDS.includes(e.event.type))) return query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId });
     await new Promise((r) => setTimeout(r, pollMs));
   }
+}
+
+/** A strategy file is sent inline (validated here first); anything else is a name config-store knows. */
+async function strategyRef(value: string): Promise<StrategyRef> {
+  if (!(await stat(value).catch(() => undefined))?.isFile()) return { name: value };
+  const parsed = parseStrategyDocument(await readInputFile(value), value);
+  const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0) throw new InvalidInputError(errors);
+  return { inline: parseYaml(await readInputFile(value)) as Record<string, unknown> };
 }
 
 async function runDeploy(opts: DeployOptions): Promise<void> {
@@ -60,10 +86,25 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
   let inline: StartDeployment['inline'];
   if (!opts.env) {
     if (!opts.nodes) throw new UsageError('--nodes NODES.yaml is needed with --tasks or --release');
-    const { request, warnings } = await loadPlanRequest({ ...opts, nodes: opts.nodes, output: 'json' });
-    for (const w of warnings) process.stderr.write(`warning: ${w.message}\n`);
-    inline = { graphs: { [opts.graph]: request.tasks }, nodes: request.nodes, ...(request.cluster ? { cluster: request.cluster } : {}) };
+    // A strategy run plans the provisioning graph (prepare) and the default graph (deploy).
+    const wanted = opts.strategy ? ['provisioning', 'default'] : [opts.graph];
+    const graphs: Record<string, unknown[]> = {};
+    let base: Awaited<ReturnType<typeof loadPlanRequest>>['request'] | undefined;
+    for (const graph of wanted) {
+      try {
+        const { request, warnings } = await loadPlanRequest({ ...opts, graph, nodes: opts.nodes, output: 'json' });
+        if (!base) for (const w of warnings) process.stderr.write(`warning: ${w.message}\n`);
+        graphs[graph] = request.tasks;
+        base = request;
+      } catch (err) {
+        const missing = err instanceof InvalidInputError && err.diagnostics.every((d) => d.code === 'PLAN_UNKNOWN_GRAPH');
+        if (!missing || graph === opts.graph) throw err;
+      }
+    }
+    const request = base as NonNullable<typeof base>;
+    inline = { graphs, nodes: request.nodes, ...(request.cluster ? { cluster: request.cluster } : {}) };
   }
+  const strategy = opts.strategy ? await strategyRef(opts.strategy) : undefined;
   const runId = opts.runId ?? newRunId();
   const command: StartDeployment = {
     commandId: newCommandId(),
@@ -72,6 +113,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     ...(inline ? { inline } : {}),
     graph: opts.graph,
     ...(Object.keys(filters).length ? { filters } : {}),
+    ...(strategy ? { strategy } : {}),
     dryRun: !!opts.dryRun,
     noop: !!opts.noop,
     requestedBy: process.env.USER ?? 'granule-cli',
@@ -106,12 +148,13 @@ export function registerDeployCommand(program: Command): void {
     .option('--skip <ID,...>', 'skip these tasks', commaList)
     .option('--only <ID,...>', 'run only these tasks', commaList)
     .option('--node <UID,...>', 'deploy only these nodes', commaList)
+    .option('--strategy <NAME|FILE>', 'deploy group by group: a strategy uploaded to config-store, or a strategy file')
     .option('--dry-run', 'validate and plan, run nothing')
     .option('--noop', 'agents report what they would do (puppet --noop)')
     .option('--watch', 'follow the run until it ends, then print the recap')
     .option('--run-id <ID>', 'use this run id instead of a generated one')
     .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
-    .addHelpText('after', '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n')
+    .addHelpText('after', '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n')
     .action((opts: DeployOptions) => runDeploy(opts));
   addConnectionOptions(cmd);
 }

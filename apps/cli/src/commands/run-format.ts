@@ -41,6 +41,18 @@ export function describeEvent(entry: RunEventEntry): string {
     case 'DeploymentRefused':
       detail = e.data.reason;
       break;
+    case 'StrategyAccepted':
+      detail = `groups in order: ${e.data.plan.order.join(', ')}`;
+      break;
+    case 'StrategyPhaseStarted':
+      detail = `${e.data.phase} ${e.data.group} on ${e.data.nodes.join(', ')} (${e.data.graph} graph, run ${e.data.childRunId})`;
+      break;
+    case 'StrategyPhaseFinished':
+      detail = `${e.data.phase} ${e.data.group}: ${e.data.succeeded.length} ok${e.data.failed.length ? `, failed: ${e.data.failed.join(', ')}` : ''}${e.data.note ? ` (${e.data.note})` : ''}`;
+      break;
+    case 'StrategyReported':
+      detail = `outcome ${e.data.outcome}`;
+      break;
     case 'DeploymentFailed':
       detail = e.data.reason;
       break;
@@ -59,8 +71,21 @@ function lastLine(text: string): string {
   return lines[lines.length - 1].slice(0, 160);
 }
 
-/** Ansible-style recap: a line per node with counts by outcome, then the failures. */
+/** Ansible-style recap: a line per node with counts by outcome, then the failures (and the strategy's groups). */
 export function renderRecap(summary: RunSummary): string {
+  const strategy = summary.strategy
+    ? `\nSTRATEGY outcome: ${summary.strategy.outcome ?? 'in progress'}\n` +
+      toTable(
+        summary.strategy.groups.map((g) => ({
+          group: g.name,
+          critical: g.critical,
+          status: g.status,
+          stage: g.stage,
+          failures: g.failures.map((f) => `${f.criteria}: needed ${f.needed}, got ${f.actual}`).join('; '),
+        })),
+        ['group', 'critical', 'status', 'stage', 'failures'],
+      )
+    : '';
   const rows = Object.entries(summary.nodes)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([node, c]) => ({
@@ -76,7 +101,8 @@ export function renderRecap(summary: RunSummary): string {
   return (
     `RECAP run ${summary.runId}: ${summary.phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
-    (failures.length ? `failures:\n${failures.join('\n')}\n` : '')
+    (failures.length ? `failures:\n${failures.join('\n')}\n` : '') +
+    strategy
   );
 }
 

@@ -1,0 +1,185 @@
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import { executionSubjects } from '@granule/contracts';
+import type { TaskDispatchMessage } from '@granule/contracts';
+import { NATS_OUTBOX_CONSUMER } from '@granule/event-store';
+import type { PublishedEvent } from '@granule/event-store';
+import type { GranuleMetrics } from '@granule/observability';
+import type { Logger } from '@granule/service-kit';
+
+/** `granule_runs` states, from the last event of a run stream (the same phases as `granule runs list`). */
+export const RUN_STATES = ['requested', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'refused'] as const;
+
+const STATE_OF_LAST_EVENT: Record<string, (typeof RUN_STATES)[number]> = {
+  DeploymentRequested: 'requested',
+  DeploymentStopRequested: 'stopping',
+  DeploymentSucceeded: 'succeeded',
+  DeploymentFailed: 'failed',
+  DeploymentStopped: 'stopped',
+  DeploymentRefused: 'refused',
+};
+
+const TASK_STATE_OF_EVENT: Record<string, string> = {
+  TaskSucceeded: 'succeeded',
+  TaskFailed: 'failed',
+  TaskTimedOut: 'timed_out',
+  TaskSkipped: 'skipped',
+};
+
+/** Bounds every map kept here: a long outage of terminal events must not grow memory without end. */
+const MAX_TRACKED = 100_000;
+
+/**
+ * Turns the outbox's published run events (and the dispatch messages, for task types) into
+ * `granule_task_runs_total` and `granule_dispatch_to_start_seconds`. No I/O: `RunMetricsFeed`
+ * feeds it. An event seen twice (the outbox is at-least-once) is counted once.
+ */
+export class RunEventMetrics {
+  /** `<runId>/<key>` → task type, from dispatch messages. */
+  private readonly types = new Map<string, string>();
+  /** `<runId>/<key>/<attempt>` → TaskDispatched time (ms). */
+  private readonly dispatchedAt = new Map<string, number>();
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly metrics: Pick<GranuleMetrics, 'taskRuns' | 'dispatchToStart'>) {}
+
+  /** Remembers the task type of a dispatch (events carry only the key). */
+  recordDispatch(message: Pick<TaskDispatchMessage, 'runId' | 'key' | 'type'>): void {
+    remember(this.types, `${message.runId}/${message.key}`, message.type);
+  }
+
+  /** Updates the metrics from one committed event of a run stream; other events are ignored. */
+  recordEvent(event: Pick<PublishedEvent, 'type' | 'data' | 'streamId' | 'globalPosition'>): void {
+    if (!event.streamId.startsWith('run-') || this.seen.has(event.globalPosition)) return;
+    remember(this.seen, event.globalPosition);
+    const runId = event.streamId.slice('run-'.length);
+    const data = event.data as { key?: string; attempt?: number; at?: string };
+    if (typeof data.key !== 'string') return;
+    const attemptKey = `${runId}/${data.key}/${data.attempt ?? 0}`;
+    if (event.type === 'TaskDispatched') {
+      const at = Date.parse(data.at ?? '');
+      if (!Number.isNaN(at)) remember(this.dispatchedAt, attemptKey, at);
+    } else if (event.type === 'TaskStarted') {
+      const dispatched = this.dispatchedAt.get(attemptKey);
+      const started = Date.parse(data.at ?? '');
+      this.dispatchedAt.delete(attemptKey);
+      // The start time is the agent's clock: a skew making it earlier than the dispatch counts as 0.
+      if (dispatched !== undefined && !Number.isNaN(started)) this.metrics.dispatchToStart.observe(Math.max(0, started - dispatched) / 1000);
+    } else if (TASK_STATE_OF_EVENT[event.type]) {
+      this.dispatchedAt.delete(attemptKey);
+      const typeKey = `${runId}/${data.key}`;
+      this.metrics.taskRuns.inc({ state: TASK_STATE_OF_EVENT[event.type], type: this.types.get(typeKey) ?? 'unknown' });
+      this.types.delete(typeKey);
+    }
+  }
+}
+
+function remember<K, V>(collection: Map<K, V> | Set<K>, key: K, value?: V): void {
+  if (collection.size >= MAX_TRACKED) collection.delete(collection.keys().next().value as K);
+  if (collection instanceof Map) collection.set(key, value as V);
+  else collection.add(key);
+}
+
+/** Counts of run streams by their last event's type, mapped to `RUN_STATES`. */
+export async function countRunsByState(dataSource: Pick<DataSource, 'query'>): Promise<Record<(typeof RUN_STATES)[number], number>> {
+  const rows: Array<{ type: string; runs: string }> = await dataSource.query(
+    `SELECT e.type, count(*)::text AS runs
+       FROM granule_streams s
+       JOIN granule_events e ON e.stream_id = s.stream_id AND e.stream_version = s.version
+      WHERE s.stream_type = 'run'
+      GROUP BY e.type`,
+  );
+  const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as Record<(typeof RUN_STATES)[number], number>;
+  for (const row of rows) counts[STATE_OF_LAST_EVENT[row.type] ?? 'running'] += Number(row.runs);
+  return counts;
+}
+
+/** Events in the log: the sum of stream versions (exact, and cheap: one row per stream). */
+export async function countAppendedEvents(dataSource: Pick<DataSource, 'query'>): Promise<number> {
+  const [row]: Array<{ events: string }> = await dataSource.query(`SELECT COALESCE(sum(version), 0)::text AS events FROM granule_streams`);
+  return Number(row.events);
+}
+
+/** Committed events after `consumer`'s checkpoint (all of them when it has none). */
+export async function countConsumerLag(dataSource: Pick<DataSource, 'query'>, consumer: string): Promise<number> {
+  const [row]: Array<{ lag: string }> = await dataSource.query(
+    `SELECT count(*)::text AS lag
+       FROM granule_events e
+       LEFT JOIN granule_checkpoints c ON c.consumer = $1
+      WHERE c.consumer IS NULL OR (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position)`,
+    [consumer],
+  );
+  return Number(row.lag);
+}
+
+export interface RunMetricsFeedDeps {
+  nats: NatsConnection;
+  dataSource: DataSource;
+  logger: Logger;
+  subjectPrefix: string;
+  /** Checkpoint whose lag is exported; default the NATS outbox's. */
+  outboxConsumer?: string;
+}
+
+/**
+ * Feeds the orchestrator's Granule metrics without touching the coordinator: task counters and
+ * dispatch-to-start latency from the committed events the outbox publishes on
+ * `<prefix>.events.run.>` (task types from `<prefix>.dispatch.>`), and at every scrape the run
+ * states, the event count and the outbox lag from SQL. Every replica sees every event, so
+ * every replica exports the same cluster-wide values (aggregate with `max`, not `sum`).
+ */
+export class RunMetricsFeed {
+  private readonly events: RunEventMetrics;
+  private subscriptions: Subscription[] = [];
+
+  constructor(
+    private readonly metrics: GranuleMetrics,
+    private readonly deps: RunMetricsFeedDeps,
+  ) {
+    this.events = new RunEventMetrics(metrics);
+  }
+
+  start(): void {
+    const { nats, logger, subjectPrefix } = this.deps;
+    const subjects = executionSubjects(subjectPrefix);
+    const decode = <T>(data: Uint8Array, subject: string): T | undefined => {
+      try {
+        return JSON.parse(new TextDecoder().decode(data)) as T;
+      } catch {
+        logger.warn({ subject }, 'metrics: undecodable message ignored');
+        return undefined;
+      }
+    };
+    this.subscriptions = [
+      nats.subscribe(subjects.dispatch.all, {
+        callback: (err, msg) => {
+          const message = err ? undefined : decode<TaskDispatchMessage>(msg.data, msg.subject);
+          if (message?.runId && message.key && message.type) this.events.recordDispatch(message);
+        },
+      }),
+      nats.subscribe(`${subjectPrefix}.events.run.>`, {
+        callback: (err, msg) => {
+          const event = err ? undefined : decode<PublishedEvent>(msg.data, msg.subject);
+          if (event?.streamId && event.globalPosition) this.events.recordEvent(event);
+        },
+      }),
+    ];
+    const consumer = this.deps.outboxConsumer ?? NATS_OUTBOX_CONSUMER;
+    this.metrics.addCollector(async () => {
+      try {
+        const [runs, appended, lag] = await Promise.all([countRunsByState(this.deps.dataSource), countAppendedEvents(this.deps.dataSource), countConsumerLag(this.deps.dataSource, consumer)]);
+        for (const [state, n] of Object.entries(runs)) this.metrics.runs.set({ state }, n);
+        this.metrics.eventLogAppends.reset();
+        this.metrics.eventLogAppends.inc(appended);
+        this.metrics.consumerLag.set({ consumer }, lag);
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, 'metrics: cannot read the event log; keeping the last values');
+      }
+    });
+  }
+
+  stop(): void {
+    for (const s of this.subscriptions) s.unsubscribe();
+    this.subscriptions = [];
+  }
+}

@@ -1,0 +1,146 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { PlanReplyMessage, PlanRequestMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import { buildReport, parseStrategyDocument, simulateStrategy } from '@granule/deployment-strategy';
+import { toExecutablePlan } from '@granule/execution';
+import type { ExecutablePlan } from '@granule/execution';
+import { buildPlan, planInstances } from '@granule/planner';
+import { assertNoErrors, parseNodesFile, parseTaskFile } from '@granule/task-model';
+import type { TaskDefinition } from '@granule/task-model';
+import type { CoordinatorPorts, RunEventLog } from './ports';
+import { RunCoordinator } from './run-coordinator';
+import { StrategyCoordinator } from './strategy-coordinator';
+
+const root = path.join(__dirname, '..', '..', '..');
+const STRATEGY_FILE = path.join(root, 'examples/strategies/deployment-strategy.yaml');
+const NODES_FILE = path.join(root, 'examples/strategies/nodes.yaml');
+const strategyDoc = parseStrategyDocument(readFileSync(STRATEGY_FILE, 'utf8'), STRATEGY_FILE);
+const nodes = parseNodesFile(readFileSync(NODES_FILE, 'utf8'), NODES_FILE).nodes;
+
+class MemoryLog implements RunEventLog {
+  readonly streams = new Map<string, RunEvent[]>();
+  async append(runId: string, events: RunEvent[], expectedVersion: number): Promise<number> {
+    const stream = this.streams.get(runId) ?? [];
+    if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
+    stream.push(...events);
+    this.streams.set(runId, stream);
+    return stream.length;
+  }
+  async read(runId: string): Promise<RunEvent[]> {
+    return [...(this.streams.get(runId) ?? [])];
+  }
+  async openRuns(): Promise<string[]> {
+    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([id]) => id);
+  }
+  async exists(runId: string): Promise<boolean> {
+    return this.streams.has(runId);
+  }
+}
+
+const graphs: Record<string, TaskDefinition[]> = {
+  provisioning: assertNoErrors(parseTaskFile("- {id: image, type: shell, roles: '*', parameters: {cmd: image}}", 'provisioning_graph.yaml')),
+  default: assertNoErrors(parseTaskFile("- {id: configure, type: shell, roles: '*', parameters: {cmd: configure}}", 'deployment_graph.yaml')),
+};
+
+/** Orchestration in memory with the real planner; agents answer every dispatch, failing the given node/graph pairs. */
+function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: MemoryLog; plans: Map<string, ExecutablePlan> }) {
+  const log = shared?.log ?? new MemoryLog();
+  const plans = shared?.plans ?? new Map<string, ExecutablePlan>();
+  const queue: TaskDispatchMessage[] = [];
+  const ports: CoordinatorPorts = {
+    log,
+    plans: {
+      request: async (req: PlanRequestMessage): Promise<PlanReplyMessage> => {
+        const tasks = graphs[req.graph];
+        if (!tasks) return { ok: false, code: 'PLAN_UNKNOWN_GRAPH', message: `graph ${req.graph}: no such graph` };
+        const built = buildPlan({ tasks, nodes, filters: req.filters as { nodes?: string[] } });
+        const id = `plan-${plans.size + 1}`;
+        plans.set(id, toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency }));
+        return { ok: true, planId: id, planHash: id, instances: 0, tasks: 0, nodes: [] };
+      },
+      load: async (id) => plans.get(id) as ExecutablePlan,
+    },
+    dispatcher: { dispatch: async (m) => void queue.push(m) },
+    presence: { offline: async () => [] },
+    lease: { acquire: async () => true, renew: async () => true, release: async () => undefined },
+    clock: { now: () => new Date('2026-01-01T00:00:00Z') },
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+  };
+  const runs = new RunCoordinator(ports, { limits: { maxBusyNodes: 100 } });
+  const strategies = new StrategyCoordinator(ports, { resolve: async () => ({ strategy: strategyDoc.strategy as never, nodes }) }, runs);
+  runs.onRunEnded = (id) => void strategies.childEnded(id);
+  const drain = async (): Promise<void> => {
+    for (let guard = 0; guard < 1000; guard++) {
+      const m = queue.shift();
+      if (!m) {
+        await strategies.tick();
+        if (queue.length === 0) return;
+        continue;
+      }
+      const failing = m.task === 'image' ? fail.prepare : fail.deploy;
+      await runs.progress({ runId: m.runId, key: m.key, node: m.node, attempt: m.attempt, dispatchId: m.dispatchId, status: failing?.includes(m.node) ? 'failed' : 'succeeded', at: '2026-01-01T00:00:01Z' });
+    }
+  };
+  return { log, plans, runs, strategies, drain };
+}
+
+const start = { commandId: 'c', runId: 's1', graph: 'default', dryRun: false, noop: false, strategy: { name: 'deployment-strategy' }, inline: { graphs: {}, nodes: [] } };
+
+async function outcomeOf(fail: { prepare?: string[]; deploy?: string[] }): Promise<{ events: RunEvent[]; report: Record<string, unknown> }> {
+  const w = world(fail);
+  await w.strategies.start(start);
+  await w.drain();
+  const events = await w.log.read('s1');
+  const reported = events.find((e) => e.type === 'StrategyReported');
+  if (reported?.type !== 'StrategyReported') throw new Error(`no report: ${events.map((e) => e.type).join(', ')}`);
+  return { events, report: reported.data.report };
+}
+
+describe('StrategyCoordinator - the seed example on real phase runs', () => {
+  const cases: [string, { prepare?: string[]; deploy?: string[] }, string][] = [
+    ['everything succeeds', {}, 'DeploymentSucceeded'],
+    ['ntp-node prepare fails', { prepare: ['ntp01'] }, 'DeploymentFailed'],
+    ['compute-nodes-2 deploy fails', { deploy: ['cmp201', 'cmp202'] }, 'DeploymentSucceeded'],
+  ];
+  it.each(cases)('%s: the run ends as the what-if simulation says', async (_name, fail, terminal) => {
+    const { events, report } = await outcomeOf(fail);
+    const expected = buildReport(simulateStrategy(strategyDoc.strategy as never, nodes, { failPrepare: fail.prepare ?? [], failDeploy: fail.deploy ?? [] }));
+    expect(report.outcome).toBe(expected.outcome);
+    expect(report.nodes).toEqual(expected.nodes);
+    expect(report.groups).toEqual(expected.groups);
+    expect(events.at(-1)?.type).toBe(terminal);
+  });
+
+  it('runs each group phase as its own run on the actionable nodes, in group order', async () => {
+    const { events } = await outcomeOf({});
+    const started = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [`${e.data.phase} ${e.data.group} ${e.data.graph}`] : []));
+    expect(started).toEqual([
+      'prepare monitoring-nodes provisioning',
+      'deploy monitoring-nodes default',
+      'prepare ntp-node provisioning',
+      'deploy ntp-node default',
+      'prepare control-nodes provisioning',
+      'deploy control-nodes default',
+      'prepare compute-nodes-1 provisioning',
+      'deploy compute-nodes-1 default',
+      'prepare compute-nodes-2 provisioning',
+      'deploy compute-nodes-2 default',
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success', failedNodes: [] } });
+  });
+
+  it('continues after a restart from the parent and phase events', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    // Process a few dispatches, then "crash": a new strategy coordinator over the same log.
+    await w.runs.progress({ runId: 's1-1-prepare', key: 'image@mon01', node: 'mon01', attempt: 1, dispatchId: 's1-1-prepare/image@mon01/1', status: 'succeeded', at: '2026-01-01T00:00:01Z' });
+    const again = world({}, { log: w.log, plans: w.plans });
+    expect(await again.runs.recover()).toEqual(['s1-1-prepare']);
+    expect(await again.strategies.recover()).toEqual(['s1']);
+    await again.drain();
+    const events = await again.log.read('s1');
+    expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
+    expect(events.filter((e) => e.type === 'StrategyPhaseStarted')).toHaveLength(10);
+  });
+});

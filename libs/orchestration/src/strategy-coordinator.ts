@@ -1,0 +1,219 @@
+import { GranuleError } from '@granule/core';
+import type { RunEvent, StartDeployment, StrategyRef } from '@granule/contracts';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import { applyResult, buildReport, createStrategyRun, nextAction, planStrategy } from '@granule/deployment-strategy';
+import type { DeploymentStrategy, StrategyAction, StrategyPlan, StrategyRunState } from '@granule/deployment-strategy';
+import type { NodeSpec } from '@granule/task-model';
+import type { CoordinatorPorts } from './ports';
+import type { RunCoordinator } from './run-coordinator';
+import { requestData } from './request-data';
+
+/** Finds the strategy document and the nodes its selectors look at. */
+export interface StrategySource {
+  resolve(ref: StrategyRef, request: { envId?: string; inlineNodes?: unknown[] }): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[] }>;
+}
+
+interface StrategyRun {
+  runId: string;
+  version: number;
+  request: StartDeployment;
+  plan: StrategyPlan;
+  state: StrategyRunState;
+  /** The phase run being waited for. */
+  pending?: { action: StrategyAction; childRunId: string };
+  queue: Promise<unknown>;
+}
+
+const TERMINAL = new Set<string>(TERMINAL_RUN_EVENTS);
+/** Phase runs: prepare runs the release's provisioning graph, deploy its default graph. */
+export const PHASE_GRAPHS = { prepare: 'provisioning', deploy: 'default' } as const;
+
+export class StrategyRunError extends GranuleError<'STRATEGY_UNRESOLVED' | 'RUN_EXISTS' | 'RUN_NOT_OWNED'> {}
+
+/**
+ * Drives strategy runs (seed 004): groups one at a time, each phase as a run of its own (the
+ * child run) on the group's nodes, with node failures tolerated there; the strategy state
+ * machine judges the group by its success criteria and picks the next phase. The parent's
+ * events record the plan of groups, each phase's start and outcome and the final report, so a
+ * restarted orchestrator continues where the parent stood.
+ */
+export class StrategyCoordinator {
+  private readonly runs = new Map<string, StrategyRun>();
+
+  constructor(
+    private readonly ports: CoordinatorPorts,
+    private readonly strategies: StrategySource,
+    private readonly children: RunCoordinator,
+  ) {}
+
+  owned(): string[] {
+    return [...this.runs.keys()];
+  }
+
+  async start(command: StartDeployment): Promise<void> {
+    if (this.runs.has(command.runId) || (await this.ports.log.exists(command.runId))) throw new StrategyRunError('RUN_EXISTS', `run ${command.runId} already exists`);
+    if (!(await this.ports.lease.acquire(command.runId))) throw new StrategyRunError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
+    let version = await this.ports.log.append(command.runId, [{ type: 'DeploymentRequested', data: requestData(command) }], 0);
+    let resolved: { strategy: DeploymentStrategy; nodes: NodeSpec[] };
+    let plan: StrategyPlan;
+    try {
+      resolved = await this.strategies.resolve(command.strategy as StrategyRef, { envId: command.envId, inlineNodes: command.inline?.nodes });
+      plan = planStrategy(resolved.strategy, resolved.nodes);
+    } catch (err) {
+      const code = err instanceof GranuleError ? err.code : 'STRATEGY_UNRESOLVED';
+      await this.ports.log.append(command.runId, [{ type: 'DeploymentRefused', data: { code, reason: (err as Error).message } }], version);
+      await this.ports.lease.release(command.runId);
+      return;
+    }
+    version = await this.ports.log.append(
+      command.runId,
+      [{ type: 'StrategyAccepted', data: { plan: plan as unknown as { order: string[]; groups: unknown[]; nodes: string[] }, ...(command.inline ? { inline: command.inline } : {}) } }],
+      version,
+    );
+    const run: StrategyRun = { runId: command.runId, version, request: command, plan, state: createStrategyRun(plan), queue: Promise.resolve() };
+    this.runs.set(command.runId, run);
+    await this.serial(run, () => this.advance(run));
+  }
+
+  /** Periodic: renews leases and notices phase runs that ended. */
+  async tick(): Promise<void> {
+    for (const [runId, run] of [...this.runs]) {
+      if (!(await this.ports.lease.renew(runId))) {
+        this.runs.delete(runId);
+        continue;
+      }
+      await this.serial(run, () => this.advance(run));
+    }
+  }
+
+  /** A phase run ended (fast path; `tick` notices it too). */
+  async childEnded(childRunId: string): Promise<void> {
+    const run = [...this.runs.values()].find((r) => r.pending?.childRunId === childRunId);
+    if (run) await this.serial(run, () => this.advance(run));
+  }
+
+  /** True for the first event of a strategy parent run. */
+  static isStrategyParent(first: RunEvent | undefined): boolean {
+    return first?.type === 'DeploymentRequested' && !!first.data.strategy && !first.data.childOf;
+  }
+
+  /** Rebuilds open strategy runs from their events. */
+  async recover(): Promise<string[]> {
+    const recovered: string[] = [];
+    for (const runId of await this.ports.log.openRuns()) {
+      if (this.runs.has(runId)) continue;
+      const events = await this.ports.log.read(runId);
+      if (!StrategyCoordinator.isStrategyParent(events[0]) || TERMINAL.has(events[events.length - 1].type)) continue;
+      if (!(await this.ports.lease.acquire(runId))) continue;
+      const run = this.fold(runId, events);
+      if (!run) {
+        // Requested but never accepted: the inputs are gone with the old process.
+        await this.ports.log.append(runId, [{ type: 'DeploymentRefused', data: { code: 'PLANNING_INTERRUPTED', reason: 'the orchestrator restarted while resolving the strategy; start the deployment again' } }], events.length);
+        await this.ports.lease.release(runId);
+        continue;
+      }
+      this.runs.set(runId, run);
+      recovered.push(runId);
+      await this.serial(run, () => this.advance(run));
+    }
+    return recovered;
+  }
+
+  private fold(runId: string, events: RunEvent[]): StrategyRun | undefined {
+    const requested = events[0];
+    const accepted = events.find((e) => e.type === 'StrategyAccepted');
+    if (requested.type !== 'DeploymentRequested' || accepted?.type !== 'StrategyAccepted') return undefined;
+    const plan = accepted.data.plan as unknown as StrategyPlan;
+    let state = createStrategyRun(plan);
+    let pending: StrategyRun['pending'];
+    for (const e of events) {
+      if (e.type === 'StrategyPhaseStarted') pending = { action: { kind: e.data.phase, group: e.data.group, nodes: e.data.nodes }, childRunId: e.data.childRunId };
+      if (e.type === 'StrategyPhaseFinished') {
+        state = applyResult(state, { group: e.data.group, phase: e.data.phase, succeeded: e.data.succeeded, failed: e.data.failed });
+        pending = undefined;
+      }
+    }
+    const r = requested.data;
+    const request: StartDeployment = {
+      commandId: 'recovery',
+      runId,
+      ...(r.envId ? { envId: r.envId } : {}),
+      ...(accepted.data.inline ? { inline: accepted.data.inline } : {}),
+      graph: r.graph,
+      ...(r.filters ? { filters: r.filters } : {}),
+      ...(r.strategy ? { strategy: r.strategy } : {}),
+      dryRun: r.dryRun,
+      noop: r.noop,
+    };
+    return { runId, version: events.length, request, plan, state, pending, queue: Promise.resolve() };
+  }
+
+  /** Finishes the pending phase if its run ended, then starts the next phase or ends the run. */
+  private async advance(run: StrategyRun): Promise<void> {
+    if (run.pending) {
+      const result = await this.phaseOutcome(run.pending);
+      if (!result) return; // still running
+      await this.append(run, [{ type: 'StrategyPhaseFinished', data: { group: run.pending.action.group, phase: run.pending.action.kind, childRunId: run.pending.childRunId, ...result } }]);
+      run.state = applyResult(run.state, { group: run.pending.action.group, phase: run.pending.action.kind, succeeded: result.succeeded, failed: result.failed });
+      run.pending = undefined;
+    }
+    const next = nextAction(run.state);
+    if (next.kind === 'done') {
+      const report = buildReport(run.state);
+      const at = this.ports.clock.now().toISOString();
+      const failedNodes = [...report.nodes.failed];
+      const critical = report.groups.filter((g) => g.critical && g.status === 'FAILED').map((g) => g.name);
+      await this.append(run, [
+        { type: 'StrategyReported', data: { outcome: next.outcome, report: report as unknown as Record<string, unknown> } },
+        next.outcome === 'failed'
+          ? { type: 'DeploymentFailed', data: { at, reason: `critical group(s) failed: ${critical.join(', ')}`, failedNodes } }
+          : { type: 'DeploymentSucceeded', data: { at, failedNodes, outcome: next.outcome } },
+      ]);
+      this.runs.delete(run.runId);
+      await this.ports.lease.release(run.runId);
+      return;
+    }
+    const childRunId = `${run.runId}-${run.state.steps.length + 1}-${next.kind}`;
+    const graph = PHASE_GRAPHS[next.kind];
+    await this.append(run, [{ type: 'StrategyPhaseStarted', data: { group: next.group, phase: next.kind, nodes: next.nodes, childRunId, graph } }]);
+    run.pending = { action: next, childRunId };
+    await this.children.start(
+      {
+        ...run.request,
+        commandId: `${childRunId}-start`,
+        runId: childRunId,
+        graph,
+        filters: { ...(run.request.filters ?? {}), nodes: next.nodes },
+        strategy: undefined,
+      },
+      { childOf: { runId: run.runId, group: next.group, phase: next.kind }, tolerateNodeFailures: true },
+    );
+  }
+
+  /** The outcome of a phase run, or undefined while it runs. */
+  private async phaseOutcome(pending: NonNullable<StrategyRun['pending']>): Promise<{ succeeded: string[]; failed: string[]; note?: string } | undefined> {
+    const events = await this.ports.log.read(pending.childRunId);
+    const last = events[events.length - 1];
+    const nodes = pending.action.nodes;
+    if (!last) return { succeeded: [], failed: nodes, note: 'the phase run never started' };
+    if (!TERMINAL.has(last.type)) return undefined;
+    if (last.type === 'DeploymentRefused') {
+      // A release without the phase's graph has nothing to do in that phase.
+      if (last.data.code === 'PLAN_UNKNOWN_GRAPH' && pending.action.kind === 'prepare') return { succeeded: nodes, failed: [], note: last.data.reason };
+      return { succeeded: [], failed: nodes, note: last.data.reason };
+    }
+    const failed = new Set(events.flatMap((e) => (e.type === 'NodeFailed' ? [e.data.node] : [])));
+    if (last.type !== 'DeploymentSucceeded') for (const n of nodes) failed.add(n);
+    return { succeeded: nodes.filter((n) => !failed.has(n)), failed: nodes.filter((n) => failed.has(n)) };
+  }
+
+  private async append(run: StrategyRun, events: RunEvent[]): Promise<void> {
+    run.version = await this.ports.log.append(run.runId, events, run.version, { correlationId: run.runId });
+  }
+
+  private serial<T>(run: StrategyRun, work: () => Promise<T>): Promise<T> {
+    const next = run.queue.then(work, work);
+    run.queue = next.catch(() => undefined);
+    return next;
+  }
+}
