@@ -1,24 +1,101 @@
 #!/usr/bin/env bash
-# Quick-start demo. Sets the machine up (npm packages, services) and shows Granule planning the
-# example release: the plan, a simulated timeline with its critical path, and a strategy preview.
-# The execution issue upgrades this to a real deployment on local agents.
+# Quick-start demo: sets the machine up, starts config-store, graph-planner, orchestrator and
+# four local node agents, installs the example release and a plugin, creates an environment,
+# registers and assigns the nodes, uploads a deployment strategy, deploys with live progress
+# and prints the recap. The services stop when the demo ends (DEMO_KEEP=1 keeps them running);
+# the demo's data stays in the database granule_demo and under $DEMO_DIR for inspection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+export GRANULE_SUBJECT_PREFIX=${GRANULE_SUBJECT_PREFIX:-demo}
+export GRANULE_DATABASE_URL=${GRANULE_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/granule_demo}
+export GRANULE_NATS_URL=${GRANULE_NATS_URL:-nats://127.0.0.1:4222}
+export GRANULE_REDIS_URL=${GRANULE_REDIS_URL:-redis://127.0.0.1:6379}
+DEMO_DIR=${DEMO_DIR:-/tmp/granule-demo}
+RELEASE=examples/releases/example-release
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "setting up (npm packages, PostgreSQL, Redis, NATS, puppet, rsync)"
 bash tools/setup.sh
-npm run -s build
+bash tools/ensure-built.sh
 
-release=examples/releases/example-release
-nodes="$release/nodes.yaml"
-tasks=(--release "$release" --plugin examples/plugins/example-v5 --plugin examples/plugins/example-v4)
+step "fresh demo state: database $(basename "$GRANULE_DATABASE_URL"), subjects $GRANULE_SUBJECT_PREFIX.*, agents in $DEMO_DIR"
+db=$(basename "$GRANULE_DATABASE_URL")
+pgadmin=${GRANULE_DATABASE_URL%/*}/postgres
+psql -q "$pgadmin" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" -c "CREATE DATABASE \"$db\"" >/dev/null
+redis-cli -u "$GRANULE_REDIS_URL" --scan --pattern "$GRANULE_SUBJECT_PREFIX:*" | xargs -r redis-cli -u "$GRANULE_REDIS_URL" del >/dev/null
+node -e "
+const { connect } = require('@nats-io/transport-node'); const { jetstreamManager } = require('@nats-io/jetstream');
+(async () => { const nc = await connect({ servers: process.env.GRANULE_NATS_URL }); const jsm = await jetstreamManager(nc);
+  for await (const s of jsm.streams.list()) if (s.config.name.startsWith(process.env.GRANULE_SUBJECT_PREFIX.toUpperCase() + '_')) await jsm.streams.delete(s.config.name);
+  await nc.close(); })();"
+rm -rf "$DEMO_DIR" && mkdir -p "$DEMO_DIR/logs"
 
-echo; echo "== granule plugin validate =="
-./granule plugin validate examples/plugins/example-v5
+pids=()
+cleanup() {
+  if [ "${DEMO_KEEP:-}" = 1 ]; then
+    echo "services keep running (pids ${pids[*]}); stop them with: kill ${pids[*]}"
+    return
+  fi
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+start() { # name, command...
+  local name=$1; shift
+  "$@" >"$DEMO_DIR/logs/$name.log" 2>&1 &
+  pids+=($!)
+}
+wait_for() { # description, command
+  for _ in $(seq 1 100); do eval "$2" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  echo "$1 did not come up; see $DEMO_DIR/logs" >&2; exit 1
+}
 
-echo; echo "== granule plan (execution order, one line per task per node) =="
-./granule plan "${tasks[@]}" --nodes "$nodes" -o text
-echo; echo "== granule plan --simulate (1 unit per task) =="
-./granule plan "${tasks[@]}" --nodes "$nodes" --simulate -o table
-echo; echo "== granule strategy simulate (compute-nodes-2 fails to deploy) =="
-./granule strategy simulate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml --fail-deploy cmp201,cmp202 -o table
-echo
-echo "Next: ./granule plan --help, ./granule strategy --help, and README.md (file formats)."
+step "starting config-store, graph-planner, orchestrator"
+GRANULE_MIGRATIONS_RUN=true GRANULE_PREINSTALLED_RELEASE= start config-store node dist/apps/config-store/src/main.js
+wait_for "config-store" "./granule release list"
+start graph-planner node dist/apps/graph-planner/src/main.js
+start orchestrator node dist/apps/orchestrator/src/main.js
+wait_for "orchestrator" "./granule runs list"
+
+step "starting 4 node agents (each a process with its own root directory)"
+for uid in 1 2 3 4; do
+  GRANULE_NODE_UID=$uid GRANULE_ROOT="$DEMO_DIR/node-$uid" GRANULE_HEARTBEAT_SECONDS=1 GRANULE_PRESENCE_TTL_SECONDS=4 \
+    start "agent-$uid" node dist/apps/node-agent/src/main.js
+done
+wait_for "agents" "[ \$(redis-cli -u $GRANULE_REDIS_URL --scan --pattern '$GRANULE_SUBJECT_PREFIX:presence:*' | wc -l) -ge 4 ]"
+
+step "installing the example release and the example-v4 plugin"
+./granule release install "$RELEASE"
+./granule plugin install examples/plugins/example-v4
+
+step "creating environment 'demo' with the plugin enabled"
+./granule env create demo --release example-release --plugin example-v4
+
+step "registering the nodes and assigning roles"
+./granule node add 1 --hostname node-1 --roles controller --tags control --rack r1 --env demo
+./granule node add 2 --hostname node-2 --roles compute --tags compute --rack r1 --env demo
+./granule node add 3 --hostname node-3 --roles compute --tags compute --rack r2 --env demo
+./granule node add 4 --hostname node-4 --roles storage --tags storage --rack r2 --env demo
+./granule node list --env demo
+
+step "uploading the deployment strategy"
+./granule strategy upload "$RELEASE/strategy.yaml" --name example
+./granule strategy plan "$RELEASE/strategy.yaml" --nodes "$RELEASE/nodes.yaml"
+
+step "deploying environment 'demo' with strategy 'example' (live progress, then the recap)"
+status=0
+./granule deploy --env demo --strategy example --watch --run-id demo-1 || status=$?
+
+step "what happened on the hosts"
+for uid in 1 2 3 4; do echo "node-$uid:"; find "$DEMO_DIR/node-$uid/state" -type f 2>/dev/null | sed "s#$DEMO_DIR/##" | sed 's/^/  /'; done
+
+cat <<EOF
+
+Next:
+  GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX ./granule runs list
+  GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX ./granule runs events demo-1        (DEMO_KEEP=1 keeps the services up for this)
+  ./granule plan --release $RELEASE --nodes $RELEASE/nodes.yaml --plugin examples/plugins/example-v4 -o dot
+Logs: $DEMO_DIR/logs   Data: database $db, $DEMO_DIR
+EOF
+exit $status

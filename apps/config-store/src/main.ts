@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { GranuleError } from '@granule/core';
 import { configSubjectWildcard } from '@granule/contracts';
+import { createMetrics, natsCheck, postgresCheck, serveHealthChecks } from '@granule/observability';
 import { ConfigService } from './config/config.service';
 import { ConfigStoreHttpModule } from './app.module';
 import { startConfigStore } from './config-store.runtime';
@@ -45,6 +46,10 @@ async function main(): Promise<void> {
   } else {
     logger.warn('HTTP API off: set GRANULE_API_TOKEN (16+ characters) to enable it');
   }
+
+  const checks = [natsCheck(runtime.nc), postgresCheck(runtime.dataSource)];
+  const metrics = createMetrics('config-store', { runMetrics: false });
+  await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => logger.warn(message));
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {

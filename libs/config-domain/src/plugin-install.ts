@@ -1,6 +1,6 @@
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
-import { CONF_KEYS, loadPlugin, loadPluginTasks, releaseOs, validatePlugin } from '@granule/plugin';
+import { CONF_KEYS, loadPlugin, loadPluginTasks, releaseOs, validatePlugin, anchorScriptPaths } from '@granule/plugin';
 import type { PluginFiles, PluginTaskOptions } from '@granule/plugin';
 import type { GraphRecords } from './config-model';
 import { toGraphRecords } from './task-record';
@@ -42,11 +42,12 @@ export interface PreparedPlugin {
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
-async function graphsFor(files: PluginFiles, query: PluginTaskOptions, warnings: Diagnostic[]): Promise<GraphRecords> {
+async function graphsFor(files: PluginFiles, query: PluginTaskOptions, warnings: Diagnostic[], scriptsDir: string | undefined): Promise<GraphRecords> {
   const set = await loadPluginTasks(files, query);
   if (set.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(set.diagnostics);
   for (const d of set.diagnostics) if (!warnings.some((w) => w.code === d.code && w.message === d.message && w.file === d.file)) warnings.push(d);
-  return toGraphRecords(set.graphs);
+  const graphs = scriptsDir ? Object.fromEntries(Object.entries(set.graphs).map(([type, tasks]) => [type, anchorScriptPaths(tasks, scriptsDir)])) : set.graphs;
+  return toGraphRecords(graphs);
 }
 
 /**
@@ -54,7 +55,7 @@ async function graphsFor(files: PluginFiles, query: PluginTaskOptions, warnings:
  * loads its tasks for every release it names. Throws `InvalidInputError` with every problem
  * when anything is wrong, so nothing is stored for an invalid plugin.
  */
-export async function preparePlugin(files: PluginFiles): Promise<PreparedPlugin> {
+export async function preparePlugin(files: PluginFiles, options: { scriptsDir?: string } = {}): Promise<PreparedPlugin> {
   const validation = await validatePlugin(files);
   if (!validation.valid) throw new InvalidInputError(validation.diagnostics);
   const warnings = validation.diagnostics.filter((d) => d.severity !== 'error');
@@ -82,11 +83,11 @@ export async function preparePlugin(files: PluginFiles): Promise<PreparedPlugin>
       const name = text(rec.release_name) ?? text(rec.name) ?? prepared.name;
       const attributes: Record<string, unknown> = { ...rec };
       for (const key of [...CONF_KEYS, 'graphs', 'release_name', 'version', 'description', 'operating_system', 'os', 'is_release']) delete attributes[key];
-      const release: PreparedRelease = { name, version, operatingSystem: os, attributes, graphs: await graphsFor(files, { release: name }, warnings) };
+      const release: PreparedRelease = { name, version, operatingSystem: os, attributes, graphs: await graphsFor(files, { release: name }, warnings, options.scriptsDir) };
       if (text(rec.description) !== undefined) release.description = text(rec.description);
       prepared.releases.push(release);
     } else if (!prepared.pluginReleases.some((p) => p.os === os && p.version === version)) {
-      prepared.pluginReleases.push({ os, version, graphs: await graphsFor(files, { os, releaseVersion: version }, warnings) });
+      prepared.pluginReleases.push({ os, version, graphs: await graphsFor(files, { os, releaseVersion: version }, warnings, options.scriptsDir) });
     }
   }
   return prepared;

@@ -7,6 +7,8 @@ import { isPackageFile, readPackageEntries } from '@granule/plugin-node';
 /** An install request's body: where the plugin came from and its files. */
 export interface PluginSourceFiles {
   source: string;
+  /** A folder's deployment_scripts/, as an absolute path (packages have none on disk). */
+  scriptsDir?: string;
   /** Path → text; data files (YAML/JSON) with their content, other files empty, directories end in `/`. */
   files: Record<string, string>;
 }
@@ -45,5 +47,6 @@ export async function readPluginSourceFiles(source: string): Promise<PluginSourc
     const message = code === 'ENOENT' ? `${source} does not exist` : code === 'ENOTDIR' ? `${source} is neither a plugin folder nor a .tar.gz package` : (err as Error).message;
     throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_NOT_FOUND', message, file: source }]);
   }
-  return { source, files };
+  const scripts = path.resolve(source, 'deployment_scripts');
+  return { source, files, ...(files['deployment_scripts/'] !== undefined ? { scriptsDir: scripts } : {}) };
 }

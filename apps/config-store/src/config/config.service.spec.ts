@@ -12,6 +12,7 @@ describe('ConfigService', () => {
       preinstalledRelease: '/repo/examples/releases/example-release',
       createDatabase: true,
       runMigrations: true,
+      healthPort: 8411,
     });
   });
 
@@ -33,6 +34,11 @@ describe('ConfigService', () => {
       'GRANULE_HTTP_PORT: expected a port number from 1 to 65535, got "70000"',
       'GRANULE_API_TOKEN: expected a secret of at least 16 characters, got 12 characters',
     ]);
+  });
+
+  it('GRANULE_HEALTH_PORT - 0 turns the health server off; anything but a port is refused', () => {
+    expect(ConfigService.fromEnvironment({ GRANULE_HEALTH_PORT: '0' }, '/repo').config.healthPort).toBe(0);
+    expect(() => ConfigService.fromEnvironment({ GRANULE_HEALTH_PORT: '65536' }, '/repo')).toThrow('GRANULE_HEALTH_PORT: expected a port number from 0 to 65535 (0 turns the health server off), got "65536"');
   });
 
   it('redactUrl hides the password only', () => {

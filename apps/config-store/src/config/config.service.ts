@@ -35,6 +35,10 @@ export class ConfigStoreEnvironment {
 
   @IsIn(['true', 'false'], { message: 'expected true or false' })
   GRANULE_MIGRATIONS_RUN = 'true';
+
+  /** `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
+  @Matches(/^(0|[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/, { message: 'expected a port number from 0 to 65535 (0 turns the health server off)' })
+  GRANULE_HEALTH_PORT = '8411';
 }
 
 /** Typed, validated settings of the config-store. */
@@ -52,6 +56,8 @@ export interface ConfigStoreConfig {
   createDatabase: boolean;
   /** Run pending migrations at start (a Helm Job runs them instead: set false there). */
   runMigrations: boolean;
+  /** Port of `/healthz`, `/readyz` and `/metrics`; 0: off. */
+  healthPort: number;
 }
 
 /** Bad configuration: every problem, one per line (`VARIABLE: expected ..., got ...`). */
@@ -89,6 +95,7 @@ export class ConfigService {
       httpPort: Number(values.GRANULE_HTTP_PORT),
       createDatabase: values.GRANULE_DATABASE_CREATE === 'true',
       runMigrations: values.GRANULE_MIGRATIONS_RUN === 'true',
+      healthPort: Number(values.GRANULE_HEALTH_PORT),
     };
     if (values.GRANULE_API_TOKEN) config.apiToken = values.GRANULE_API_TOKEN;
     if (values.GRANULE_PREINSTALLED_RELEASE !== '') config.preinstalledRelease = path.resolve(cwd, values.GRANULE_PREINSTALLED_RELEASE);

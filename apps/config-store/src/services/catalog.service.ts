@@ -83,8 +83,8 @@ export class CatalogService {
    * Validates and installs a plugin (`expected: 'plugin'`) or a release plugin (`'release'`),
    * all in one transaction: either every release of the package is stored or none.
    */
-  async install(files: PluginFiles, source: string, expected: 'plugin' | 'release'): Promise<InstallResult> {
-    const prepared = await preparePlugin(files);
+  async install(files: PluginFiles, source: string, expected: 'plugin' | 'release', scriptsDir?: string): Promise<InstallResult> {
+    const prepared = await preparePlugin(files, { scriptsDir });
     if (prepared.kind !== expected) {
       throw new ConfigStoreError(
         'CONFIG_WRONG_KIND',

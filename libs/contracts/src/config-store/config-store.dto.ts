@@ -29,6 +29,14 @@ export class InstallPluginRequest {
   /** Relative path → UTF-8 content; a path ending in `/` is a directory. */
   @IsObject()
   files!: Record<string, string>;
+
+  /**
+   * Absolute path of the plugin's deployment scripts as the nodes see it: relative manifests,
+   * sync sources and shell working directories of its tasks are anchored there.
+   */
+  @IsOptional()
+  @Matches(/^\//, { message: 'scriptsDir must be an absolute path' })
+  scriptsDir?: string;
 }
 
 export class CreateEnvironmentRequest {
