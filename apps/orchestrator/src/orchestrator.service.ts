@@ -72,8 +72,9 @@ export class OrchestratorService {
     this.store = new EventStore(dataSource);
     const lease = new RedisRunLease(redis, config.subjectPrefix, config.instanceId, config.leaseMs);
     this.outboxLease = lease;
-    const plans = new StoredPlanSource(nats, config.subjectPrefix, new PlanStore(dataSource));
-    this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans);
+    const planStore = new PlanStore(dataSource);
+    const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore);
+    this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans, planStore);
     const ports: CoordinatorPorts = {
       log: new PostgresRunEventLog(this.store, dataSource),
       plans,

@@ -2,11 +2,12 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { GranuleError } from '@granule/core';
 import { runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import type { ExecutionSubjects, QueryReply, RunEvent, RunEventEntry, RunEventsRequest, RunListEntry, RunShowRequest, RunSummary, RunsListRequest } from '@granule/contracts';
+import type { ExecutionSubjects, QueryReply, RunEvent, RunEventEntry, RunEventsRequest, RunGraphReply, RunGraphRequest, RunListEntry, RunShowRequest, RunSummary, RunsListRequest } from '@granule/contracts';
+import type { PlanStore } from '@granule/plan-store';
 import type { EventStore } from '@granule/event-store';
 import { applyResult, buildReport, createStrategyRun } from '@granule/deployment-strategy';
 import type { StrategyPlan } from '@granule/deployment-strategy';
-import { evolve, initialRunState, summarizeRun } from '@granule/execution';
+import { evolve, initialRunState, instanceStatuses, summarizeRun } from '@granule/execution';
 import type { PlanSource } from '@granule/orchestration';
 
 class QueryError extends GranuleError<'RUN_UNKNOWN' | 'BAD_QUERY'> {}
@@ -30,6 +31,7 @@ export class RunQueriesResponder {
     private readonly store: EventStore,
     private readonly dataSource: DataSource,
     private readonly plans: PlanSource,
+    private readonly documents: PlanStore,
   ) {}
 
   start(): void {
@@ -55,6 +57,7 @@ export class RunQueriesResponder {
     answer<RunsListRequest, RunListEntry[]>(this.subjects.runs.list, (q) => this.list(q));
     answer<RunEventsRequest, RunEventEntry[]>(this.subjects.runs.events, (q) => this.events(q));
     answer<RunShowRequest, RunSummary>(this.subjects.runs.show, (q) => this.show(q));
+    answer<RunGraphRequest, RunGraphReply>(this.subjects.runs.graph, (q) => this.graph(q));
   }
 
   stop(): void {
@@ -90,6 +93,22 @@ export class RunQueriesResponder {
       throw new QueryError('RUN_UNKNOWN', `run ${q.runId} does not exist (granule runs list shows the runs)`);
     }
     return stored.map((e) => ({ version: e.streamVersion, at: new Date(e.createdAt).toISOString(), event: { type: e.type, data: e.data } as RunEvent }));
+  }
+
+  /** A run's plan with each entry's status (`runs.graph`), or a stored plan by id. */
+  async graph(q: RunGraphRequest): Promise<RunGraphReply> {
+    if (q.planId) return { instances: (await this.documents.loadDocument(q.planId)).instances };
+    if (typeof q.runId !== 'string') throw new QueryError('BAD_QUERY', 'give runId or planId');
+    const events = (await this.events({ runId: q.runId })).map((e) => e.event);
+    const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+    const accepted = events.find((e) => e.type === 'PlanAccepted');
+    if (accepted?.type !== 'PlanAccepted') {
+      throw new QueryError('BAD_QUERY', phases.length ? `run ${q.runId} is a strategy run; each phase run has a graph: ${phases.join(', ')}` : `run ${q.runId} has no plan (it was refused or is still planning)`);
+    }
+    const plan = await this.plans.load(accepted.data.planId);
+    let state = initialRunState(q.runId);
+    for (const e of events) state = evolve(state, e, plan);
+    return { instances: (await this.documents.loadDocument(accepted.data.planId)).instances, statuses: Object.fromEntries(instanceStatuses(state)) };
   }
 
   async show(q: RunShowRequest): Promise<RunSummary> {

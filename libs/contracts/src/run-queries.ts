@@ -1,3 +1,4 @@
+import type { PlanInstance } from '@granule/planner';
 import type { RunEvent } from './run-events';
 
 /** `runs.list` request. */
@@ -59,6 +60,18 @@ export interface RunSummary {
     nodes: Record<string, string[]>;
     phaseRuns: string[];
   };
+}
+
+/** `runs.graph` request: a run's plan with each entry's status, or a stored plan by id. */
+export interface RunGraphRequest {
+  runId?: string;
+  planId?: string;
+}
+
+export interface RunGraphReply {
+  instances: PlanInstance[];
+  /** `task@node` → status (runs only). */
+  statuses?: Record<string, string>;
 }
 
 export type QueryReply<T> = { ok: true; result: T } | { ok: false; code: string; message: string };

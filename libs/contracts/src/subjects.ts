@@ -51,6 +51,7 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       list: `${p}.runs.list`,
       events: `${p}.runs.events`,
       show: `${p}.runs.show`,
+      graph: `${p}.runs.graph`,
     },
     /** graph-planner request/reply. */
     planner: {

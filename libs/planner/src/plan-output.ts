@@ -105,41 +105,66 @@ export function renderPlanText(plan: Plan): string {
 }
 
 const quote = (s: string): string => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+const isSync = (i: PlanInstance): boolean => i.node === 'sync' || i.type === 'group';
 
-/** Graphviz: one cluster per node, edges from prerequisite to dependant. */
-export function renderPlanDot(plan: Plan, colorOf?: (i: number) => string | undefined): string {
+/**
+ * Graphviz of plan entries: one cluster per node, edges from prerequisite to dependant,
+ * dashed for any-of groups. `colorOf` colours an entry (e.g. by outcome); skipped ones are gray.
+ */
+export function renderInstancesDot(instances: PlanInstance[], colorOf?: (i: PlanInstance) => string | undefined): string {
   const lines = ['digraph plan {', '  rankdir=LR;', '  node [shape=box, fontsize=10];'];
-  const byNode = new Map<number, number[]>();
-  for (const i of plan.order) byNode.set(plan.instNode[i], [...(byNode.get(plan.instNode[i]) ?? []), i]);
+  const byNode = new Map<string, PlanInstance[]>();
+  for (const i of instances) byNode.set(i.node, [...(byNode.get(i.node) ?? []), i]);
   let c = 0;
-  for (const [n, list] of byNode) {
-    lines.push(`  subgraph cluster_${c++} {`, `    label=${quote(plan.nodeNames[n])};`);
+  for (const [node, list] of byNode) {
+    lines.push(`  subgraph cluster_${c++} {`, `    label=${quote(node)};`);
     for (const i of list) {
-      const color = colorOf?.(i) ?? (plan.skipped[i] ? 'gray' : undefined);
-      const style = plan.instKind[i] === 'task' ? '' : ', shape=ellipse';
-      lines.push(`    ${quote(instanceName(plan, i))} [label=${quote(taskName(plan, i))}${style}${color ? `, color=${color}, fontcolor=${color}` : ''}];`);
+      const color = colorOf?.(i) ?? (i.skipped ? 'gray' : undefined);
+      const style = isSync(i) ? ', shape=ellipse' : '';
+      lines.push(`    ${quote(`${i.task}@${i.node}`)} [label=${quote(i.task)}${style}${color ? `, color=${color}, fontcolor=${color}` : ''}];`);
     }
     lines.push('  }');
   }
-  for (const i of plan.order) {
-    for (const p of plan.preds[i]) lines.push(`  ${quote(instanceName(plan, p))} -> ${quote(instanceName(plan, i))};`);
-    for (const group of plan.anyPreds.get(i) ?? []) for (const p of group) lines.push(`  ${quote(instanceName(plan, p))} -> ${quote(instanceName(plan, i))} [style=dashed];`);
+  for (const i of instances) {
+    const name = quote(`${i.task}@${i.node}`);
+    for (const p of i.requires) lines.push(`  ${quote(p)} -> ${name};`);
+    for (const group of i.requires_any ?? []) for (const p of group) lines.push(`  ${quote(p)} -> ${name} [style=dashed];`);
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;
 }
 
-/** Mermaid flowchart; ids are instance indices, labels are `task@node`. */
-export function renderPlanMermaid(plan: Plan, classOf?: (i: number) => string | undefined): string {
+/** Mermaid flowchart of plan entries; `classOf` names a class (e.g. the outcome) defined at the end. */
+export function renderInstancesMermaid(instances: PlanInstance[], classOf?: (i: PlanInstance) => string | undefined): string {
   const lines = ['flowchart LR'];
-  for (const i of plan.order) {
-    const cls = classOf?.(i) ?? (plan.skipped[i] ? 'skipped' : undefined);
-    lines.push(`  i${i}["${instanceName(plan, i).replace(/"/g, '#quot;')}"]${cls ? `:::${cls}` : ''}`);
+  const id = new Map(instances.map((i, k) => [`${i.task}@${i.node}`, `i${k}`]));
+  instances.forEach((i, k) => {
+    const cls = classOf?.(i) ?? (i.skipped ? 'skipped' : undefined);
+    lines.push(`  i${k}["${`${i.task}@${i.node}`.replace(/"/g, '#quot;')}"]${cls ? `:::${cls}` : ''}`);
+  });
+  for (const i of instances) {
+    const me = id.get(`${i.task}@${i.node}`);
+    for (const p of i.requires) lines.push(`  ${id.get(p)} --> ${me}`);
+    for (const group of i.requires_any ?? []) for (const p of group) lines.push(`  ${id.get(p)} -.-> ${me}`);
   }
-  for (const i of plan.order) {
-    for (const p of plan.preds[i]) lines.push(`  i${p} --> i${i}`);
-    for (const group of plan.anyPreds.get(i) ?? []) for (const p of group) lines.push(`  i${p} -.-> i${i}`);
-  }
-  lines.push('  classDef skipped fill:#eee,color:#888;');
+  lines.push(
+    '  classDef skipped fill:#eee,color:#888;',
+    '  classDef succeeded fill:#d4f4dd,color:#14532d;',
+    '  classDef failed fill:#fde2e1,color:#7f1d1d;',
+    '  classDef timed_out fill:#fde2e1,color:#7f1d1d;',
+    '  classDef dep_failed fill:#ffedd5,color:#7c2d12;',
+    '  classDef running fill:#dbeafe,color:#1e3a8a;',
+    '  classDef dispatched fill:#dbeafe,color:#1e3a8a;',
+  );
   return `${lines.join('\n')}\n`;
+}
+
+/** Graphviz of a plan (see `renderInstancesDot`). */
+export function renderPlanDot(plan: Plan): string {
+  return renderInstancesDot(planInstances(plan));
+}
+
+/** Mermaid of a plan (see `renderInstancesMermaid`). */
+export function renderPlanMermaid(plan: Plan): string {
+  return renderInstancesMermaid(planInstances(plan));
 }

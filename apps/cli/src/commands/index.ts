@@ -10,6 +10,7 @@ import { registerStrategyServiceCommands } from './strategy-service.command';
 import { registerTasksCommand } from './tasks.command';
 import { registerDeployCommand } from './deploy.command';
 import { registerRunsCommands } from './runs.command';
+import { registerGraphCommand } from './graph.command';
 
 /** Every command group registers itself here (one file per group, `*.command.ts`). */
 export function registerCommands(program: Command): void {
@@ -24,4 +25,5 @@ export function registerCommands(program: Command): void {
   registerTasksCommand(program);
   registerDeployCommand(program);
   registerRunsCommands(program);
+  registerGraphCommand(program);
 }
