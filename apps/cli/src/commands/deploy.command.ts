@@ -11,6 +11,7 @@ import { commaList, readInputFile } from '../inputs/read-input';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { loadPlanRequest } from './plan.command';
 import { describeEvent, renderRecap } from './run-format';
+import { RunProgress } from './run-progress';
 
 interface DeployOptions {
   env?: string;
@@ -37,6 +38,26 @@ interface DeployOptions {
 
 const ENDS = ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'];
 
+/** How long a watch waits for an orchestrator to answer again (one restarting after a crash takes the run over within its lease time). */
+export const WATCH_SILENCE_LIMIT_MS = 60_000;
+
+/** Asks until an orchestrator answers, for up to `WATCH_SILENCE_LIMIT_MS` of silence; says once that it waits. */
+async function askPatiently<T>(ask: () => Promise<T>, print: (line: string) => void, pollMs: number): Promise<T> {
+  let silentSince: number | undefined;
+  for (;;) {
+    try {
+      return await ask();
+    } catch (err) {
+      if (!(err instanceof ServiceError && err.code === 'ORCHESTRATOR_SILENT')) throw err;
+      if (silentSince === undefined) {
+        silentSince = Date.now();
+        print(`${new Date().toISOString().slice(11, 19)}  no orchestrator answers; waiting up to ${WATCH_SILENCE_LIMIT_MS / 1000} s for one (the run is in the event log and goes on when one is back)`);
+      } else if (Date.now() - silentSince > WATCH_SILENCE_LIMIT_MS) throw err;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+}
+
 /**
  * Follows a run's events until it ends, printing a line per event (a strategy run's phase runs
  * are followed too, indented), then returns the run's summary.
@@ -46,7 +67,7 @@ export async function watchRun(session: NatsSession, runId: string, print: (line
   for (let waited = 0; ; ) {
     let entries: RunEventEntry[];
     try {
-      entries = await query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after });
+      entries = await askPatiently(() => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after }), print, pollMs);
     } catch (err) {
       // A strategy's phase run is announced just before it is created.
       if (!(err instanceof ServiceError && err.code === 'RUN_UNKNOWN' && indent && (waited += pollMs) < 30_000)) throw err;
@@ -58,8 +79,31 @@ export async function watchRun(session: NatsSession, runId: string, print: (line
       after = entry.version;
       if (entry.event.type === 'StrategyPhaseStarted') await watchRun(session, entry.event.data.childRunId, print, pollMs, `${indent}    `);
     }
-    if (entries.some((e) => ENDS.includes(e.event.type))) return query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId });
+    if (entries.some((e) => ENDS.includes(e.event.type))) return askPatiently(() => query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId }), print, pollMs);
     await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+/**
+ * Follows a run: on a terminal, progress bars (overall, per group or node), the running tasks,
+ * failures as they happen; otherwise plain timestamped lines (CI friendly).
+ */
+export async function watchWithProgress(session: NatsSession, runId: string): Promise<RunSummary> {
+  if (!process.stderr.isTTY) return watchRun(session, runId, (line) => process.stderr.write(`${line}\n`));
+  const progress = new RunProgress();
+  const refresh = setInterval(() => {
+    void query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId })
+      .then((s) => progress.update(s))
+      .catch(() => undefined);
+  }, 500);
+  try {
+    const interesting = /Task(Failed|TimedOut)|NodeFailed|Strategy|Deployment|GroupTolerance/;
+    return await watchRun(session, runId, (line) => {
+      if (interesting.test(line)) progress.log(line);
+    });
+  } finally {
+    clearInterval(refresh);
+    progress.stop();
   }
 }
 
@@ -125,7 +169,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
       return;
     }
     process.stderr.write(`run ${runId}\n`);
-    const summary = await watchRun(session, runId, (line) => process.stderr.write(`${line}\n`));
+    const summary = await watchWithProgress(session, runId);
     await writeOut(format === 'text' ? renderRecap(summary) : format === 'json' ? toJson(summary) : toYaml(summary));
     if (summary.phase !== 'succeeded') process.exitCode = 1;
   });

@@ -4,7 +4,7 @@ import { UsageError } from '@granule/core';
 import { addConnectionOptions } from '../connection';
 import { newCommandId, newRunId, query, sendCommand, withNats } from '../connection/nats-session';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
-import { watchRun } from './deploy.command';
+import { watchRun, watchWithProgress } from './deploy.command';
 import { describeEvent, renderRecap } from './run-format';
 
 interface Conn {
@@ -126,7 +126,7 @@ export function registerRunsCommands(program: Command): void {
             return;
           }
           process.stderr.write(`run ${newRun} (retry of ${runId})\n`);
-          const summary = await watchRun(s, newRun, (line) => process.stderr.write(`${line}\n`));
+          const summary = await watchWithProgress(s, newRun);
           await print(format, summary, () => renderRecap(summary));
           if (summary.phase !== 'succeeded') process.exitCode = 1;
         });
