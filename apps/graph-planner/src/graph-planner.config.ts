@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { IsBoolean, Matches, validateSync } from 'class-validator';
+import { IsBoolean, Matches, ValidateBy, validateSync } from 'class-validator';
 import { GranuleError } from '@granule/core';
 import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
 
@@ -20,6 +20,10 @@ export class GraphPlannerConfig {
   /** GRANULE_RUN_MIGRATIONS=1: migrate the database at start (off by default; the Helm migration job does it). */
   @IsBoolean({ message: 'GRANULE_RUN_MIGRATIONS must be 1 or 0' })
   runMigrations = false;
+
+  /** GRANULE_HEALTH_PORT: `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
+  @ValidateBy({ name: 'isHealthPort', validator: { validate: (v) => Number.isInteger(v) && v >= 0 && v <= 65535 } }, { message: 'GRANULE_HEALTH_PORT must be a port number from 0 to 65535 (0 turns the health server off)' })
+  healthPort = 8412;
 }
 
 /** The configuration is unusable; the message names every bad variable. */
@@ -43,6 +47,8 @@ export function loadGraphPlannerConfig(env: Record<string, string | undefined>):
   set('subjectPrefix', 'GRANULE_SUBJECT_PREFIX');
   const migrations = env['GRANULE_RUN_MIGRATIONS'];
   if (migrations !== undefined) raw.runMigrations = BOOLEAN[migrations.trim().toLowerCase()] ?? migrations;
+  const healthPort = env['GRANULE_HEALTH_PORT']?.trim();
+  if (healthPort) raw.healthPort = /^\d+$/.test(healthPort) ? Number(healthPort) : healthPort;
   const config = plainToInstance(GraphPlannerConfig, raw);
   const errors = validateSync(config);
   if (errors.length > 0) {

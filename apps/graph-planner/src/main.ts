@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { GranuleError } from '@granule/core';
+import { createMetrics, natsCheck, postgresCheck, serveHealthChecks } from '@granule/observability';
 import { loadGraphPlannerConfig } from './graph-planner.config';
 import { GraphPlannerModule } from './graph-planner.module';
 import { connectNats, openDatabase } from './graph-planner.startup';
@@ -17,6 +18,9 @@ async function main(): Promise<void> {
     logger: ['log', 'warn', 'error'],
   });
   app.enableShutdownHooks();
+  const checks = [natsCheck(nats), postgresCheck(dataSource)];
+  const metrics = createMetrics('graph-planner', { runMetrics: false });
+  await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => process.stderr.write(`graph-planner: ${message}\n`));
 }
 
 main().catch((err: unknown) => {

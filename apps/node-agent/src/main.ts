@@ -3,8 +3,12 @@ import 'reflect-metadata';
 import { mkdir } from 'node:fs/promises';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
+import type { RedisConnection } from '@granule/messaging';
+import { createMetrics, natsCheck, redisCheck, serveHealthChecks } from '@granule/observability';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { createAgentLogger, type AgentLogger } from './agent-logger';
 import { AgentModule } from './agent.module';
+import { NATS_CONNECTION, REDIS_CONNECTION } from './agent.tokens';
 import { readAgentConfig } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 
@@ -34,7 +38,9 @@ async function main(): Promise<void> {
   } catch (err) {
     fail((err as Error).message);
   }
+  const checks = [natsCheck(app.get<NatsConnection>(NATS_CONNECTION)), redisCheck(app.get<RedisConnection>(REDIS_CONNECTION))];
   stopOnSignals(app, log);
+  await serveHealthChecks({ port: config.healthPort, checks, metrics: createMetrics('node-agent', { runMetrics: false }) }, (message) => log.warn(message));
 }
 
 // Nest's own shutdown hooks re-raise the signal after closing (exit 143); a requested stop exits 0.

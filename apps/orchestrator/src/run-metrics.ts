@@ -39,6 +39,8 @@ export class RunEventMetrics {
   private readonly types = new Map<string, string>();
   /** `<runId>/<key>/<attempt>` → TaskDispatched time (ms). */
   private readonly dispatchedAt = new Map<string, number>();
+  /** `<runId>/<key>/<attempt>` → TaskStarted time (ms), when it came before its TaskDispatched. */
+  private readonly startedAt = new Map<string, number>();
   private readonly seen = new Set<string>();
 
   constructor(private readonly metrics: Pick<GranuleMetrics, 'taskRuns' | 'dispatchToStart'>) {}
@@ -56,17 +58,20 @@ export class RunEventMetrics {
     const data = event.data as { key?: string; attempt?: number; at?: string };
     if (typeof data.key !== 'string') return;
     const attemptKey = `${runId}/${data.key}/${data.attempt ?? 0}`;
-    if (event.type === 'TaskDispatched') {
+    if (event.type === 'TaskDispatched' || event.type === 'TaskStarted') {
+      // Either may arrive first (a re-published batch, an outbox handover): pair them whichever comes first.
       const at = Date.parse(data.at ?? '');
-      if (!Number.isNaN(at)) remember(this.dispatchedAt, attemptKey, at);
-    } else if (event.type === 'TaskStarted') {
-      const dispatched = this.dispatchedAt.get(attemptKey);
-      const started = Date.parse(data.at ?? '');
-      this.dispatchedAt.delete(attemptKey);
+      if (Number.isNaN(at)) return;
+      const [mine, other] = event.type === 'TaskDispatched' ? [this.dispatchedAt, this.startedAt] : [this.startedAt, this.dispatchedAt];
+      const pair = other.get(attemptKey);
+      if (pair === undefined) return remember(mine, attemptKey, at);
+      other.delete(attemptKey);
+      const [dispatched, started] = event.type === 'TaskDispatched' ? [at, pair] : [pair, at];
       // The start time is the agent's clock: a skew making it earlier than the dispatch counts as 0.
-      if (dispatched !== undefined && !Number.isNaN(started)) this.metrics.dispatchToStart.observe(Math.max(0, started - dispatched) / 1000);
+      this.metrics.dispatchToStart.observe(Math.max(0, started - dispatched) / 1000);
     } else if (TASK_STATE_OF_EVENT[event.type]) {
       this.dispatchedAt.delete(attemptKey);
+      this.startedAt.delete(attemptKey);
       const typeKey = `${runId}/${data.key}`;
       this.metrics.taskRuns.inc({ state: TASK_STATE_OF_EVENT[event.type], type: this.types.get(typeKey) ?? 'unknown' });
       this.types.delete(typeKey);

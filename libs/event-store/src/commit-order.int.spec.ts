@@ -105,6 +105,28 @@ describe('EventStore commit-ordered reading and consumers', () => {
     expect((await readUntil(positionOf(c), 'co3', 1)).map((e) => e.streamId)).toEqual(['co3-b']);
   });
 
+  it('orders positions as numbers, not text (9 before 10), and pages without skipping any', async () => {
+    const start = (await store.appendToStream('digits-a', [noted('x')], { expectedVersion: 'no_stream' })).lastPosition;
+    // One transaction whose global positions cross a power of ten: as text, 10 < 11 < 9.
+    const next = Number(start.globalPosition) + 1;
+    const count = 10 ** String(next).length - next + 3;
+    const burst = Array.from({ length: count }, (_, i) => noted(`b${i}`));
+    await store.appendToStream('digits-b', burst, { expectedVersion: 'no_stream' });
+    const all = await readUntil(start, 'digits', count);
+    const positions = all.map((e) => BigInt(e.globalPosition));
+    expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    // Page by 2: every event once, in order.
+    const seen: string[] = [];
+    let after = start;
+    for (let page = 0; page < count && seen.length < count; page++) {
+      const batch = mine(await store.readAll({ after, maxCount: 2 }), 'digits');
+      if (batch.length === 0) break;
+      seen.push(...batch.map((e) => (e.data as { n: string }).n));
+      after = positionOf(batch[batch.length - 1]);
+    }
+    expect(seen).toEqual(burst.map((e) => (e.data as { n: string }).n));
+  });
+
   it('pages through the log with maxCount and after', async () => {
     await store.appendToStream('co4-p', [noted('1'), noted('2'), noted('3')], { expectedVersion: 'no_stream' });
     const all = await readUntil(START_POSITION, 'co4', 3);

@@ -243,7 +243,7 @@ export class EventStore implements EventStorePort {
       `SELECT ${EVENT_COLUMNS} FROM granule_events
        WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
          AND (transaction_id, global_position) > ($1::xid8, $2::bigint)
-       ORDER BY transaction_id, global_position
+       ORDER BY granule_events.transaction_id, granule_events.global_position -- the columns, not the text aliases
        LIMIT $3`,
       [after.transactionId, after.globalPosition, options.maxCount],
     );

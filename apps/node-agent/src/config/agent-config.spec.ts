@@ -28,6 +28,7 @@ describe('loadAgentConfig', () => {
       hostname: 'web-01',
       address: '10.0.0.7',
       logLevel: 'info',
+      healthPort: 8414,
     });
   });
 
@@ -96,6 +97,11 @@ describe('loadAgentConfig', () => {
       'GRANULE_PRESENCE_TTL_SECONDS must be at least 2 (got 1)',
       'GRANULE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace (got "loud")',
     ]);
+  });
+
+  it('GRANULE_HEALTH_PORT - 0 turns the health server off; anything but a port is one problem', () => {
+    expect(loadAgentConfig({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '0' }, host).healthPort).toBe(0);
+    expect(problemsOf({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '65536' })).toEqual(['GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (got 65536)']);
   });
 
   it('refuses a presence TTL that does not outlast the heartbeat', () => {

@@ -23,6 +23,8 @@ export interface AgentConfig {
   hostname: string;
   address: string;
   logLevel: AgentLogLevel;
+  /** Port of `/healthz`, `/readyz` and `/metrics`; 0: off. */
+  healthPort: number;
 }
 
 export const AGENT_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
@@ -50,6 +52,7 @@ export const AGENT_ENV_VARS = [
   'GRANULE_AGENT_HOSTNAME',
   'GRANULE_AGENT_ADDRESS',
   'GRANULE_LOG_LEVEL',
+  'GRANULE_HEALTH_PORT',
 ] as const;
 
 export const AGENT_CONFIG_DEFAULTS = Object.freeze({
@@ -60,6 +63,7 @@ export const AGENT_CONFIG_DEFAULTS = Object.freeze({
   presenceTtlSeconds: 6,
   rebootCommand: DEFAULT_REBOOT_COMMAND,
   logLevel: 'info' as AgentLogLevel,
+  healthPort: 8414,
 });
 
 /** The configuration is unusable; `problems` names every bad variable. */
@@ -123,6 +127,11 @@ class AgentEnvironment {
 
   @IsIn(AGENT_LOG_LEVELS, { message: (a) => `GRANULE_LOG_LEVEL must be one of ${AGENT_LOG_LEVELS.join(', ')} (${got(a.value)})` })
   GRANULE_LOG_LEVEL = '';
+
+  @IsInt({ message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
+  @Min(0, { message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
+  @Max(65535, { message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
+  GRANULE_HEALTH_PORT: unknown;
 }
 
 const list = (value: string | undefined): string[] =>
@@ -156,6 +165,7 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
   e.GRANULE_AGENT_HOSTNAME = orDefault(env.GRANULE_AGENT_HOSTNAME, host.hostname);
   e.GRANULE_AGENT_ADDRESS = orDefault(env.GRANULE_AGENT_ADDRESS, host.address ?? '');
   e.GRANULE_LOG_LEVEL = orDefault(env.GRANULE_LOG_LEVEL, AGENT_CONFIG_DEFAULTS.logLevel);
+  e.GRANULE_HEALTH_PORT = wholeNumber(env.GRANULE_HEALTH_PORT, AGENT_CONFIG_DEFAULTS.healthPort);
 
   const problems = messagesOf(validateSync(e));
   if (e.GRANULE_NODE_UID === undefined || e.GRANULE_NODE_UID === '') {
@@ -186,6 +196,7 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
     hostname: e.GRANULE_AGENT_HOSTNAME,
     address: e.GRANULE_AGENT_ADDRESS,
     logLevel: e.GRANULE_LOG_LEVEL as AgentLogLevel,
+    healthPort: e.GRANULE_HEALTH_PORT as number,
   };
 }
 

@@ -1,0 +1,27 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Repository root (test/packaging/../..). */
+export const ROOT = path.resolve(__dirname, '../..');
+
+export const readText = (relative: string): string => readFileSync(path.join(ROOT, relative), 'utf8');
+export const exists = (relative: string): boolean => existsSync(path.join(ROOT, relative));
+
+/** Where each service reads its settings: every GRANULE_* name in these files is one it reads. */
+export const SERVICE_CONFIG_FILES: Record<string, string> = {
+  'config-store': 'apps/config-store/src/config/config.service.ts',
+  'graph-planner': 'apps/graph-planner/src/graph-planner.config.ts',
+  orchestrator: 'apps/orchestrator/src/orchestrator.config.ts',
+  'node-agent': 'apps/node-agent/src/config/agent-config.ts',
+};
+
+/** The GRANULE_* variables a service's config loader names, sorted. */
+export function variablesRead(service: string): string[] {
+  const source = readText(SERVICE_CONFIG_FILES[service]);
+  return [...new Set(source.match(/\bGRANULE_[A-Z0-9_]+\b/g) ?? [])].sort();
+}
+
+/** Dockerfile build targets (`FROM ... AS <name>`). */
+export function dockerTargets(dockerfile = 'Dockerfile'): string[] {
+  return [...readText(dockerfile).matchAll(/^FROM\s+\S+\s+AS\s+(\S+)\s*$/gim)].map((m) => m[1]);
+}
