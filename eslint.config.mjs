@@ -39,7 +39,7 @@ export default [
   },
   {
     // Domain libraries never load the contracts' validation DTOs.
-    files: ['libs/{core,task-model,conditions,planner,deployment-strategy,plugin,execution}/src/**/*.ts'],
+    files: ['libs/{core,task-model,conditions,planner,deployment-strategy,plugin,execution,orchestration,config-domain}/src/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: [{ name: '@granule/contracts/dto', message: 'domain code uses the plain contract types from @granule/contracts' }] }] },
   },
 ];

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { GranuleError, InvalidInputError } from '@granule/core';
-import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts';
 import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest, ReplyError } from '@granule/contracts';
+import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts/dto';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
 import { EnvironmentService } from '../services/environment.service';
 import { NodeService } from '../services/node.service';

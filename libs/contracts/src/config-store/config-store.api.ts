@@ -1,59 +1,11 @@
-import {
-  AddNodeRequest,
-  AssignNodeRequest,
-  CreateEnvironmentRequest,
-  EmptyRequest,
-  EnvironmentPluginRequest,
-  GetTasksRequest,
-  InstallPluginRequest,
-  ListNodesRequest,
-  NodeRefRequest,
-  PutTasksRequest,
-  RefRequest,
-  StrategyRefRequest,
-  UpdateEnvironmentRequest,
-  UpdateNodeRequest,
-  UploadStrategyRequest,
-} from './config-store.dto';
+// Type-only: the request classes are class-validator DTOs, which this entry point must not load.
+import type { CONFIG_STORE_REQUESTS } from '../dto/config-store.requests';
 import type { EnvironmentView, InstallResult, NodeView, PingView, PluginView, ReleaseView, StrategyView, TasksView } from './config-store.views';
 
 /** Queue group of config-store replicas: each request is answered by one of them. */
 export const CONFIG_STORE_QUEUE = 'config-store';
 
-/**
- * The config-store's request/reply API: operation → request payload class and reply type.
- * The NATS subject of an operation is `<prefix>.config.<operation>`.
- */
-export const CONFIG_STORE_REQUESTS = {
-  ping: EmptyRequest,
-  'release.list': EmptyRequest,
-  'release.get': RefRequest,
-  'release.install': InstallPluginRequest,
-  'release.remove': RefRequest,
-  'plugin.list': EmptyRequest,
-  'plugin.get': RefRequest,
-  'plugin.install': InstallPluginRequest,
-  'plugin.remove': RefRequest,
-  'env.create': CreateEnvironmentRequest,
-  'env.list': EmptyRequest,
-  'env.get': RefRequest,
-  'env.update': UpdateEnvironmentRequest,
-  'env.plugin.enable': EnvironmentPluginRequest,
-  'env.plugin.disable': EnvironmentPluginRequest,
-  'node.add': AddNodeRequest,
-  'node.list': ListNodesRequest,
-  'node.get': NodeRefRequest,
-  'node.update': UpdateNodeRequest,
-  'node.assign': AssignNodeRequest,
-  'node.remove': NodeRefRequest,
-  'tasks.get': GetTasksRequest,
-  'tasks.put': PutTasksRequest,
-  'strategy.upload': UploadStrategyRequest,
-  'strategy.list': EmptyRequest,
-  'strategy.get': StrategyRefRequest,
-  'strategy.remove': StrategyRefRequest,
-} as const;
-
+/** An operation of the config-store API: a key of `CONFIG_STORE_REQUESTS` (`@granule/contracts/dto`). */
 export type ConfigOperation = keyof typeof CONFIG_STORE_REQUESTS;
 
 /** Reply type per operation. */
@@ -90,8 +42,23 @@ export interface ConfigStoreReplies {
 /** Request payload type per operation (the DTO class's shape). */
 export type ConfigStoreRequest<Op extends ConfigOperation> = InstanceType<(typeof CONFIG_STORE_REQUESTS)[Op]>;
 
-/** Every operation name, for handler tables and docs. */
-export const CONFIG_OPERATIONS = Object.keys(CONFIG_STORE_REQUESTS) as ConfigOperation[];
+/**
+ * Every operation name, for handler tables and docs, in the order of `CONFIG_STORE_REQUESTS`
+ * (listed here so this entry point needs no DTO class; a unit test keeps the two equal).
+ */
+export const CONFIG_OPERATIONS: ConfigOperation[] = [
+  'ping',
+  'release.list', 'release.get', 'release.install', 'release.remove',
+  'plugin.list', 'plugin.get', 'plugin.install', 'plugin.remove',
+  'env.create', 'env.list', 'env.get', 'env.update', 'env.plugin.enable', 'env.plugin.disable',
+  'node.add', 'node.list', 'node.get', 'node.update', 'node.assign', 'node.remove',
+  'tasks.get', 'tasks.put',
+  'strategy.upload', 'strategy.list', 'strategy.get', 'strategy.remove',
+];
+
+/** Whose deployment tasks: a release's, or an environment's (seed 002). */
+export const TASK_SCOPES = ['release', 'environment'] as const;
+export type TaskScope = (typeof TASK_SCOPES)[number];
 
 /** `<prefix>.config.<operation>`. */
 export function configSubject(prefix: string, operation: ConfigOperation): string {

@@ -1,3 +1,6 @@
 import 'reflect-metadata';
 
 export * from './deployment-commands.dto';
+export * from './config-store.dto';
+export * from './config-store.requests';
+export { validatePayload } from './validate-payload';

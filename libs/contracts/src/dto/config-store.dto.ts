@@ -1,6 +1,8 @@
 import { ArrayUnique, IsArray, IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ENVIRONMENT_STATUSES, NAME_RE, NODE_STATUSES } from '@granule/config-domain';
 import type { EnvironmentStatus, NodeStatus } from '@granule/config-domain';
+import { TASK_SCOPES } from '../config-store/config-store.api';
+import type { TaskScope } from '../config-store/config-store.api';
 
 // Request payloads of the config-store API (NATS `<prefix>.config.<operation>`, and HTTP).
 // Field names are snake_case on the wire, as in Fuel's API and the CLI's JSON output.
@@ -210,10 +212,6 @@ export class AssignNodeRequest {
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
   roles!: string[];
 }
-
-/** Whose deployment tasks: a release's, or an environment's (seed 002). */
-export const TASK_SCOPES = ['release', 'environment'] as const;
-export type TaskScope = (typeof TASK_SCOPES)[number];
 
 export class GetTasksRequest {
   @IsIn(TASK_SCOPES)

@@ -1,5 +1,4 @@
 import { AssignNodeRequest, CreateEnvironmentRequest, GetTasksRequest } from './config-store.dto';
-import { CONFIG_OPERATIONS, configSubject, configSubjectWildcard } from './config-store.api';
 import { validatePayload } from './validate-payload';
 
 const problems = (fn: () => unknown): string[] => {
@@ -32,13 +31,5 @@ describe('validatePayload', () => {
       'roles: each entry must be a role name of letters, digits, _ . - (got a list)',
     ]);
     expect(problems(() => validatePayload(AssignNodeRequest, [1]))).toEqual([': expected a JSON object, got a list']);
-  });
-});
-
-describe('config-store subjects', () => {
-  it('are <prefix>.config.<operation>, under one wildcard', () => {
-    expect(configSubject('test.abc', 'tasks.get')).toBe('test.abc.config.tasks.get');
-    expect(configSubjectWildcard('granule')).toBe('granule.config.>');
-    expect(CONFIG_OPERATIONS).toContain('env.plugin.enable');
   });
 });
