@@ -1,39 +1,18 @@
-import type { PlanReplyMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
-import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import type { PlanReplyMessage, TaskDispatchMessage } from '@granule/contracts';
 import { toExecutablePlan } from '@granule/execution';
 import type { ExecutablePlan } from '@granule/execution';
 import { buildPlan, planInstances } from '@granule/planner';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
-import type { CoordinatorPorts, RunEventLog } from './ports';
+import type { CoordinatorPorts } from './ports';
+import { MemoryRunEventLog } from './testing/memory-run-event-log';
 import { RunCoordinator } from './run-coordinator';
-
-/** An event log in memory with the same expected-version rule as the PostgreSQL one. */
-class MemoryLog implements RunEventLog {
-  readonly streams = new Map<string, RunEvent[]>();
-  async append(runId: string, events: RunEvent[], expectedVersion: number): Promise<number> {
-    const stream = this.streams.get(runId) ?? [];
-    if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
-    stream.push(...events);
-    this.streams.set(runId, stream);
-    return stream.length;
-  }
-  async read(runId: string): Promise<RunEvent[]> {
-    return [...(this.streams.get(runId) ?? [])];
-  }
-  async openRuns(): Promise<string[]> {
-    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([id]) => id);
-  }
-  async exists(runId: string): Promise<boolean> {
-    return this.streams.has(runId);
-  }
-}
 
 const TASKS = `
 - {id: a, type: shell, roles: '*', parameters: {cmd: a}}
 - {id: b, type: shell, roles: '*', requires: [a], parameters: {cmd: b}}
 `;
 
-function world(log = new MemoryLog(), leases = new Set<string>()) {
+function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   const built = buildPlan({ tasks: assertNoErrors(parseTaskFile(TASKS, 'deployment_tasks.yaml')), nodes: [{ uid: 'n1', roles: ['x'] }, { uid: 'n2', roles: ['x'] }] });
   const plan: ExecutablePlan = toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency });
   const dispatched: TaskDispatchMessage[] = [];

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PlanReplyMessage, PlanRequestMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
-import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { buildReport, parseStrategyDocument, simulateStrategy } from '@granule/deployment-strategy';
 import { toExecutablePlan } from '@granule/execution';
 import type { ExecutablePlan } from '@granule/execution';
 import { buildPlan, planInstances } from '@granule/planner';
 import { assertNoErrors, parseNodesFile, parseTaskFile } from '@granule/task-model';
 import type { TaskDefinition } from '@granule/task-model';
-import type { CoordinatorPorts, RunEventLog } from './ports';
+import type { CoordinatorPorts } from './ports';
+import { MemoryRunEventLog } from './testing/memory-run-event-log';
 import { RunCoordinator } from './run-coordinator';
 import { StrategyCoordinator } from './strategy-coordinator';
 
@@ -18,34 +18,14 @@ const NODES_FILE = path.join(root, 'examples/strategies/nodes.yaml');
 const strategyDoc = parseStrategyDocument(readFileSync(STRATEGY_FILE, 'utf8'), STRATEGY_FILE);
 const nodes = parseNodesFile(readFileSync(NODES_FILE, 'utf8'), NODES_FILE).nodes;
 
-class MemoryLog implements RunEventLog {
-  readonly streams = new Map<string, RunEvent[]>();
-  async append(runId: string, events: RunEvent[], expectedVersion: number): Promise<number> {
-    const stream = this.streams.get(runId) ?? [];
-    if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
-    stream.push(...events);
-    this.streams.set(runId, stream);
-    return stream.length;
-  }
-  async read(runId: string): Promise<RunEvent[]> {
-    return [...(this.streams.get(runId) ?? [])];
-  }
-  async openRuns(): Promise<string[]> {
-    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([id]) => id);
-  }
-  async exists(runId: string): Promise<boolean> {
-    return this.streams.has(runId);
-  }
-}
-
 const graphs: Record<string, TaskDefinition[]> = {
   provisioning: assertNoErrors(parseTaskFile("- {id: image, type: shell, roles: '*', parameters: {cmd: image}}", 'provisioning_graph.yaml')),
   default: assertNoErrors(parseTaskFile("- {id: configure, type: shell, roles: '*', parameters: {cmd: configure}}", 'deployment_graph.yaml')),
 };
 
 /** Orchestration in memory with the real planner; agents answer every dispatch, failing the given node/graph pairs. */
-function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: MemoryLog; plans: Map<string, ExecutablePlan> }) {
-  const log = shared?.log ?? new MemoryLog();
+function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: MemoryRunEventLog; plans: Map<string, ExecutablePlan> }) {
+  const log = shared?.log ?? new MemoryRunEventLog();
   const plans = shared?.plans ?? new Map<string, ExecutablePlan>();
   const queue: TaskDispatchMessage[] = [];
   const ports: CoordinatorPorts = {

@@ -1,6 +1,7 @@
 import type { Diagnostic } from '@granule/core';
+import { createLocator } from '@granule/task-model';
 import type { LineLocator, PathSegment } from '@granule/task-model';
-import { Document, LineCounter, Node, isAlias, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 
 /** A data file read from a plugin: its data, a key-path → line locator, and read problems. */
 export interface DataFile {
@@ -62,32 +63,6 @@ export function pluginStageHint(raw: string): string {
     return `the postfix after '/' must be a number, e.g. '${m[1]}/50'`;
   }
   return `a plugin task runs in pre_deployment or post_deployment, optionally with a numeric postfix like 'post_deployment/50'`;
-}
-
-function createLocator(doc: Document, lineCounter: LineCounter): LineLocator {
-  const lineOf = (node: unknown): number | undefined => {
-    const range = (node as Node | null)?.range;
-    return range ? lineCounter.linePos(range[0]).line : undefined;
-  };
-  return (path) => {
-    let node: unknown = doc.contents;
-    let line = lineOf(node);
-    for (const seg of path) {
-      if (isAlias(node)) node = node.resolve(doc);
-      if (isMap(node)) {
-        const pair = node.items.find((p) => String(isScalar(p.key) ? p.key.value : p.key) === String(seg));
-        if (!pair) return line;
-        line = lineOf(pair.key) ?? line;
-        node = pair.value;
-      } else if (isSeq(node) && typeof seg === 'number' && node.items[seg] !== undefined) {
-        node = node.items[seg];
-        line = lineOf(node) ?? line;
-      } else {
-        return line;
-      }
-    }
-    return line;
-  };
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

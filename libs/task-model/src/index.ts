@@ -6,6 +6,7 @@ export { parseStageRef } from './stage-ref';
 export { MASTER_NODE_UID, compileRoleSelector, matchesNode, matchesTaskName, parseRoleSelector } from './role-selector';
 export type { NodePredicate } from './role-selector';
 export { resolveFaultTolerance } from './fault-tolerance';
+export { createLocator } from './yaml-source';
 export type { LineLocator, PathSegment } from './yaml-source';
 export {
   assertNoErrors,

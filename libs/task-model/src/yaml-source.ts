@@ -62,7 +62,8 @@ function stageSyntaxHint(lineText: string): string {
   return `; stage '${value}' is not valid: ${stageHint(value)}`;
 }
 
-function createLocator(doc: Document, lineCounter: LineCounter): LineLocator {
+/** Maps a key path in a parsed YAML document to the 1-based line of that key (or the nearest parent). */
+export function createLocator(doc: Document, lineCounter: LineCounter): LineLocator {
   const lineOf = (node: unknown): number | undefined => {
     const range = (node as Node | null)?.range;
     return range ? lineCounter.linePos(range[0]).line : undefined;

@@ -9,7 +9,7 @@ import { newCommandId, newRunId, query, sendCommand, ServiceError, withNats } fr
 import type { NatsSession } from '../connection/nats-session';
 import { commaList, readInputFile } from '../inputs/read-input';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
-import { loadPlanRequest } from './plan.command';
+import { filtersOf, loadPlanRequest } from './plan.command';
 import { describeEvent, renderRecap } from './run-format';
 import { RunProgress } from './run-progress';
 
@@ -120,13 +120,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
   const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
   if (!opts.env && !opts.tasks?.length && !opts.release) throw new UsageError('say what to deploy: --env ENV, or --release DIR / --tasks PATH... with --nodes NODES.yaml');
   if (opts.env && (opts.tasks?.length || opts.release)) throw new UsageError('--env plans from config-store; do not combine it with --tasks or --release');
-  const filters = {
-    ...(opts.start ? { start: opts.start } : {}),
-    ...(opts.end ? { end: opts.end } : {}),
-    ...(opts.skip?.length ? { skip: opts.skip } : {}),
-    ...(opts.only?.length ? { only: opts.only } : {}),
-    ...(opts.node?.length ? { nodes: opts.node } : {}),
-  };
+  const filters = filtersOf(opts);
   let inline: StartDeployment['inline'];
   if (!opts.env) {
     if (!opts.nodes) throw new UsageError('--nodes NODES.yaml is needed with --tasks or --release');

@@ -30,6 +30,17 @@ export interface PlanCommandOptions {
   durations?: string;
 }
 
+/** The subgraph flags (`--start --end --skip --only --node`) as plan filters; unset ones are left out. */
+export function filtersOf(options: { start?: string; end?: string; skip?: string[]; only?: string[]; node?: string[] }): PlanFilters {
+  return {
+    ...(options.start ? { start: options.start } : {}),
+    ...(options.end ? { end: options.end } : {}),
+    ...(options.skip?.length ? { skip: options.skip } : {}),
+    ...(options.only?.length ? { only: options.only } : {}),
+    ...(options.node?.length ? { nodes: options.node } : {}),
+  };
+}
+
 /** Everything `granule plan` reads, loaded and checked. */
 export async function loadPlanRequest(options: PlanCommandOptions): Promise<{ tasks: TaskDefinition[]; request: Parameters<typeof buildPlan>[0]; warnings: Diagnostic[] }> {
   if (!options.tasks?.length && !options.release) throw new UsageError('give the tasks with --tasks PATH... or --release DIR');
@@ -40,13 +51,7 @@ export async function loadPlanRequest(options: PlanCommandOptions): Promise<{ ta
     Promise.all((options.plugin ?? []).map(loadPlugin)),
   ]);
   const selected = selectGraph(release, options.graph, plugins.map((p) => p.plugin), cluster?.overrides ?? []);
-  const filters: PlanFilters = {
-    ...(options.start ? { start: options.start } : {}),
-    ...(options.end ? { end: options.end } : {}),
-    ...(options.skip?.length ? { skip: options.skip } : {}),
-    ...(options.only?.length ? { only: options.only } : {}),
-    ...(options.node?.length ? { nodes: options.node } : {}),
-  };
+  const filters = filtersOf(options);
   const clusterSpec: ClusterSpec | undefined = cluster?.cluster;
   return {
     tasks: selected.tasks,

@@ -1,0 +1,24 @@
+import type { RunEvent } from '@granule/contracts';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import type { RunEventLog } from '../ports';
+
+/** An event log in memory with the same expected-version rule as the PostgreSQL one (tests). */
+export class MemoryRunEventLog implements RunEventLog {
+  readonly streams = new Map<string, RunEvent[]>();
+  async append(runId: string, events: RunEvent[], expectedVersion: number): Promise<number> {
+    const stream = this.streams.get(runId) ?? [];
+    if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
+    stream.push(...events);
+    this.streams.set(runId, stream);
+    return stream.length;
+  }
+  async read(runId: string): Promise<RunEvent[]> {
+    return [...(this.streams.get(runId) ?? [])];
+  }
+  async openRuns(): Promise<string[]> {
+    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([id]) => id);
+  }
+  async exists(runId: string): Promise<boolean> {
+    return this.streams.has(runId);
+  }
+}
