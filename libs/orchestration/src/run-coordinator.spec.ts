@@ -5,7 +5,7 @@ import { buildPlan, planInstances } from '@granule/planner';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { CoordinatorPorts } from './ports';
 import { MemoryRunEventLog } from './testing/memory-run-event-log';
-import { RunCoordinator } from './run-coordinator';
+import { CoordinatorError, RunCoordinator } from './run-coordinator';
 
 const TASKS = `
 - {id: a, type: shell, roles: '*', parameters: {cmd: a}}
@@ -35,9 +35,14 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
     logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
   };
   const coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: 10 } });
+  const plannerDown = (): void => {
+    ports.plans.request = async () => {
+      throw new CoordinatorError('RUN_UNKNOWN', 'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner');
+    };
+  };
   const succeed = (key: string, attempt = 1) =>
     coordinator.progress({ runId: 'r1', key, node: key.split('@')[1], attempt, dispatchId: `r1/${key}/${attempt}`, status: 'succeeded', at: new Date(time).toISOString(), exitCode: 0 });
-  return { coordinator, log, dispatched, offline, leases, succeed, advance: (s: number) => (time += s * 1000) };
+  return { coordinator, log, dispatched, offline, leases, succeed, plannerDown, advance: (s: number) => (time += s * 1000) };
 }
 
 const start = { commandId: 'c1', runId: 'r1', graph: 'default', dryRun: false, noop: false, inline: { graphs: {}, nodes: [] } };
@@ -56,6 +61,17 @@ describe('RunCoordinator', () => {
     expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
     expect(w.coordinator.owned()).toEqual([]);
     expect(w.leases.size).toBe(0);
+  });
+
+  it('ends the run refused, naming the reason, when no planner answers (instead of waiting forever)', async () => {
+    const w = world();
+    w.plannerDown();
+    await w.coordinator.start(start);
+    expect((await w.log.read('r1')).at(-1)).toEqual({
+      type: 'DeploymentRefused',
+      data: { code: 'RUN_UNKNOWN', reason: 'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner' },
+    });
+    expect([w.coordinator.owned(), w.leases.size]).toEqual([[], 0]);
   });
 
   it('refuses a run id that was used before', async () => {

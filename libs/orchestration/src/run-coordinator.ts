@@ -1,5 +1,5 @@
 import { GranuleError } from '@granule/core';
-import type { DeploymentRequested, RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
+import type { DeploymentRequested, PlanReplyMessage, RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { InstanceStatus, decide, evolve, initialRunState } from '@granule/execution';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunState } from '@granule/execution';
@@ -203,19 +203,28 @@ export class RunCoordinator {
   }
 
   private async plan(run: ActiveRun, command: StartDeployment): Promise<void> {
-    const reply = await this.ports.plans.request({
-      runId: run.state.runId,
-      ...(command.envId ? { envId: command.envId } : {}),
-      ...(command.inline ? { inline: command.inline } : {}),
-      graph: command.graph,
-      ...(command.filters ? { filters: { ...command.filters } } : {}),
-    });
-    if (!reply.ok) {
-      await this.apply(run, { type: 'RefusePlan', code: reply.code, reason: reply.message });
+    let reply: PlanReplyMessage;
+    let plan: ExecutablePlan | undefined;
+    try {
+      reply = await this.ports.plans.request({
+        runId: run.state.runId,
+        ...(command.envId ? { envId: command.envId } : {}),
+        ...(command.inline ? { inline: command.inline } : {}),
+        graph: command.graph,
+        ...(command.filters ? { filters: { ...command.filters } } : {}),
+      });
+      if (reply.ok) plan = await this.ports.plans.load(reply.planId);
+    } catch (err) {
+      // No planner, or the plan store failed: the run ends refused instead of waiting forever.
+      reply = { ok: false, code: err instanceof GranuleError ? err.code : 'PLANNING_FAILED', message: (err as Error).message };
+    }
+    if (!reply.ok || !plan) {
+      const refusal = reply.ok ? { code: 'PLANNING_FAILED', message: 'the plan could not be loaded' } : reply;
+      await this.apply(run, { type: 'RefusePlan', code: refusal.code, reason: refusal.message });
       await this.settle(run);
       return;
     }
-    run.plan = await this.ports.plans.load(reply.planId);
+    run.plan = plan;
     const offline = await this.ports.presence.offline(run.plan.nodeNames);
     await this.apply(run, { type: 'AcceptPlan', planId: reply.planId, planHash: reply.planHash, offlineNodes: offline, at: this.now() });
     await this.advance(run);

@@ -110,6 +110,23 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
     expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success', failedNodes: [] } });
   });
 
+  it('starts a phase run that was recorded as started but never created (a crash in between)', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    await w.drain();
+    const full = await w.log.read('s1');
+    // Keep the parent up to its second StrategyPhaseStarted and drop that phase's run.
+    const cut = full.findIndex((e, i) => e.type === 'StrategyPhaseStarted' && full.slice(0, i).some((x) => x.type === 'StrategyPhaseStarted'));
+    const again = world({});
+    again.log.streams.set('s1-1-prepare', (await w.log.read('s1-1-prepare')) as never);
+    again.log.streams.set('s1', full.slice(0, cut + 1));
+    for (const [id, plan] of w.plans) again.plans.set(id, plan);
+    expect(await again.strategies.recover()).toEqual(['s1']);
+    await again.drain();
+    expect((await again.log.read('s1-2-deploy'))[0]).toMatchObject({ type: 'DeploymentRequested', data: { childOf: { runId: 's1', phase: 'deploy' } } });
+    expect((await again.log.read('s1')).at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
+  });
+
   it('continues after a restart from the parent and phase events', async () => {
     const w = world({});
     await w.strategies.start(start);

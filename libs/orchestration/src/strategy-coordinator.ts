@@ -151,6 +151,11 @@ export class StrategyCoordinator {
   /** Finishes the pending phase if its run ended, then starts the next phase or ends the run. */
   private async advance(run: StrategyRun): Promise<void> {
     if (run.pending) {
+      if (!(await this.ports.log.exists(run.pending.childRunId))) {
+        // Recorded as started, but the orchestrator stopped before the phase run was created.
+        await this.startPhase(run, run.pending.action, run.pending.childRunId);
+        return;
+      }
       const result = await this.phaseOutcome(run.pending);
       if (!result) return; // still running
       await this.append(run, [{ type: 'StrategyPhaseFinished', data: { group: run.pending.action.group, phase: run.pending.action.kind, childRunId: run.pending.childRunId, ...result } }]);
@@ -174,19 +179,23 @@ export class StrategyCoordinator {
       return;
     }
     const childRunId = `${run.runId}-${run.state.steps.length + 1}-${next.kind}`;
-    const graph = PHASE_GRAPHS[next.kind];
-    await this.append(run, [{ type: 'StrategyPhaseStarted', data: { group: next.group, phase: next.kind, nodes: next.nodes, childRunId, graph } }]);
+    await this.append(run, [{ type: 'StrategyPhaseStarted', data: { group: next.group, phase: next.kind, nodes: next.nodes, childRunId, graph: PHASE_GRAPHS[next.kind] } }]);
     run.pending = { action: next, childRunId };
+    await this.startPhase(run, next, childRunId);
+  }
+
+  /** Starts a phase as a run of its own: the phase's graph on the action's nodes, node failures tolerated. */
+  private async startPhase(run: StrategyRun, action: StrategyAction, childRunId: string): Promise<void> {
     await this.children.start(
       {
         ...run.request,
         commandId: `${childRunId}-start`,
         runId: childRunId,
-        graph,
-        filters: { ...(run.request.filters ?? {}), nodes: next.nodes },
+        graph: PHASE_GRAPHS[action.kind],
+        filters: { ...(run.request.filters ?? {}), nodes: action.nodes },
         strategy: undefined,
       },
-      { childOf: { runId: run.runId, group: next.group, phase: next.kind }, tolerateNodeFailures: true },
+      { childOf: { runId: run.runId, group: action.group, phase: action.kind }, tolerateNodeFailures: true },
     );
   }
 
@@ -195,8 +204,7 @@ export class StrategyCoordinator {
     const events = await this.ports.log.read(pending.childRunId);
     const last = events[events.length - 1];
     const nodes = pending.action.nodes;
-    if (!last) return { succeeded: [], failed: nodes, note: 'the phase run never started' };
-    if (!TERMINAL.has(last.type)) return undefined;
+    if (!last || !TERMINAL.has(last.type)) return undefined;
     if (last.type === 'DeploymentRefused') {
       // A release without the phase's graph has nothing to do in that phase.
       if (last.data.code === 'PLAN_UNKNOWN_GRAPH' && pending.action.kind === 'prepare') return { succeeded: nodes, failed: [], note: last.data.reason };
