@@ -110,8 +110,20 @@ function complete(state: RunState, plan: ExecutablePlan, first: number, finalSta
   }
 }
 
-/** Marks `first` broken and every pending instance after it dep_failed. */
+/**
+ * A group's "done on this node" marker (`G@node`). A failure on the node does not break it:
+ * the group's fault tolerance decides (decide stops the run when it is exceeded), so the
+ * group's end and everything after it still run on the other nodes.
+ */
+const isGroupMarker = (plan: ExecutablePlan, i: number): boolean => plan.node[i] >= 0 && plan.type[i] === 'group';
+
+/** Marks `first` broken and every pending instance after it dep_failed, up to group markers, which complete. */
 function breakFrom(state: RunState, plan: ExecutablePlan, first: number, status: S): void {
+  if (isGroupMarker(plan, first)) {
+    if (state.status[first] === S.Pending) complete(state, plan, first, S.Skipped);
+    return;
+  }
+  const tolerated: number[] = [];
   const was = state.status[first];
   if (!isFinished(was)) state.unfinished--;
   state.status[first] = status;
@@ -119,6 +131,10 @@ function breakFrom(state: RunState, plan: ExecutablePlan, first: number, status:
   const stack = [first];
   const breakOne = (c: number): void => {
     if (state.status[c] !== S.Pending) return;
+    if (isGroupMarker(plan, c)) {
+      tolerated.push(c);
+      return;
+    }
     state.status[c] = S.DepFailed;
     state.unfinished--;
     state.ready.delete(c);
@@ -136,6 +152,7 @@ function breakFrom(state: RunState, plan: ExecutablePlan, first: number, status:
       if (broken[gi] >= group.length) breakOne(c);
     }
   }
+  for (const m of tolerated) if (state.status[m] === S.Pending) complete(state, plan, m, S.Skipped);
 }
 
 function freeNode(state: RunState, plan: ExecutablePlan, i: number): void {

@@ -214,6 +214,28 @@ describe('run - failures', () => {
     expect(run.finish()).toEqual([{ type: 'DeploymentFailed', data: { at: at(99), reason: 'too many failed nodes in group compute', failedNodes: ['k1', 'k2'] } }]);
   });
 
+  it('a tolerated node failure does not block the group end: what follows the group still runs on the other nodes', () => {
+    const run = new Scenario(
+      planOf(
+        `
+- {id: compute, type: group, roles: [compute], fault_tolerance: 1, strategy: {type: one_by_one}, required_for: [deploy_end]}
+- {id: setup, type: shell, roles: [compute], parameters: {cmd: x}}
+- {id: post, type: shell, roles: '*', stage: post_deployment, parameters: {cmd: x}}
+`,
+        [{ uid: 'k1', roles: ['compute'] }, { uid: 'k2', roles: ['compute'] }],
+      ),
+    );
+    expect(run.dispatch()).toEqual(['setup@k1']);
+    expect(types(run.report('setup@k1', 'failed'))).toEqual(['TaskFailed', 'NodeFailed']);
+    // The next batch of the one_by_one group starts, then post_deployment on the node that is left.
+    expect(run.dispatch()).toEqual(['setup@k2']);
+    run.report('setup@k2', 'succeeded');
+    expect(run.dispatch()).toEqual(['post@k2']);
+    run.report('post@k2', 'succeeded');
+    expect([run.status('post@k1'), run.status('compute@k1')]).toEqual(['dep_failed', 'skipped']);
+    expect(run.finish()).toEqual([{ type: 'DeploymentSucceeded', data: { at: at(99), failedNodes: ['k1'] } }]);
+  });
+
   it('stops the run when a node in no group (critical) fails', () => {
     const run = new Scenario(planOf(CHAIN, nodes));
     run.dispatch();

@@ -1,0 +1,304 @@
+// npm run bench:orchestrator — N local node agents x M no-op shell tasks (`true`) chained on
+// each node, end to end through the real services (graph-planner, orchestrator, agents,
+// PostgreSQL, NATS JetStream, Redis). Prints task runs per second, event-log rows written per
+// second, and the per-task overhead (TaskSucceeded - TaskDispatched - the agent's durationMs,
+// from the event log's commit times) next to a bare process spawn measured in the same run.
+//
+//   node test/bench/orchestrator.bench.mjs [--agents N] [--tasks M]   (or BENCH_AGENTS / BENCH_TASKS)
+//
+// Everything it creates (database, JetStream streams, Redis keys, temp dir, processes) is
+// removed at the end, also on failure, Ctrl-C or the overall time limit (BENCH_TIMEOUT_S, 900).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(import.meta.url);
+const { Client } = require('pg');
+const { Redis } = require('ioredis');
+const { connect } = require('@nats-io/transport-node');
+
+const ADMIN_URL = process.env.GRANULE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function option(flag, envName, fallback) {
+  const i = process.argv.indexOf(flag);
+  const raw = i >= 0 ? process.argv[i + 1] : process.env[envName];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) {
+    process.stderr.write(`${flag} / ${envName}: expected a whole number >= 1, got ${JSON.stringify(raw)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const AGENTS = option('--agents', 'BENCH_AGENTS', 100);
+const TASKS = option('--tasks', 'BENCH_TASKS', 20);
+const TIMEOUT_S = option('--timeout', 'BENCH_TIMEOUT_S', 900);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+
+const mains = {
+  planner: path.join(root, 'dist/apps/graph-planner/src/main.js'),
+  orchestrator: path.join(root, 'dist/apps/orchestrator/src/main.js'),
+  agent: path.join(root, 'dist/apps/node-agent/src/main.js'),
+  cli: path.join(root, 'dist/apps/cli/src/main.js'),
+};
+for (const file of [path.join(root, 'dist/.stamp'), ...Object.values(mains)]) {
+  if (!existsSync(file)) {
+    process.stderr.write(`dist/ is not built (missing ${path.relative(root, file)}): run npm run build (npm run bench:orchestrator does)\n`);
+    process.exit(1);
+  }
+}
+const { deleteExecutionStreams } = require(path.join(root, 'dist/libs/messaging/src/index.js'));
+
+const id = randomBytes(4).toString('hex');
+const prefix = `bench${id}`;
+const dbName = `granule_bench_${id}`;
+const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString();
+const work = mkdtempSync(path.join(tmpdir(), 'granule-bench-orch-'));
+const children = new Set();
+let dbCreated = false;
+
+async function admin(sql) {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+function baseEnv() {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GRANULE_') && k !== 'NODE_OPTIONS') env[k] = v;
+  return { ...env, GRANULE_NATS_URL: NATS_URL, GRANULE_REDIS_URL: REDIS_URL, GRANULE_SUBJECT_PREFIX: prefix, XDG_CONFIG_HOME: work, GRANULE_HEALTH_PORT: '0' };
+}
+
+/** Starts a node process with its output in `<work>/<name>.log`. */
+function start(name, main, env) {
+  const logFile = path.join(work, `${name}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, [main], { cwd: root, env: { ...baseEnv(), ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return { child, logFile };
+}
+
+async function waitFor(what, check, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+async function startService(name, main, env, readyText) {
+  const { child, logFile } = start(name, main, env);
+  await waitFor(`${name} to start`, () => {
+    if (child.exitCode !== null) throw new Error(`${name} exited at start: ${readFileSync(logFile, 'utf8').slice(-1500)}`);
+    return existsSync(logFile) && readFileSync(logFile, 'utf8').includes(readyText);
+  }, 60_000);
+  return child;
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Milliseconds from `spawn()` to the exit of `/bin/true`, `runs` times one after another. */
+async function bareSpawn(runs) {
+  const out = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    await new Promise((resolve, reject) => {
+      const c = spawn('/bin/true', [], { stdio: 'ignore' });
+      c.once('error', reject);
+      c.once('exit', resolve);
+    });
+    out.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+function writeInputs(uids) {
+  const nodes = `nodes:\n${uids.map((u) => `  - {uid: '${u}', name: ${u}, roles: [bench]}`).join('\n')}\n`;
+  let tasks = '';
+  for (let t = 1; t <= TASKS; t++) {
+    const name = `t${String(t).padStart(3, '0')}`;
+    const req = t === 1 ? 'deploy_start' : `t${String(t - 1).padStart(3, '0')}`;
+    tasks += `- {id: ${name}, type: shell, version: 2.0.0, roles: [bench], requires: [${req}], parameters: {cmd: 'true', timeout: 60, retries: 0}}\n`;
+  }
+  writeFileSync(path.join(work, 'nodes.yaml'), nodes);
+  writeFileSync(path.join(work, 'tasks.yaml'), tasks);
+}
+
+function runCli(args) {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [mains.cli, ...args], { cwd: root, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (out += d));
+    c.once('exit', (code) => resolve({ code, out }));
+  });
+}
+
+let cleaned = false;
+async function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  const exits = [...children].map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))));
+  for (const c of children) c.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const c of children) c.kill('SIGKILL');
+  }, 5000);
+  await Promise.all(exits);
+  clearTimeout(timer);
+  const quiet = (p) => p.catch((err) => log(`cleanup: ${err.message}`));
+  await quiet(
+    (async () => {
+      const nc = await connect({ servers: NATS_URL });
+      await deleteExecutionStreams(nc, prefix);
+      await nc.close();
+    })(),
+  );
+  await quiet(
+    (async () => {
+      const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    })(),
+  );
+  if (dbCreated) await quiet(admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
+  if (process.env.BENCH_KEEP === '1') log(`kept the process logs in ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}
+
+async function main() {
+  await admin(`CREATE DATABASE "${dbName}"`);
+  dbCreated = true;
+  log(`database ${dbName}, subject prefix ${prefix}`);
+  await startService('graph-planner', mains.planner, { GRANULE_DATABASE_URL: dbUrl, GRANULE_RUN_MIGRATIONS: '1' }, 'answering');
+  await startService(
+    'orchestrator',
+    mains.orchestrator,
+    { GRANULE_DATABASE_URL: dbUrl, GRANULE_RUN_MIGRATIONS: '1', GRANULE_MAX_BUSY_NODES: String(Math.max(200, AGENTS)), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10' },
+    '"msg":"orchestrator started"',
+  );
+
+  // Agents start 10 at a time (each is a Node.js process with Nest); the ones that come up are used.
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const started = [];
+  const t0 = Date.now();
+  for (let k = 0; k < AGENTS; k += 10) {
+    const batch = [];
+    for (let i = k; i < Math.min(AGENTS, k + 10); i++) {
+      const uid = `b${i + 1}`;
+      const { child } = start(`agent-${uid}`, mains.agent, { GRANULE_NODE_UID: uid, GRANULE_ROOT: path.join(work, `r-${uid}`), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10', GRANULE_LOG_LEVEL: 'warn' });
+      batch.push({ uid, child });
+    }
+    const batchDeadline = Date.now() + 60_000;
+    for (const a of batch) {
+      try {
+        await waitFor(`agent ${a.uid}`, async () => {
+          if (a.child.exitCode !== null) throw new Error(`agent ${a.uid} exited (${a.child.exitCode})`);
+          return (await redis.exists(`${prefix}:presence:${a.uid}`)) === 1;
+        }, Math.max(0, batchDeadline - Date.now()));
+        started.push(a.uid);
+      } catch (err) {
+        log(`${err.message}; going on without it`);
+        a.child.kill('SIGKILL');
+      }
+    }
+  }
+  redis.disconnect();
+  if (started.length === 0) throw new Error('no agent started');
+  log(`${started.length} of ${AGENTS} agents up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  const spawnMs = await bareSpawn(300);
+  writeInputs(started);
+  const runId = `bench-${id}`;
+  const wallStart = Date.now();
+  const deploy = await runCli(['deploy', '--tasks', path.join(work, 'tasks.yaml'), '--nodes', path.join(work, 'nodes.yaml'), '--run-id', runId]);
+  if (deploy.code !== 0) throw new Error(`granule deploy failed (${deploy.code}): ${deploy.out}`);
+
+  const db = new Client({ connectionString: dbUrl });
+  await db.connect();
+  try {
+    const last = await waitFor('the run to end', async () => {
+      const r = await db.query(`SELECT type FROM granule_events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1`, [`run-${runId}`]);
+      const type = r.rows[0]?.type;
+      return ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'].includes(type) ? type : undefined;
+    }, TIMEOUT_S * 1000);
+    const cliWall = (Date.now() - wallStart) / 1000;
+    if (last !== 'DeploymentSucceeded') throw new Error(`the run ended with ${last}`);
+    const span = await db.query(
+      `SELECT count(*)::int AS events, count(*) FILTER (WHERE type = 'TaskSucceeded')::int AS tasks,
+              extract(epoch FROM max(created_at) - min(created_at)) AS seconds
+         FROM granule_events WHERE stream_id = $1`,
+      [`run-${runId}`],
+    );
+    const all = await db.query(`SELECT count(*)::int AS n FROM granule_events`);
+    // Commit-side times (created_at) for dispatch and success; the agent's own clock (data.at of
+    // TaskStarted / TaskSucceeded) splits the overhead into its legs (same host, same clock).
+    const overhead = await db.query(
+      `SELECT extract(epoch FROM s.created_at - d.created_at) * 1000 - (s.data->>'durationMs')::float AS overhead_ms,
+              (s.data->>'durationMs')::float AS duration_ms,
+              extract(epoch FROM (t.data->>'at')::timestamptz - d.created_at) * 1000 AS to_agent_ms,
+              extract(epoch FROM (s.data->>'at')::timestamptz - (t.data->>'at')::timestamptz) * 1000 - (s.data->>'durationMs')::float AS in_agent_ms,
+              extract(epoch FROM s.created_at - (s.data->>'at')::timestamptz) * 1000 AS back_ms
+         FROM granule_events d
+         JOIN granule_events s ON s.stream_id = d.stream_id AND s.type = 'TaskSucceeded' AND s.data->>'key' = d.data->>'key'
+         JOIN granule_events t ON t.stream_id = d.stream_id AND t.type = 'TaskStarted' AND t.data->>'key' = d.data->>'key'
+        WHERE d.stream_id = $1 AND d.type = 'TaskDispatched'`,
+      [`run-${runId}`],
+    );
+    const { events, tasks, seconds } = span.rows[0];
+    const wall = Number(seconds);
+    const over = overhead.rows.map((r) => Number(r.overhead_ms)).sort((a, b) => a - b);
+    const dur = overhead.rows.map((r) => Number(r.duration_ms)).sort((a, b) => a - b);
+    const f = (n) => n.toFixed(2);
+    console.log(`orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs`);
+    console.log(`run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)`);
+    console.log(`task runs per second:                 ${(tasks / wall).toFixed(0)}`);
+    console.log(`events written per second:            ${(events / wall).toFixed(0)}   (${events} run events; ${all.rows[0].n} rows in granule_events)`);
+    console.log(`per-task overhead (ms):               median ${f(percentile(over, 50))}   p99 ${f(percentile(over, 99))}   (succeeded - dispatched - agent durationMs)`);
+    const leg = (name) => overhead.rows.map((r) => Number(r[name])).sort((a, b) => a - b);
+    console.log(
+      `  legs, median (ms):                  dispatch committed -> agent started ${f(percentile(leg('to_agent_ms'), 50))}   in the agent around the process ${f(percentile(leg('in_agent_ms'), 50))}   agent done -> TaskSucceeded committed ${f(percentile(leg('back_ms'), 50))}`,
+    );
+    console.log(`agent-reported task duration (ms):    median ${f(percentile(dur, 50))}   p99 ${f(percentile(dur, 99))}   (bash -c true, as the agent runs it)`);
+    console.log(`bare spawn of /bin/true (ms):         median ${f(percentile(spawnMs, 50))}   p99 ${f(percentile(spawnMs, 99))}   (child_process.spawn to exit, ${spawnMs.length} runs)`);
+    console.log(`targets: overhead under 2 ms median; ${2000} task runs with every transition persisted in a few seconds`);
+  } finally {
+    await db.end();
+  }
+}
+
+const deadline = setTimeout(() => {
+  log(`time limit of ${TIMEOUT_S} s reached; cleaning up`);
+  void cleanup().then(() => process.exit(1));
+}, TIMEOUT_S * 1000 + 120_000);
+deadline.unref();
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void cleanup().then(() => process.exit(130)));
+
+try {
+  await main();
+  await cleanup();
+} catch (err) {
+  process.stderr.write(`orchestrator benchmark failed: ${err.message}\n`);
+  await cleanup();
+  process.exitCode = 1;
+}

@@ -1,0 +1,450 @@
+// The end-to-end harness: one whole Granule stack per test file, as real processes from dist/
+// (`npm run test:e2e` builds first), on the machine's PostgreSQL, NATS (JetStream) and Redis.
+// Everything a stack creates carries its own names — a database, a subject prefix, a Redis key
+// prefix, a temporary directory — and `stop()` removes all of it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { executionSubjects, type ExecutionSubjects, type RunEvent, type RunEventType } from '@granule/contracts';
+import { createTestDatabase, type TestDatabase } from '@granule/event-store';
+import { deleteExecutionStreams } from '@granule/messaging';
+
+/** Repository root (this file is test/e2e/). */
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+const DIST = path.join(REPO_ROOT, 'dist');
+const MAINS = {
+  'graph-planner': path.join(DIST, 'apps/graph-planner/src/main.js'),
+  orchestrator: path.join(DIST, 'apps/orchestrator/src/main.js'),
+  'node-agent': path.join(DIST, 'apps/node-agent/src/main.js'),
+  cli: path.join(DIST, 'apps/cli/src/main.js'),
+};
+const NATS_URL = 'nats://127.0.0.1:4222';
+const REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** Fixture folder of these tests. */
+export const FIXTURES = path.join(__dirname, 'fixtures');
+/** The example release and its nodes, as the README's manual run uses them. */
+export const EXAMPLE_RELEASE = path.join(REPO_ROOT, 'examples/releases/example-release');
+export const EXAMPLE_NODES = path.join(EXAMPLE_RELEASE, 'nodes.yaml');
+export const EXAMPLE_V4_PLUGIN = path.join(REPO_ROOT, 'examples/plugins/example-v4');
+
+export interface StackOptions {
+  /** Names the database and the temporary directory (letters, digits, `_`). */
+  name: string;
+  /** Node uids to start an agent for (each with its own root dir). */
+  agents: string[];
+  /** Orchestrator settings; defaults: tick 200 ms, lease 3000 ms. */
+  tickMs?: number;
+  leaseMs?: number;
+  /** Presence TTL the orchestrator hands to agents (default 3 s; heartbeats every second). */
+  presenceTtlSeconds?: number;
+  /** Extra environment for the orchestrator. */
+  orchestratorEnv?: Record<string, string>;
+}
+
+/** An exited CLI run. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A run event as stored in `granule_events`. */
+export interface StoredEvent {
+  version: number;
+  type: RunEventType;
+  data: Record<string, unknown>;
+  at: Date;
+}
+
+/** The event typed by its `type`, for reading `data` fields. */
+export type EventData<T extends RunEventType> = Extract<RunEvent, { type: T }>['data'];
+
+/** `data` of a stored event, typed by the event type. */
+export function dataOf<T extends RunEventType>(event: StoredEvent, _type: T): EventData<T> {
+  return event.data as EventData<T>;
+}
+
+/** Polls `condition` every 100 ms until it holds; the error names what was awaited. */
+export async function waitUntil<T>(condition: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await condition();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One service or agent: a node process with its output in `<workDir>/logs/<name>.log`. */
+export class StackProcess {
+  private child?: ChildProcess;
+  private exited?: Promise<void>;
+  private output = '';
+  private log?: WriteStream;
+  /** How many times it was started. */
+  starts = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly main: string,
+    private readonly env: Record<string, string>,
+    private readonly readyLine: string,
+    private readonly logFile: string,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Everything printed since the last start. */
+  get text(): string {
+    return this.output;
+  }
+
+  /** Starts the process and waits for the line saying it is ready. */
+  async start(timeoutMs = 30_000): Promise<void> {
+    if (this.running) throw new Error(`${this.name} is already running`);
+    this.output = '';
+    this.starts++;
+    this.log ??= createWriteStream(this.logFile, { flags: 'a' });
+    this.log.write(`--- start ${this.starts} at ${new Date().toISOString()}\n`);
+    const child = spawn(process.execPath, [this.main], { cwd: REPO_ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    const collect = (data: Buffer): void => {
+      this.output += data.toString('utf8');
+      this.log?.write(data);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    await waitUntil(() => this.output.includes(this.readyLine) || child.exitCode !== null || child.signalCode !== null, `${this.name} to start`, timeoutMs);
+    if (!this.running) throw new Error(`${this.name} exited at start (code ${child.exitCode}): ${this.output.trim().slice(-2000)}`);
+  }
+
+  /** Sends `signal` and waits until the process is gone (SIGKILL after `graceMs`). */
+  async kill(signal: NodeJS.Signals = 'SIGKILL', graceMs = 5000): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    child.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const gone = await Promise.race([this.exited?.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
+    clearTimeout(timer);
+    if (!gone) {
+      child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.kill('SIGTERM', 3000);
+    await new Promise<void>((resolve) => (this.log ? this.log.end(() => resolve()) : resolve()));
+    this.log = undefined;
+  }
+}
+
+/**
+ * A whole stack: graph-planner, orchestrator and node agents as real processes sharing a fresh
+ * database, a unique subject prefix (`e2e<hex>`, which is also the Redis key prefix) and a
+ * temporary directory holding each agent's root (`<dir>/r<uid>`), the process logs and the
+ * ledger file tasks append to (`$GRANULE_E2E_LEDGER`; `$GRANULE_E2E_DIR` is the directory).
+ */
+export class E2eStack {
+  readonly processes = new Map<string, StackProcess>();
+  readonly subjects: ExecutionSubjects;
+  private nats?: NatsConnection;
+  private redis?: Redis;
+
+  private constructor(
+    readonly options: StackOptions,
+    readonly prefix: string,
+    readonly db: TestDatabase,
+    readonly dir: string,
+  ) {
+    this.subjects = executionSubjects(prefix);
+  }
+
+  /** Creates the database and directories and starts graph-planner, the orchestrator and every agent. */
+  static async start(options: StackOptions): Promise<E2eStack> {
+    assertBuilt();
+    const prefix = `e2e${randomBytes(4).toString('hex')}`;
+    const db = await createTestDatabase(`e2e_${options.name}`, { migrations: [] });
+    const dir = await mkdtemp(path.join(os.tmpdir(), `granule-e2e-${options.name}-`));
+    mkdirSync(path.join(dir, 'logs'));
+    const stack = new E2eStack(options, prefix, db, dir);
+    try {
+      await stack.service('graph-planner').start();
+      // One after the other: both run the same migrations on the fresh database.
+      await stack.service('orchestrator').start();
+      await Promise.all(options.agents.map((uid) => stack.agent(uid).start()));
+      await stack.waitForPresence(options.agents);
+    } catch (err) {
+      await stack.stop();
+      throw err;
+    }
+    return stack;
+  }
+
+  /** The ledger file tasks append `<run> <task>@<node>` lines to. */
+  get ledgerPath(): string {
+    return path.join(this.dir, 'ledger.log');
+  }
+
+  /** Root dir of the agent of node `uid`. */
+  agentRoot(uid: string): string {
+    return path.join(this.dir, `r${uid}`);
+  }
+
+  /** Environment every process of the stack starts from (no GRANULE_* of the caller leaks in). */
+  private baseEnv(): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GRANULE_') && k !== 'NODE_OPTIONS') env[k] = v;
+    return {
+      ...env,
+      GRANULE_NATS_URL: NATS_URL,
+      GRANULE_REDIS_URL: REDIS_URL,
+      GRANULE_SUBJECT_PREFIX: this.prefix,
+      GRANULE_E2E_DIR: this.dir,
+      GRANULE_E2E_LEDGER: this.ledgerPath,
+      XDG_CONFIG_HOME: this.dir,
+      // Several stacks (and whatever else runs here) must not fight over the health ports.
+      GRANULE_HEALTH_PORT: '0',
+    };
+  }
+
+  /** The graph-planner or orchestrator process (created on first use, not started). */
+  service(name: 'graph-planner' | 'orchestrator'): StackProcess {
+    const existing = this.processes.get(name);
+    if (existing) return existing;
+    const o = this.options;
+    const env: Record<string, string> =
+      name === 'graph-planner'
+        ? { ...this.baseEnv(), GRANULE_DATABASE_URL: this.db.url, GRANULE_RUN_MIGRATIONS: '1' }
+        : {
+            ...this.baseEnv(),
+            GRANULE_DATABASE_URL: this.db.url,
+            GRANULE_RUN_MIGRATIONS: '1',
+            GRANULE_TICK_MS: String(o.tickMs ?? 200),
+            GRANULE_LEASE_MS: String(o.leaseMs ?? 3000),
+            GRANULE_HEARTBEAT_SECONDS: '1',
+            GRANULE_PRESENCE_TTL_SECONDS: String(o.presenceTtlSeconds ?? 3),
+            ...o.orchestratorEnv,
+          };
+    const ready = name === 'graph-planner' ? 'answering' : '"msg":"orchestrator started"';
+    const proc = new StackProcess(name, MAINS[name], env, ready, path.join(this.dir, 'logs', `${name}.log`));
+    this.processes.set(name, proc);
+    return proc;
+  }
+
+  /** The agent of node `uid` (created on first use, not started). */
+  agent(uid: string): StackProcess {
+    const name = `agent-${uid}`;
+    const existing = this.processes.get(name);
+    if (existing) return existing;
+    const env = {
+      ...this.baseEnv(),
+      GRANULE_NODE_UID: uid,
+      GRANULE_ROOT: this.agentRoot(uid),
+      GRANULE_HEARTBEAT_SECONDS: '1',
+      GRANULE_PRESENCE_TTL_SECONDS: String(this.options.presenceTtlSeconds ?? 3),
+      GRANULE_AGENT_HOSTNAME: `host-${uid}`,
+    };
+    const proc = new StackProcess(name, MAINS['node-agent'], env, '"msg":"node-agent started"', path.join(this.dir, 'logs', `${name}.log`));
+    this.processes.set(name, proc);
+    return proc;
+  }
+
+  /** Runs the CLI (`./granule` without its build check) against this stack. */
+  granule(args: string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliResult> {
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [MAINS.cli, ...args], { cwd: REPO_ROOT, env: { ...this.baseEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`granule ${args.join(' ')} did not end within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      }, timeoutMs);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  get dataSource(): DataSource {
+    return this.db.dataSource;
+  }
+
+  /** A run's events straight from PostgreSQL, in stream order. */
+  async events(runId: string): Promise<StoredEvent[]> {
+    const rows: { stream_version: string; type: RunEventType; data: Record<string, unknown>; created_at: Date }[] = await this.dataSource.query(
+      'SELECT stream_version, type, data, created_at FROM granule_events WHERE stream_id = $1 ORDER BY stream_version',
+      [`run-${runId}`],
+    );
+    return rows.map((r) => ({ version: Number(r.stream_version), type: r.type, data: r.data, at: r.created_at }));
+  }
+
+  /** Waits until the run has an event `type` (optionally matching `where`) and returns the events up to now. */
+  async waitForEvent(runId: string, type: RunEventType, where: (e: StoredEvent) => boolean = () => true, timeoutMs = 60_000): Promise<StoredEvent[]> {
+    return waitUntil(
+      async () => {
+        const events = await this.events(runId);
+        return events.some((e) => e.type === type && where(e)) ? events : undefined;
+      },
+      `${type} in run ${runId}`,
+      timeoutMs,
+    );
+  }
+
+  /** Waits for the run's terminal event and returns every event. */
+  async waitForEnd(runId: string, timeoutMs = 90_000): Promise<StoredEvent[]> {
+    const terminal = new Set<string>(['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused']);
+    return waitUntil(
+      async () => {
+        const events = await this.events(runId);
+        return events.length > 0 && terminal.has(events[events.length - 1].type) ? events : undefined;
+      },
+      `run ${runId} to end`,
+      timeoutMs,
+    );
+  }
+
+  /** Ledger lines (`<run> <task>@<node>`), optionally of one run only (then without the run id). */
+  ledger(runId?: string): string[] {
+    if (!existsSync(this.ledgerPath)) return [];
+    const lines = readFileSync(this.ledgerPath, 'utf8').split('\n').filter(Boolean);
+    if (runId === undefined) return lines;
+    return lines.filter((l) => l.startsWith(`${runId} `)).map((l) => l.slice(runId.length + 1));
+  }
+
+  /** Makes `task@node` fail (fixtures check `$GRANULE_E2E_DIR/fail/<task>@<node>`) or, with `on = false`, succeed again. */
+  setFailing(key: string, on = true): void {
+    const dir = path.join(this.dir, 'fail');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, key);
+    if (on) writeFileSync(file, '');
+    else rmSync(file, { force: true });
+  }
+
+  /** Makes `task@node` sleep `seconds` (fixtures read `$GRANULE_E2E_DIR/slow/<task>@<node>`); 0 removes the setting. */
+  setSlow(key: string, seconds: number): void {
+    const dir = path.join(this.dir, 'slow');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, key);
+    if (seconds > 0) writeFileSync(file, `${seconds}\n`);
+    else rmSync(file, { force: true });
+  }
+
+  /** A NATS connection of the test itself (closed by `stop`). */
+  async natsConnection(): Promise<NatsConnection> {
+    this.nats ??= await connect({ servers: NATS_URL, name: `granule-e2e-${this.prefix}` });
+    return this.nats;
+  }
+
+  /** A Redis client of the test itself (closed by `stop`). */
+  redisClient(): Redis {
+    this.redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    return this.redis;
+  }
+
+  /** Waits until every listed agent's presence key is in Redis. */
+  async waitForPresence(uids: string[], timeoutMs = 15_000): Promise<void> {
+    const redis = this.redisClient();
+    await waitUntil(async () => (await Promise.all(uids.map((u) => redis.exists(`${this.prefix}:presence:${u}`)))).every((n) => n === 1), `presence of agents ${uids.join(', ')}`, timeoutMs);
+  }
+
+  /** Pids of processes started by this stack's tasks that are still alive (found by `$GRANULE_E2E_LEDGER` in their environment). */
+  taskProcesses(): number[] {
+    const marker = `GRANULE_E2E_LEDGER=${this.ledgerPath}\0`;
+    const own = new Set([...this.processes.values()].map((p) => p.pid));
+    const found: number[] = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const pid = Number(entry);
+      if (pid === process.pid || own.has(pid)) continue;
+      try {
+        if (!`${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`.includes(marker)) continue;
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+        if (state !== 'Z' && state !== 'X') found.push(pid);
+      } catch {
+        // gone, or not ours to read
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Stops everything and removes what the stack created: processes (and task processes an
+   * agent killed with SIGKILL left behind), the JetStream streams of the prefix, Redis keys
+   * `<prefix>:*`, the database and the temporary directory (kept when GRANULE_E2E_KEEP=1).
+   */
+  async stop(): Promise<void> {
+    const problems: string[] = [];
+    const attempt = async (what: string, fn: () => Promise<unknown> | unknown): Promise<void> => {
+      try {
+        await fn();
+      } catch (err) {
+        problems.push(`${what}: ${(err as Error).message}`);
+      }
+    };
+    const agents = [...this.processes.values()].filter((p) => p.name.startsWith('agent-'));
+    await Promise.all(agents.map((p) => attempt(`stop ${p.name}`, () => p.close())));
+    for (const name of ['orchestrator', 'graph-planner']) {
+      const p = this.processes.get(name);
+      if (p) await attempt(`stop ${name}`, () => p.close());
+    }
+    for (const pid of this.taskProcesses()) await attempt(`kill task process ${pid}`, () => process.kill(pid, 'SIGKILL'));
+    await attempt('delete JetStream streams', async () => deleteExecutionStreams(await this.natsConnection(), this.prefix));
+    await attempt('close NATS', () => this.nats?.close());
+    await attempt('delete Redis keys', async () => {
+      const redis = this.redisClient();
+      const keys = await redis.keys(`${this.prefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    });
+    await attempt('drop the database', () => this.db.drop());
+    if (process.env.GRANULE_E2E_KEEP === '1') process.stderr.write(`e2e stack ${this.prefix}: kept ${this.dir}\n`);
+    else await attempt('remove the temporary directory', () => rmSync(this.dir, { recursive: true, force: true }));
+    if (problems.length > 0) throw new Error(`e2e teardown: ${problems.join('; ')}`);
+  }
+
+  /** The last lines of every process log, for failure messages. */
+  logsTail(lines = 20): string {
+    return [...this.processes.values()].map((p) => `--- ${p.name}\n${p.text.trim().split('\n').slice(-lines).join('\n')}`).join('\n');
+  }
+}
+
+/** dist/ must be built (`npm run test:e2e` does it; alone: `npm run build`). */
+export function assertBuilt(): void {
+  const missing = Object.values(MAINS).filter((m) => !existsSync(m));
+  if (!existsSync(path.join(DIST, '.stamp')) || missing.length > 0) {
+    throw new Error(`dist/ is not built (${missing.length ? `missing ${missing.map((m) => path.relative(REPO_ROOT, m)).join(', ')}` : 'no dist/.stamp'}): run npm run build, or npm run test:e2e which builds first`);
+  }
+}
+
+/** Keys of events of `type` (their `data.key`), in log order. */
+export function keysOf(events: StoredEvent[], type: RunEventType): string[] {
+  return events.filter((e) => e.type === type).map((e) => String(e.data.key));
+}
+
+/** Version of the first event of `type` with `data.key === key` (Infinity when absent). */
+export function versionOf(events: StoredEvent[], type: RunEventType, key?: string): number {
+  const e = events.find((x) => x.type === type && (key === undefined || x.data.key === key));
+  return e ? e.version : Infinity;
+}

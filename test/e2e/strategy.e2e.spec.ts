@@ -1,0 +1,78 @@
+import path from 'node:path';
+import type { RunSummary } from '@granule/contracts';
+import { E2eStack, FIXTURES, REPO_ROOT } from './stack';
+
+// Seed 004's example on real agents: 11 nodes, the seed's strategy, a provisioning graph for
+// prepare and a default graph for deploy; tasks fail on the nodes each example names.
+const STRATEGY = path.join(REPO_ROOT, 'examples/strategies/deployment-strategy.yaml');
+const NODES = path.join(REPO_ROOT, 'examples/strategies/nodes.yaml');
+const TASKS = path.join(FIXTURES, 'strategy');
+const UIDS = ['ntp01', 'ctl01', 'ctl02', 'ctl03', 'ctl04', 'cmp101', 'cmp102', 'cmp201', 'cmp202', 'mon01', 'mon02'];
+
+describe('strategy runs on real agents (seed 004 processing examples)', () => {
+  let stack: E2eStack;
+  beforeAll(async () => {
+    stack = await E2eStack.start({ name: 'strategy', agents: UIDS });
+  }, 120_000);
+  afterAll(async () => stack?.stop(), 60_000);
+
+  async function deploy(runId: string, fail: { prepare?: string[]; deploy?: string[] }): Promise<{ code: number | null; summary: RunSummary; simulated: { outcome: string; groups: Record<string, { status: string }>; nodes: Record<string, string> } }> {
+    for (const uid of UIDS) {
+      stack.setFailing(`prepare-node@${uid}`, fail.prepare?.includes(uid) ?? false);
+      stack.setFailing(`deploy-node@${uid}`, fail.deploy?.includes(uid) ?? false);
+    }
+    const run = await stack.granule(['deploy', '--tasks', TASKS, '--nodes', NODES, '--strategy', STRATEGY, '--watch', '--run-id', runId, '-o', 'json'], { timeoutMs: 180_000 });
+    const flags = [...(fail.prepare?.length ? ['--fail-prepare', fail.prepare.join(',')] : []), ...(fail.deploy?.length ? ['--fail-deploy', fail.deploy.join(',')] : [])];
+    const sim = await stack.granule(['strategy', 'simulate', STRATEGY, '--nodes', NODES, ...flags, '-o', 'json']);
+    expect(sim.code).toBe(0);
+    return { code: run.code, summary: JSON.parse(run.stdout) as RunSummary, simulated: JSON.parse(sim.stdout) };
+  }
+
+  const statuses = (s: RunSummary): Record<string, string> => Object.fromEntries((s.strategy?.groups ?? []).map((g) => [g.name, g.status]));
+  const nodeStatus = (s: RunSummary): Record<string, string> => Object.fromEntries(Object.entries(s.strategy?.nodes ?? {}).flatMap(([status, uids]) => uids.map((u) => [u, status])));
+
+  it('everything succeeds: every group deployed, the run succeeds, every node prepared then deployed once', async () => {
+    const { code, summary, simulated } = await deploy('seed-ok', {});
+    expect(code).toBe(0);
+    expect(summary.strategy?.outcome).toBe('success');
+    expect(statuses(summary)).toEqual(Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])));
+    expect(nodeStatus(summary)).toEqual(simulated.nodes);
+    const ledger = stack.ledger().filter((l) => l.startsWith('seed-ok-'));
+    for (const uid of UIDS) {
+      expect(ledger.filter((l) => l.endsWith(` prepare-node@${uid}`))).toHaveLength(1);
+      expect(ledger.filter((l) => l.endsWith(` deploy-node@${uid}`))).toHaveLength(1);
+    }
+  }, 240_000);
+
+  it('ntp-node prepare fails: its dependants fail without running, monitoring still deploys, the run fails', async () => {
+    const { code, summary, simulated } = await deploy('seed-ntp', { prepare: ['ntp01'] });
+    expect(code).toBe(1);
+    expect(summary.strategy?.outcome).toBe('failed');
+    expect(statuses(summary)).toEqual(Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])));
+    expect(nodeStatus(summary)).toEqual(simulated.nodes);
+    const ledger = stack.ledger().filter((l) => l.startsWith('seed-ntp-'));
+    expect(ledger.some((l) => /@(ctl|cmp)/.test(l))).toBe(false);
+    expect(ledger.filter((l) => l.endsWith('deploy-node@mon01'))).toHaveLength(1);
+  }, 240_000);
+
+  it('exports a phase run graph coloured by outcome, and names the phase runs of a strategy run', async () => {
+    const dot = await stack.granule(['graph', '--run', 'seed-ntp-1-prepare', '-o', 'dot']);
+    expect(dot.code).toBe(0);
+    // The first phase prepared the monitoring nodes: green boxes.
+    expect(dot.stdout).toContain('"prepare-node@mon01" [label="prepare-node", color=darkgreen, fontcolor=darkgreen];');
+    const failedPhase = await stack.granule(['graph', '--run', 'seed-ntp-3-prepare', '-o', 'mermaid']);
+    expect(failedPhase.stdout).toContain('["prepare-node@ntp01"]:::failed');
+    const parent = await stack.granule(['graph', '--run', 'seed-ntp', '-o', 'dot']);
+    expect(parent.code).toBe(1);
+    expect(parent.stderr).toMatch(/^error: run seed-ntp is a strategy run; each phase run has a graph: seed-ntp-1-prepare, seed-ntp-2-deploy, seed-ntp-3-prepare\n$/);
+  }, 60_000);
+
+  it('compute-nodes-2 deploy fails: success with some groups failed (partial), exit 0', async () => {
+    const { code, summary, simulated } = await deploy('seed-cmp2', { deploy: ['cmp201', 'cmp202'] });
+    expect(summary.strategy?.outcome).toBe('partial');
+    expect(code).toBe(0);
+    expect(statuses(summary)).toEqual(Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])));
+    expect(statuses(summary)['compute-nodes-2']).toBe('FAILED');
+    expect(nodeStatus(summary)).toEqual(simulated.nodes);
+  }, 240_000);
+});
