@@ -192,14 +192,39 @@ export class OrchestratorService {
         return;
       }
       this.resultFeeds.set(runId, feed);
-      for await (const msg of feed) {
-        try {
-          await this.coordinator.progress(decodeJson<TaskProgressMessage>(msg));
-        } catch (err) {
-          this.deps.logger.error({ runId, err: (err as Error).message }, 'could not record a task result');
+      // Results that arrive while a batch is being recorded form the next batch (one commit each).
+      const pending: JsMsg[] = [];
+      let draining: Promise<void> | undefined;
+      const drain = async (): Promise<void> => {
+        while (pending.length > 0) {
+          const batch = pending.splice(0, 500);
+          const reports: TaskProgressMessage[] = [];
+          const readable: JsMsg[] = [];
+          for (const msg of batch) {
+            try {
+              reports.push(decodeJson<TaskProgressMessage>(msg));
+              readable.push(msg);
+            } catch (err) {
+              this.deps.logger.error({ runId, err: (err as Error).message }, 'dropping a result that is not valid JSON');
+              msg.term();
+            }
+          }
+          try {
+            await this.coordinator.progressBatch(reports);
+            for (const msg of readable) msg.ack();
+          } catch (err) {
+            // Not recorded: the results come again (the coordinator's state matches the log).
+            this.deps.logger.error({ runId, err: (err as Error).message }, 'could not record task results; they will be delivered again');
+            for (const msg of readable) msg.nak(1000);
+          }
         }
-        msg.ack();
+        draining = undefined;
+      };
+      for await (const msg of feed) {
+        pending.push(msg);
+        draining ??= drain();
       }
+      await draining;
     } catch (err) {
       this.deps.logger.warn({ runId, err: (err as Error).message }, 'results feed ended; it restarts on the next tick');
       if (this.resultFeeds.get(runId) === placeholder) this.resultFeeds.delete(runId);

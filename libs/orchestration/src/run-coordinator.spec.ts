@@ -74,6 +74,27 @@ describe('RunCoordinator', () => {
     expect([w.coordinator.owned(), w.leases.size]).toEqual([[], 0]);
   });
 
+  it('stores a burst of results and the dispatches they allow in one append', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    const before = w.log.appends.length;
+    const ok = (key: string) => ({ runId: 'r1', key, node: key.split('@')[1], attempt: 1, dispatchId: `r1/${key}/1`, status: 'succeeded' as const, at: new Date().toISOString(), exitCode: 0 });
+    await w.coordinator.progressBatch([ok('a@n1'), ok('a@n2')]);
+    expect(w.log.appends.slice(before)).toEqual([{ runId: 'r1', types: ['TaskSucceeded', 'TaskSucceeded', 'TaskDispatched', 'TaskDispatched'] }]);
+    expect(w.dispatched.map((d) => d.key).sort()).toEqual(['a@n1', 'a@n2', 'b@n1', 'b@n2']);
+  });
+
+  it('keeps memory equal to the log when an append fails, so the same report can be applied again', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.log.failNextAppend = true;
+    await expect(w.succeed('a@n1')).rejects.toThrow('the database is gone');
+    expect(w.coordinator.stateOf('r1')?.version).toBe((await w.log.read('r1')).length);
+    await w.succeed('a@n1');
+    expect((await w.log.read('r1')).filter((e) => e.type === 'TaskSucceeded')).toHaveLength(1);
+    expect(w.dispatched.map((d) => d.key)).toContain('b@n1');
+  });
+
   it('refuses a run id that was used before', async () => {
     const w = world();
     await w.coordinator.start(start);

@@ -124,12 +124,25 @@ export class RunCoordinator {
 
   /** A task result or progress report from an agent; duplicates and stale attempts change nothing. */
   async progress(message: TaskProgressMessage): Promise<void> {
-    const run = this.runs.get(message.runId);
-    if (!run) return;
-    await this.serial(run, async () => {
-      await this.apply(run, { type: 'RecordProgress', message });
-      await this.advance(run);
-    });
+    await this.progressBatch([message]);
+  }
+
+  /**
+   * Several reports at once: each run decides them in order and stores all resulting events
+   * (and the dispatches they make possible) in one append, so a burst of results costs one
+   * commit per run instead of three per result.
+   */
+  async progressBatch(messages: TaskProgressMessage[]): Promise<void> {
+    const byRun = new Map<string, TaskProgressMessage[]>();
+    for (const m of messages) byRun.set(m.runId, [...(byRun.get(m.runId) ?? []), m]);
+    for (const [runId, batch] of byRun) {
+      const run = this.runs.get(runId);
+      if (!run) continue;
+      await this.serial(run, async () => {
+        await this.applyAll(run, [...batch.map((message): RunCommand => ({ type: 'RecordProgress', message })), ...this.advanceCommands()]);
+        await this.settle(run);
+      });
+    }
   }
 
   /** Periodic: timeouts, offline nodes, dispatch, completion, lease renewal. */
@@ -232,9 +245,16 @@ export class RunCoordinator {
 
   /** Dispatch what can run, then end the run if nothing is left. */
   private async advance(run: ActiveRun): Promise<void> {
-    await this.apply(run, { type: 'DispatchReady', at: this.now(), limits: this.options.limits });
-    await this.apply(run, { type: 'Finish', at: this.now() });
+    await this.applyAll(run, this.advanceCommands());
     await this.settle(run);
+  }
+
+  private advanceCommands(): RunCommand[] {
+    const at = this.now();
+    return [
+      { type: 'DispatchReady', at, limits: this.options.limits },
+      { type: 'Finish', at },
+    ];
   }
 
   /** Lets go of a run that has ended. */
@@ -247,17 +267,36 @@ export class RunCoordinator {
   }
 
   /** decide → append → evolve → act. Returns the events. */
-  private async apply(run: ActiveRun, command: RunCommand): Promise<RunEvent[]> {
-    const events = decide(run.state, command, run.plan);
+  private apply(run: ActiveRun, command: RunCommand): Promise<RunEvent[]> {
+    return this.applyAll(run, [command]);
+  }
+
+  /**
+   * Decides the commands in order (each sees the state the previous ones left), stores every
+   * resulting event in one append, and only then sends the dispatches. If the append fails, the
+   * state is folded again from the log, so memory never holds events the log does not.
+   */
+  private async applyAll(run: ActiveRun, commands: RunCommand[]): Promise<RunEvent[]> {
+    const before = run.state.version;
+    const events: RunEvent[] = [];
+    for (const command of commands) {
+      const decided = decide(run.state, command, run.plan);
+      for (const e of decided) run.state = evolve(run.state, e, run.plan);
+      events.push(...decided);
+    }
     if (events.length === 0) return events;
-    await this.ports.log.append(run.state.runId, events, run.state.version, { correlationId: run.state.runId });
-    for (const e of events) run.state = evolve(run.state, e, run.plan);
-    if (run.plan) {
-      for (const e of events) {
-        if (e.type !== 'TaskDispatched') continue;
-        const i = run.plan.index.get(e.data.key) as number;
-        await this.ports.dispatcher.dispatch(this.dispatchMessage(run, run.plan, i));
-      }
+    try {
+      await this.ports.log.append(run.state.runId, events, before, { correlationId: run.state.runId });
+    } catch (err) {
+      let state = initialRunState(run.state.runId);
+      for (const e of await this.ports.log.read(run.state.runId)) state = evolve(state, e, run.plan);
+      run.state = state;
+      throw err;
+    }
+    const plan = run.plan;
+    if (plan) {
+      const dispatches = events.flatMap((e) => (e.type === 'TaskDispatched' ? [this.dispatchMessage(run, plan, plan.index.get(e.data.key) as number)] : []));
+      await Promise.all(dispatches.map((m) => this.ports.dispatcher.dispatch(m)));
     }
     return events;
   }

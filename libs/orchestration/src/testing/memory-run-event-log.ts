@@ -5,7 +5,16 @@ import type { RunEventLog } from '../ports';
 /** An event log in memory with the same expected-version rule as the PostgreSQL one (tests). */
 export class MemoryRunEventLog implements RunEventLog {
   readonly streams = new Map<string, RunEvent[]>();
+  /** Every append call, in order (how events were batched). */
+  readonly appends: { runId: string; types: string[] }[] = [];
+  /** Set to make the next append fail (as a database outage would). */
+  failNextAppend = false;
   async append(runId: string, events: RunEvent[], expectedVersion: number): Promise<number> {
+    if (this.failNextAppend) {
+      this.failNextAppend = false;
+      throw new Error('the database is gone');
+    }
+    this.appends.push({ runId, types: events.map((e) => e.type) });
     const stream = this.streams.get(runId) ?? [];
     if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
     stream.push(...events);
