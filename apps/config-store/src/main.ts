@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { GranuleError } from '@granule/core';
@@ -9,6 +9,8 @@ import { ConfigService } from './config/config.service';
 import { ConfigStoreHttpModule } from './app.module';
 import { startConfigStore } from './config-store.runtime';
 
+// JSON lines, like the orchestrator's and the agents' logs.
+Logger.overrideLogger(new ConsoleLogger({ json: true, colors: false }));
 const logger = new Logger('config-store');
 
 /** Bad config and unreachable dependencies: one line per problem, exit code 1, no stack trace. */

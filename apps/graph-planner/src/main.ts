@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { ConsoleLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { GranuleError } from '@granule/core';
 import { createMetrics, natsCheck, postgresCheck, serveHealthChecks } from '@granule/observability';
@@ -15,7 +16,8 @@ async function main(): Promise<void> {
   });
   const app = await NestFactory.createApplicationContext(GraphPlannerModule.forRoot({ config, dataSource, nats }), {
     abortOnError: false,
-    logger: ['log', 'warn', 'error'],
+    // JSON lines, like the orchestrator's and the agents' logs.
+    logger: new ConsoleLogger({ json: true, colors: false, logLevels: ['log', 'warn', 'error'] }),
   });
   app.enableShutdownHooks();
   const checks = [natsCheck(nats), postgresCheck(dataSource)];
