@@ -25,6 +25,7 @@ import { ConfigStoreStrategySource } from './adapters/strategy-source.adapter';
 import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
 import type { OrchestratorConfig } from './orchestrator.config';
 import { RunQueriesResponder } from './run-queries.responder';
+import { NodePresenceWatcher } from './node-presence.watcher';
 
 export interface OrchestratorDeps {
   config: OrchestratorConfig;
@@ -61,6 +62,7 @@ export class OrchestratorService {
   private outbox?: NatsOutboxPublisher;
   private readonly outboxLease: RedisRunLease;
   private readonly queries: RunQueriesResponder;
+  private readonly presenceWatcher: NodePresenceWatcher;
   private timer?: NodeJS.Timeout;
   private ticking = false;
   private stopped = false;
@@ -74,6 +76,7 @@ export class OrchestratorService {
     this.outboxLease = lease;
     const planStore = new PlanStore(dataSource);
     const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore);
+    this.presenceWatcher = new NodePresenceWatcher(redis, this.store, dataSource, config.subjectPrefix);
     this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans, planStore);
     const ports: CoordinatorPorts = {
       log: new PostgresRunEventLog(this.store, dataSource),
@@ -134,6 +137,8 @@ export class OrchestratorService {
       await this.strategies.recover();
       this.syncResultFeeds();
       await this.keepOutbox();
+      // One orchestrator records node presence changes: the one holding the outbox lease.
+      if (this.outbox) for (const e of await this.presenceWatcher.check()) this.deps.logger.info({ node: e.data.uid }, e.type);
     } catch (err) {
       this.deps.logger.error({ err: (err as Error).message }, 'tick failed');
     } finally {
@@ -311,6 +316,7 @@ export class OrchestratorService {
         [{ type: 'NodeRegistered', data: { uid: agent.uid, hostname: agent.hostname, address: agent.address, agentVersion: agent.agentVersion, at: new Date().toISOString() } }],
         { expectedVersion: 'any' },
       );
+      this.presenceWatcher.registered(agent.uid);
       this.deps.logger.info({ node: agent.uid, hostname: agent.hostname }, 'agent registered');
       answer({ accepted: true, heartbeatSeconds: this.deps.config.heartbeatSeconds, presenceTtlSeconds: this.deps.config.presenceTtlSeconds });
     } catch (e) {
