@@ -104,7 +104,7 @@ describe('crash recovery (whole stack)', () => {
     stack.setSlow('step3@2', 0);
     const events = await stack.waitForEnd('crash-agent');
     const failed = events.find((e) => e.type === 'TaskFailed');
-    expect(failed?.data).toEqual(expect.objectContaining({ key: 'step3@2', attempt: 1, exitCode: null, error: 'agent restarted while the task was running; not run again' }));
+    expect(failed?.data).toEqual(expect.objectContaining({ key: 'step3@2', attempt: 1, exitCode: null, error: 'agent restarted while the task was running; not run again (its leftover processes were stopped)' }));
     expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([{ node: '2', reason: 'task_failed', task: 'step3' }]);
     expect(events.find((e) => e.type === 'DeploymentStopRequested')?.data).toEqual({ reason: 'critical_node', detail: 'node 2 failed and belongs to no fault-tolerance group' });
     expect(events[events.length - 1].type).toBe('DeploymentFailed');

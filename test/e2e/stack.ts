@@ -20,6 +20,7 @@ export const REPO_ROOT = path.resolve(__dirname, '../..');
 const DIST = path.join(REPO_ROOT, 'dist');
 const MAINS = {
   'graph-planner': path.join(DIST, 'apps/graph-planner/src/main.js'),
+  'config-store': path.join(DIST, 'apps/config-store/src/main.js'),
   orchestrator: path.join(DIST, 'apps/orchestrator/src/main.js'),
   'node-agent': path.join(DIST, 'apps/node-agent/src/main.js'),
   cli: path.join(DIST, 'apps/cli/src/main.js'),
@@ -224,11 +225,18 @@ export class E2eStack {
     };
   }
 
-  /** The graph-planner or orchestrator process (created on first use, not started). */
-  service(name: 'graph-planner' | 'orchestrator'): StackProcess {
+  /** The graph-planner, orchestrator or config-store process (created on first use, not started). */
+  service(name: 'graph-planner' | 'orchestrator' | 'config-store'): StackProcess {
     const existing = this.processes.get(name);
     if (existing) return existing;
     const o = this.options;
+    if (name === 'config-store') {
+      // Not started by `start`: tests that plan environments start it after the orchestrator.
+      const env = { ...this.baseEnv(), GRANULE_DATABASE_URL: this.db.url, GRANULE_MIGRATIONS_RUN: 'true', GRANULE_DATABASE_CREATE: 'false', GRANULE_PREINSTALLED_RELEASE: '' };
+      const proc = new StackProcess(name, MAINS[name], env, 'NATS API on', path.join(this.dir, 'logs', `${name}.log`));
+      this.processes.set(name, proc);
+      return proc;
+    }
     const env: Record<string, string> =
       name === 'graph-planner'
         ? { ...this.baseEnv(), GRANULE_DATABASE_URL: this.db.url, GRANULE_RUN_MIGRATIONS: '1' }

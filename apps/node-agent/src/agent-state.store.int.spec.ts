@@ -46,6 +46,17 @@ describe('AgentStateStore', () => {
     expect([last.running, last.pendingReboots]).toEqual([undefined, []]);
   });
 
+  it('the process group of the running task is written with its marker, the latest attempt replacing the one before', async () => {
+    const { store } = await AgentStateStore.open(dir);
+    await store.start(marker('r/b@n/1'));
+    await store.recordProcess('r/b@n/1', { pgid: 100, startTime: 5, bootId: 'boot', runId: 'r', taskId: 'b' });
+    await store.recordProcess('r/other@n/1', { pgid: 300, runId: 'r', taskId: 'other' });
+    await store.recordProcess('r/b@n/1', { pgid: 200, startTime: 7, bootId: 'boot', runId: 'r', taskId: 'b' });
+
+    const { store: reopened } = await AgentStateStore.open(dir);
+    expect(reopened.running).toEqual({ ...marker('r/b@n/1'), process: { pgid: 200, startTime: 7, bootId: 'boot', runId: 'r', taskId: 'b' } });
+  });
+
   it('an unreadable file is moved aside and the agent starts without it', async () => {
     await writeFile(path.join(dir, AGENT_STATE_FILE), '{"version": 1, "pendi');
     const { store, setAside } = await AgentStateStore.open(dir, new Date('2030-01-01T00:00:00Z'));

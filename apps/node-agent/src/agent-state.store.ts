@@ -1,6 +1,6 @@
 import { readFile, rename } from 'node:fs/promises';
 import * as path from 'node:path';
-import { writeFileAtomic } from '@granule/task-runners';
+import { writeFileAtomic, type TaskProcessGroup } from '@granule/task-runners';
 import type { TaskMarker } from './dispatch-decision';
 
 /** File in the state dir holding the running-task marker and pending reboots. */
@@ -58,6 +58,12 @@ export class AgentStateStore {
   /** Marks `marker`'s task as running (before it starts). */
   start(marker: TaskMarker): Promise<void> {
     return this.update({ ...this.doc, running: marker });
+  }
+
+  /** Adds the process group of the running task's current attempt to its marker (a later attempt's replaces it). */
+  recordProcess(dispatchId: string, group: TaskProcessGroup): Promise<void> {
+    if (this.doc.running?.dispatchId !== dispatchId) return this.writes;
+    return this.update({ ...this.doc, running: { ...this.doc.running, process: group } });
   }
 
   /** Clears the running marker of `dispatchId`, if it is the running one. */

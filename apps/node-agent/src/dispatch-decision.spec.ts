@@ -7,11 +7,13 @@ import {
   executionOf,
   finishedMessage,
   journalKeyOf,
+  leftoverGroupOf,
   markerOf,
   pendingRebootOf,
   progressMsgIds,
   rebootOutcome,
   recoverOnStart,
+  restartedError,
   startedMessage,
   type TaskMarker,
 } from './dispatch-decision';
@@ -110,6 +112,16 @@ describe('recoverOnStart', () => {
     expect(AGENT_RESTARTED_ERROR).toBe('agent restarted while the task was running; not run again');
   });
 
+  it('says when the processes the interrupted task left were stopped; a pending reboot is not concerned', () => {
+    const running: TaskMarker = { ...markerOf(dispatch(), start), process: { pgid: 4242, startTime: 99, runId: 'run-1', taskId: 'install' } };
+    const reboot = markerOf(dispatch({ task: 'r1', key: 'r1@node-1', dispatchId: 'run-1/r1@node-1/1', type: 'reboot' }), start);
+    const steps = recoverOnStart(running, [reboot], () => undefined, at('2030-01-01T00:00:01Z'), 'stopped');
+    expect(steps.map((s) => [s.outcome.status, s.outcome.error])).toEqual([
+      ['failed', 'agent restarted while the task was running; not run again (its leftover processes were stopped)'],
+      ['succeeded', undefined],
+    ]);
+  });
+
   it('reports a journaled outcome as recorded (the process died before sending it)', () => {
     const running = markerOf(dispatch(), start);
     expect(recoverOnStart(running, [], (k) => (k === running.journalKey ? succeeded : undefined), start)).toEqual([{ marker: running, outcome: succeeded, journaled: true }]);
@@ -142,6 +154,29 @@ describe('recoverOnStart', () => {
     const r1 = markerOf(dispatch({ task: 'r1', key: 'r1@node-1', dispatchId: 'run-1/r1@node-1/1', type: 'reboot' }), start);
     const r2 = markerOf(dispatch({ task: 'r2', key: 'r2@node-1', dispatchId: 'run-1/r2@node-1/1', type: 'reboot' }), start);
     expect(recoverOnStart(running, [r1, r2], () => undefined, start).map((s) => s.marker.dispatchId)).toEqual(['run-1/install@node-1/1', 'run-1/r1@node-1/1', 'run-1/r2@node-1/1']);
+  });
+});
+
+describe('leftovers of an interrupted task', () => {
+  const group = { pgid: 4242, startTime: 99, bootId: 'b', runId: 'run-1', taskId: 'install' };
+  const marker: TaskMarker = { ...markerOf(dispatch(), at('2030-01-01T00:00:00Z')), process: group };
+
+  it('only an interrupted, unjournaled, non-reboot task with a recorded group has leftovers to stop', () => {
+    expect(leftoverGroupOf(marker, () => undefined)).toEqual(group);
+    expect(leftoverGroupOf(marker, () => succeeded)).toBeUndefined();
+    expect(leftoverGroupOf({ ...marker, type: 'reboot' }, () => undefined)).toBeUndefined();
+    expect(leftoverGroupOf({ ...marker, process: undefined }, () => undefined)).toBeUndefined();
+    expect(leftoverGroupOf(undefined, () => undefined)).toBeUndefined();
+  });
+
+  it('the error names a stopped or surviving group; nothing left, or an unrelated group, changes nothing', () => {
+    expect([restartedError('stopped', 4242), restartedError('survived', 4242), restartedError('gone', 4242), restartedError('unconfirmed', 4242), restartedError()]).toEqual([
+      'agent restarted while the task was running; not run again (its leftover processes were stopped)',
+      'agent restarted while the task was running; not run again (its leftover processes could not be stopped: process group 4242 still runs)',
+      AGENT_RESTARTED_ERROR,
+      AGENT_RESTARTED_ERROR,
+      AGENT_RESTARTED_ERROR,
+    ]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { dispatchIdOf, type TaskDispatchMessage, type TaskProgressMessage } from '@granule/contracts';
-import { journalKey, REBOOT_DEFAULTS, type TaskExecution, type TaskOutcome } from '@granule/task-runners';
+import { journalKey, REBOOT_DEFAULTS, type LeftoverGroupState, type TaskExecution, type TaskOutcome, type TaskProcessGroup } from '@granule/task-runners';
 
 // Pure decisions of the agent: what to do with a dispatch given what this host remembers.
 
@@ -35,6 +35,11 @@ export interface TaskMarker {
   rebootDeadline?: string;
   /** Output of the reboot command, reported once the host is back. */
   rebootOutputTail?: string;
+  /**
+   * The process group of the task's current attempt, recorded (fsync) right after it started, so
+   * a restarted agent can stop what the task left running (see `leftoverGroupOf`).
+   */
+  process?: TaskProcessGroup;
 }
 
 /** What the agent remembers about one dispatch. */
@@ -142,17 +147,38 @@ export function pendingRebootOf(marker: TaskMarker, outcome: TaskOutcome, now: D
   return { ...marker, rebootTimeoutSec: timeoutSec, rebootDeadline: new Date(now.getTime() + timeoutSec * 1000).toISOString(), rebootOutputTail: outcome.outputTail };
 }
 
-/** Outcome of a task the agent was running when it died. */
-export function restartedOutcome(marker: TaskMarker, now: Date): TaskOutcome {
+/**
+ * The error of a task the agent was running when it died, saying what became of the processes
+ * it left (`leftover`, from `stopLeftoverGroup`): only a group that was stopped, or that could
+ * not be, is mentioned.
+ */
+export function restartedError(leftover?: LeftoverGroupState, pgid?: number): string {
+  if (leftover === 'stopped') return `${AGENT_RESTARTED_ERROR} (its leftover processes were stopped)`;
+  if (leftover === 'survived') return `${AGENT_RESTARTED_ERROR} (its leftover processes could not be stopped: process group ${pgid ?? '?'} still runs)`;
+  return AGENT_RESTARTED_ERROR;
+}
+
+/** Outcome of a task the agent was running when it died; `leftover` as in `restartedError`. */
+export function restartedOutcome(marker: TaskMarker, now: Date, leftover?: LeftoverGroupState): TaskOutcome {
   return {
     status: 'failed',
     exitCode: null,
     durationMs: Math.max(0, now.getTime() - Date.parse(marker.startedAt)),
     outputTail: '',
     attempts: 1,
-    error: AGENT_RESTARTED_ERROR,
+    error: restartedError(leftover, marker.process?.pgid),
     errorCode: AGENT_RESTARTED_CODE,
   };
+}
+
+/**
+ * The process group a restarted agent must stop before reporting `marker`'s task: the one
+ * recorded for an interrupted task that is not journaled (a finished task's background children
+ * are left alone) and is not a reboot (its command may still be taking the host down).
+ */
+export function leftoverGroupOf(marker: TaskMarker | undefined, journaled: (key: string) => TaskOutcome | undefined): TaskProcessGroup | undefined {
+  if (!marker?.process || marker.type === 'reboot' || journaled(marker.journalKey)) return undefined;
+  return marker.process;
 }
 
 /**
@@ -180,10 +206,10 @@ export function rebootOutcome(marker: TaskMarker, now: Date, cameBack: boolean):
 
 /**
  * Outcome of a task a previous agent process left unfinished: a reboot means the host came
- * back (`rebootOutcome`), anything else was interrupted (`restartedOutcome`).
+ * back (`rebootOutcome`), anything else was interrupted (`restartedOutcome`, with `leftover`).
  */
-export function interruptedOutcome(marker: TaskMarker, now: Date): TaskOutcome {
-  return marker.type === 'reboot' ? rebootOutcome(marker, now, true) : restartedOutcome(marker, now);
+export function interruptedOutcome(marker: TaskMarker, now: Date, leftover?: LeftoverGroupState): TaskOutcome {
+  return marker.type === 'reboot' ? rebootOutcome(marker, now, true) : restartedOutcome(marker, now, leftover);
 }
 
 /** What the agent reports, at start, for a task the previous agent process left unfinished. */
@@ -198,12 +224,20 @@ export interface RecoveryStep {
  * Decides, at start, what to report for the running marker and the pending reboots the previous
  * agent process left: a journaled outcome as it was (it may not have been published); a reboot
  * → the host came back (succeeded, or failed past its deadline); any other running task →
- * failed as interrupted, never run again.
+ * failed as interrupted, never run again (`leftover`: what became of the processes the running
+ * task left, see `leftoverGroupOf`).
  */
-export function recoverOnStart(running: TaskMarker | undefined, pendingReboots: readonly TaskMarker[], journaled: (key: string) => TaskOutcome | undefined, now: Date): RecoveryStep[] {
+export function recoverOnStart(
+  running: TaskMarker | undefined,
+  pendingReboots: readonly TaskMarker[],
+  journaled: (key: string) => TaskOutcome | undefined,
+  now: Date,
+  leftover?: LeftoverGroupState,
+): RecoveryStep[] {
   return [...(running ? [running] : []), ...pendingReboots].map((marker) => {
     const outcome = journaled(marker.journalKey);
-    return outcome ? { marker, outcome, journaled: true } : { marker, outcome: interruptedOutcome(marker, now), journaled: false };
+    if (outcome) return { marker, outcome, journaled: true };
+    return { marker, outcome: interruptedOutcome(marker, now, marker === running ? leftover : undefined), journaled: false };
   });
 }
 

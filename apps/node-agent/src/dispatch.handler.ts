@@ -1,6 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeJson } from '@granule/messaging';
-import { isRebootPending, type OutputChunk, type TaskJournal, type TaskOutcome, type TaskRunner } from '@granule/task-runners';
+import {
+  isRebootPending,
+  stopLeftoverGroup,
+  type LeftoverGroupState,
+  type OutputChunk,
+  type TaskJournal,
+  type TaskOutcome,
+  type TaskProcessGroup,
+  type TaskRunner,
+} from '@granule/task-runners';
 import type { TaskDispatchMessage } from '@granule/contracts';
 import type { JsMsg } from '@nats-io/jetstream';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
@@ -18,6 +27,7 @@ import {
   interruptedOutcome,
   invalidDispatchOutcome,
   journalKeyOf,
+  leftoverGroupOf,
   markerOf,
   pendingRebootOf,
   progressMsgIds,
@@ -52,11 +62,13 @@ export class DispatchHandler {
   ) {}
 
   /**
-   * Settles what the previous agent process left: an interrupted task is reported failed, a
-   * reboot is reported succeeded (the agent is back) or failed (too late). Call before consuming.
+   * Settles what the previous agent process left: the processes an interrupted task left running
+   * are stopped and the task is reported failed, a reboot is reported succeeded (the agent is
+   * back) or failed (too late). Call before consuming.
    */
   async recover(): Promise<void> {
-    for (const step of recoverOnStart(this.state.running, this.state.pendingReboots, (k) => this.journal.get(k), new Date())) {
+    const leftover = await this.stopLeftovers(this.state.running);
+    for (const step of recoverOnStart(this.state.running, this.state.pendingReboots, (k) => this.journal.get(k), new Date(), leftover)) {
       const what = step.journaled ? 'reporting a journaled outcome the previous agent process may not have sent' : step.marker.type === 'reboot' ? 'the agent is back after a reboot task' : 'reporting a task interrupted by the agent restart';
       this.taskLog(step.marker).info({ status: step.outcome.status, error: step.outcome.error }, what);
       await this.finish(step.marker, step.outcome, !step.journaled);
@@ -115,7 +127,7 @@ export class DispatchHandler {
         return;
       case 'fail_restarted':
         // Normally settled by recover() at start; met here only if that report failed.
-        await this.finish(running as TaskMarker, interruptedOutcome(running as TaskMarker, new Date()));
+        await this.finish(running as TaskMarker, interruptedOutcome(running as TaskMarker, new Date(), await this.stopLeftovers(running)));
         msg.ack();
         return;
       case 'await_reboot':
@@ -139,7 +151,11 @@ export class DispatchHandler {
     const onOutput = (chunk: OutputChunk): void => this.messaging.publishOutput({ runId: d.runId, key: d.key, node: d.node, stream: chunk.stream, seq: chunk.seq, data: chunk.data });
     let outcome: TaskOutcome;
     try {
-      outcome = await this.runner.run(executionOf(d), onOutput, controller.signal);
+      // Recorded so that, should this process die, the next one can stop what the task left running.
+      const onSpawn = (group: TaskProcessGroup): void => {
+        this.state.recordProcess(d.dispatchId, group).catch((err: Error) => log.error({ err: err.message, pgid: group.pgid }, 'cannot record the task process group'));
+      };
+      outcome = await this.runner.run(executionOf(d), onOutput, controller.signal, { onSpawn });
     } finally {
       clearInterval(working);
       this.current = undefined;
@@ -156,6 +172,22 @@ export class DispatchHandler {
     }
     await this.finish(marker, outcome);
     msg.ack();
+  }
+
+  /**
+   * Stops the process group an interrupted task left running (SIGTERM, SIGKILL after the grace),
+   * if it is proven to be the task's; says what became of it.
+   */
+  private async stopLeftovers(marker: TaskMarker | undefined): Promise<LeftoverGroupState | undefined> {
+    const group = leftoverGroupOf(marker, (k) => this.journal.get(k));
+    if (!marker || !group) return undefined;
+    const result = await stopLeftoverGroup(group);
+    const log = this.taskLog(marker);
+    const fields = { pgid: group.pgid, pids: result.pids, leftover: result.state };
+    if (result.state === 'stopped') log.warn(fields, 'stopped the processes the interrupted task left running');
+    else if (result.state === 'survived') log.error(fields, 'the processes the interrupted task left running survived SIGKILL');
+    else if (result.state === 'unconfirmed') log.info(fields, 'the recorded process group id now belongs to other processes; left alone');
+    return result.state;
   }
 
   /** Journals the outcome (fsync), reports it, then forgets the marker. */

@@ -1,15 +1,18 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { dispatchIdOf, executionSubjects, redisKeys, type TaskDispatchMessage, type TaskOutputMessage, type TaskProgressMessage } from '@granule/contracts';
 import { connectNats, connectRedis, decodeJson, deleteExecutionStreams, ensureExecutionStreams, publishJson, type RedisConnection } from '@granule/messaging';
 import type { TaskType } from '@granule/task-model';
+import { currentBootId, journalKey, processStartTime } from '@granule/task-runners';
 import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { AGENT_RESTARTED_ERROR, AGENT_STOPPED_ERROR } from './dispatch-decision';
-import { AgentProcess, buildIfStale, runAgentOnce, waitFor } from './testing/agent-process.fixture';
+import { AGENT_STATE_FILE } from './agent-state.store';
+import { AGENT_RESTARTED_ERROR, AGENT_STOPPED_ERROR, type TaskMarker } from './dispatch-decision';
+import { AgentProcess, buildIfStale, killGroupQuietly, processRunning, runAgentOnce, waitFor } from './testing/agent-process.fixture';
 
 jest.setTimeout(60_000);
 
@@ -152,31 +155,76 @@ describe('node-agent processes', () => {
     expect(await readFile(target, 'utf8')).toBe('made by puppet\n');
   });
 
-  it('(d, e) SIGKILL mid-task: presence expires within the TTL; after a restart the task is failed, not run again', async () => {
+  it('(d, e) SIGKILL mid-task: presence expires within the TTL; after a restart the leftover processes are stopped and the task is failed, not run again', async () => {
     const presence = redisKeys(prefix).presence('node-b');
     expect(JSON.parse((await redis.get(presence)) as string)).toMatchObject({ uid: 'node-b' });
-    const pidFile = path.join(rootOf('b'), 'sleep.pid');
-    const d = await dispatch('b', 'shell', { cmd: `echo $$ > '${pidFile}'; echo ran >> sleep.log; sleep 30` });
-    await waitFor(() => resultsOf(d).length === 1 && existsSync(pidFile), 'the task to start');
-    await agents.b.stop('SIGKILL');
-    // The task's process group outlives the agent; stop it so nothing lingers.
-    process.kill(-Number((await readFile(pidFile, 'utf8')).trim()), 'SIGKILL');
+    const pidFile = path.join(rootOf('b'), 'shell.pid');
+    const sleepPidFile = path.join(rootOf('b'), 'sleep.pid');
+    const stateFile = path.join(rootOf('b'), '.granule', AGENT_STATE_FILE);
+    const d = await dispatch('b', 'shell', { cmd: `echo $$ > '${pidFile}'; echo ran >> sleep.log; sleep 30 & echo $! > '${sleepPidFile}'; wait` });
+    const pidIn = (file: string): number => Number(readFileSync(file, 'utf8').trim());
+    const written = (file: string): boolean => existsSync(file) && readFileSync(file, 'utf8').endsWith('\n');
+    await waitFor(() => resultsOf(d).length === 1 && written(pidFile) && written(sleepPidFile), 'the task to start');
+    const [shell, sleeper] = [pidIn(pidFile), pidIn(sleepPidFile)];
+    try {
+      // The agent records the attempt's process group (fsync) right after starting it.
+      await waitFor(() => (JSON.parse(readFileSync(stateFile, 'utf8')) as { running?: TaskMarker }).running?.process?.pgid === shell, 'the process group in the agent state');
+      await agents.b.stop('SIGKILL');
+      // The task's process group outlives the agent.
+      expect([processRunning(shell), processRunning(sleeper)]).toEqual([true, true]);
 
-    const killedAt = Date.now();
-    await waitFor(async () => (await redis.exists(presence)) === 0, 'the presence key to expire', 5000);
-    expect(Date.now() - killedAt).toBeLessThanOrEqual(3000 + 500);
+      const killedAt = Date.now();
+      await waitFor(async () => (await redis.exists(presence)) === 0, 'the presence key to expire', 5000);
+      expect(Date.now() - killedAt).toBeLessThanOrEqual(3000 + 500);
 
-    await agents.b.start();
-    const got = await finished(d);
-    expect(got.map((r) => [r.status, r.error])).toEqual([
-      ['started', undefined],
-      ['failed', AGENT_RESTARTED_ERROR],
-    ]);
-    expect(await readFile(path.join(rootOf('b'), 'sleep.log'), 'utf8')).toBe('ran\n');
-    // The interrupted delivery was acknowledged: node-b takes new work at once, not after the ack wait.
-    const next = await dispatch('b', 'shell', { cmd: 'echo next' });
-    expect((await finished(next, 1, 5000)).map((r) => r.status)).toEqual(['started', 'succeeded']);
-    expect(resultsOf(d)).toHaveLength(2);
+      await agents.b.start();
+      const got = await finished(d);
+      expect(got.map((r) => [r.status, r.error])).toEqual([
+        ['started', undefined],
+        ['failed', 'agent restarted while the task was running; not run again (its leftover processes were stopped)'],
+      ]);
+      // Stopped before the failure was reported.
+      expect([processRunning(shell), processRunning(sleeper)]).toEqual([false, false]);
+      expect(agents.b.lines.find((l) => l.msg === 'stopped the processes the interrupted task left running')).toMatchObject({ key: d.key, pgid: shell, pids: [shell, sleeper].sort((x, y) => x - y), leftover: 'stopped' });
+      expect(await readFile(path.join(rootOf('b'), 'sleep.log'), 'utf8')).toBe('ran\n');
+      // The interrupted delivery was acknowledged: node-b takes new work at once, not after the ack wait.
+      const next = await dispatch('b', 'shell', { cmd: 'echo next' });
+      expect((await finished(next, 1, 5000)).map((r) => r.status)).toEqual(['started', 'succeeded']);
+      expect(resultsOf(d)).toHaveLength(2);
+    } finally {
+      killGroupQuietly(shell);
+    }
+  });
+
+  it('(d) a recorded process group whose leader started at another time is not the task\'s: it is left running', async () => {
+    const unrelated = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    unrelated.unref();
+    const pgid = unrelated.pid as number;
+    try {
+      await waitFor(() => processStartTime(pgid) !== undefined, 'the unrelated sleep to start');
+      expect(await agents.b.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      const key = 'ghost@node-b';
+      const marker: TaskMarker = {
+        dispatchId: dispatchIdOf(runId, key, 1),
+        journalKey: journalKey({ runId, taskId: 'ghost', nodeUid: 'node-b', attempt: 1 }),
+        runId,
+        key,
+        node: 'node-b',
+        attempt: 1,
+        type: 'shell',
+        startedAt: new Date().toISOString(),
+        process: { pgid, startTime: (processStartTime(pgid) as number) + 1, bootId: currentBootId(), runId, taskId: 'ghost' },
+      };
+      await writeFile(path.join(rootOf('b'), '.granule', AGENT_STATE_FILE), JSON.stringify({ version: 1, running: marker, pendingReboots: [] }));
+
+      await agents.b.start();
+      await waitFor(() => results.some((r) => r.dispatchId === marker.dispatchId), 'the ghost task to be reported');
+      expect(results.filter((r) => r.dispatchId === marker.dispatchId).map((r) => [r.status, r.error])).toEqual([['failed', AGENT_RESTARTED_ERROR]]);
+      expect(processRunning(pgid)).toBe(true);
+      expect(agents.b.lines.find((l) => l.key === key && l.pgid === pgid)).toMatchObject({ msg: 'the recorded process group id now belongs to other processes; left alone', pids: [pgid], leftover: 'unconfirmed' });
+    } finally {
+      killGroupQuietly(pgid);
+    }
   });
 
   it('(g) a reboot task stays pending after its command and succeeds when the agent is back', async () => {

@@ -21,6 +21,8 @@ export interface ProcessExit {
 /** A started process that leads its own process group. */
 export interface SpawnedProcess {
   readonly pid: number | undefined;
+  /** The leader's start time (`processStartTime`), read right after the start; absent off Linux or in fakes. */
+  readonly startTime?: number;
   /** Resolves once the leader exited and its output was drained. */
   readonly exited: Promise<ProcessExit>;
   /** Sends `signal` to every process of the group; false when none is left (0 only probes). */
@@ -41,35 +43,113 @@ export interface ProcessSpawner {
  */
 export const OUTPUT_DRAIN_MS = 1000;
 
+/** What `/proc/<pid>/stat` says about a process. */
+export interface ProcStat {
+  pid: number;
+  /** One letter: R running, S sleeping, Z zombie, ... */
+  state: string;
+  pgid: number;
+  /** Field 22: clock ticks after boot. */
+  startTime: number;
+}
+
+function readProcStat(pid: number): ProcStat | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined; // exited, or no /proc
+  }
+  // "pid (comm) state ppid pgrp ..."; comm may contain spaces and parentheses, so count from the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state: fields[0], pgid: Number(fields[2]), startTime: Number(fields[19]) };
+}
+
+/** Pids of every process, or undefined where there is no /proc. */
+function listPids(): number[] | undefined {
+  try {
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The processes of group `pgid` that still run (zombies left out), or undefined where there is
+ * no /proc.
+ */
+export function processGroupMembers(pgid: number): ProcStat[] | undefined {
+  const pids = listPids();
+  if (pids === undefined) return undefined;
+  const members: ProcStat[] = [];
+  for (const pid of pids) {
+    const stat = readProcStat(pid);
+    if (stat && stat.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X') members.push(stat);
+  }
+  return members;
+}
+
 /**
  * Whether any non-zombie process belongs to process group `pgid`. On Linux /proc is read, since
  * `kill(-pgid, 0)` also succeeds for zombies that init has not reaped yet (slow in some containers);
  * elsewhere the kill probe is used.
  */
 export function processGroupAlive(pgid: number): boolean {
-  let pids: string[];
+  const members = processGroupMembers(pgid);
+  if (members !== undefined) return members.length > 0;
+  return signalProcessGroup(pgid, 0);
+}
+
+/** Sends `signal` to every process of group `pgid`; false when none could be signalled (0 only probes). */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+    process.kill(-pgid, signal);
+    return true;
   } catch {
+    return false;
+  }
+}
+
+/**
+ * Start time of process `pid`: field 22 of `/proc/<pid>/stat`, in clock ticks after boot.
+ * Together with the boot id it tells a process apart from a later one that got the same pid.
+ * Undefined when the process does not exist or there is no /proc.
+ */
+export function processStartTime(pid: number): number | undefined {
+  return readProcStat(pid)?.startTime;
+}
+
+let bootId: string | undefined | null = null;
+
+/** `/proc/sys/kernel/random/boot_id`: changes on every boot; undefined where it cannot be read. */
+export function currentBootId(): string | undefined {
+  if (bootId === null) {
     try {
-      process.kill(-pgid, 0);
-      return true;
+      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     } catch {
-      return false;
+      bootId = undefined;
     }
   }
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // "pid (comm) state ppid pgrp ..."; comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  return bootId;
+}
+
+/** The value of each of `names` in the environment process `pid` started with (empty when unreadable). */
+export function processEnvironment(pid: number, names: readonly string[]): Record<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return {}; // gone, or another user's process
   }
-  return false;
+  const found: Record<string, string> = {};
+  for (const entry of text.split('\0')) {
+    const eq = entry.indexOf('=');
+    const name = entry.slice(0, eq);
+    if (eq > 0 && names.includes(name) && !(name in found)) found[name] = entry.slice(eq + 1);
+  }
+  return found;
 }
 
 /** Spawns with `child_process.spawn`, detached, so each task is its own process group. */
@@ -101,18 +181,13 @@ export const nodeProcessSpawner: ProcessSpawner = {
         resolve({ exitCode: code, signal });
       });
     });
+    // The fork happened inside spawn(), so the leader (or its zombie) is there to be read.
+    const startTime = child.pid === undefined ? undefined : processStartTime(child.pid);
     return {
       pid: child.pid,
+      ...(startTime === undefined ? {} : { startTime }),
       exited,
-      signalGroup(signal) {
-        if (child.pid === undefined) return false;
-        try {
-          process.kill(-child.pid, signal);
-          return true;
-        } catch {
-          return false;
-        }
-      },
+      signalGroup: (signal) => child.pid !== undefined && signalProcessGroup(child.pid, signal),
       groupAlive: () => child.pid !== undefined && processGroupAlive(child.pid),
     };
   },

@@ -10,6 +10,8 @@ export interface ProcessRunEnv {
   output: OutputCollector;
   killGraceMs: number;
   signal?: AbortSignal;
+  /** Told of each started process (once per attempt), before its output is read. */
+  onSpawn?: (child: SpawnedProcess) => void;
 }
 
 export interface ProcessRunResult {
@@ -32,6 +34,7 @@ const AFTER_KILL_WAIT_MS = 2000;
 export async function runProcess(spec: ProcessSpec, timeoutMs: number | null, env: ProcessRunEnv): Promise<ProcessRunResult> {
   if (env.signal?.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true };
   const child = env.spawner.spawn(spec, (stream, data) => env.output.write(stream, data));
+  env.onSpawn?.(child);
   let timedOut = false;
   let cancelled = false;
   let terminatedAt: number | null = null;
@@ -68,8 +71,12 @@ export async function runProcess(spec: ProcessSpec, timeoutMs: number | null, en
   }
 }
 
-// The leader can be gone while children that ignore SIGTERM live on: keep the kill promise.
-async function waitForGroupGone(child: SpawnedProcess, since: number, env: ProcessRunEnv): Promise<void> {
+/**
+ * Waits until no process of the group runs, sending SIGKILL once `killGraceMs` passed since
+ * `since` (when SIGTERM was sent), and gives up `AFTER_KILL_WAIT_MS` after that. The leader can be
+ * gone while children that ignore SIGTERM live on: the kill promise is kept for them too.
+ */
+export async function waitForGroupGone(child: Pick<SpawnedProcess, 'groupAlive' | 'signalGroup'>, since: number, env: Pick<ProcessRunEnv, 'clock' | 'killGraceMs'>): Promise<void> {
   let killed = false;
   while (child.groupAlive()) {
     const elapsed = env.clock.now() - since;

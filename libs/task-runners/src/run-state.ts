@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { systemClock, type Clock } from './clock';
 import { OutputCollector } from './output-collector';
-import { nodeProcessSpawner, type ProcessSpawner } from './process-spawner';
+import { currentBootId, nodeProcessSpawner, type ProcessSpawner, type SpawnedProcess } from './process-spawner';
 import { note, type ProcessRunEnv } from './run-process';
 import { TaskIoError, TaskRunnerError } from './task-runner.errors';
 import {
@@ -13,6 +13,7 @@ import {
   DEFAULT_STATE_DIR_NAME,
   type OutputListener,
   type RunnerContext,
+  type RunTaskOptions,
   type TaskExecution,
   type TaskOutcome,
 } from './task-runner.types';
@@ -31,7 +32,7 @@ export interface RunState extends ProcessRunEnv {
   startedAt: number;
 }
 
-export function createRunState(exec: TaskExecution, ctx: RunnerContext, onOutput?: OutputListener, signal?: AbortSignal): RunState {
+export function createRunState(exec: TaskExecution, ctx: RunnerContext, onOutput?: OutputListener, signal?: AbortSignal, options: RunTaskOptions = {}): RunState {
   const clock: Clock = ctx.clock ?? systemClock;
   const spawner: ProcessSpawner = ctx.spawner ?? nodeProcessSpawner;
   const rootDir = path.resolve(ctx.rootDir);
@@ -58,7 +59,26 @@ export function createRunState(exec: TaskExecution, ctx: RunnerContext, onOutput
     output: new OutputCollector(ctx.outputChunkBytes ?? DEFAULT_OUTPUT_CHUNK_BYTES, ctx.outputTailBytes ?? DEFAULT_OUTPUT_TAIL_BYTES, onOutput),
     killGraceMs: ctx.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     signal,
+    onSpawn: options.onSpawn ? spawnReporter(exec, options.onSpawn) : undefined,
     startedAt: clock.now(),
+  };
+}
+
+function spawnReporter(exec: TaskExecution, onSpawn: NonNullable<RunTaskOptions['onSpawn']>): (child: SpawnedProcess) => void {
+  return (child) => {
+    if (child.pid === undefined) return; // not started; the attempt fails with RUNNER_SPAWN_FAILED
+    const bootId = currentBootId();
+    try {
+      onSpawn({
+        pgid: child.pid,
+        ...(child.startTime === undefined ? {} : { startTime: child.startTime }),
+        ...(bootId === undefined ? {} : { bootId }),
+        runId: exec.runId,
+        taskId: exec.taskId,
+      });
+    } catch {
+      // a listener's bug must not break the task
+    }
   };
 }
 

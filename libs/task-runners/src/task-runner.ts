@@ -5,7 +5,7 @@ import { cancelled, createRunState, failedWith, finished, type RunState } from '
 import { runShellTask } from './shell.runner';
 import { runSyncTask } from './sync.runner';
 import { UnknownTaskTypeError } from './task-runner.errors';
-import type { OutputListener, RunnerContext, TaskExecution, TaskOutcome } from './task-runner.types';
+import type { OutputListener, RunnerContext, RunTaskOptions, TaskExecution, TaskOutcome } from './task-runner.types';
 import { runUploadFileTask } from './upload-file.runner';
 
 const RUNNERS: Record<string, (state: RunState) => Promise<TaskOutcome>> = {
@@ -25,9 +25,10 @@ const NO_OP_TYPES = new Set(['stage', 'group', 'skipped']);
  * failure: bad parameters, refused paths and failing commands all come back as a `failed`
  * outcome with `error` and `errorCode`. Output is streamed to `onOutput` in bounded chunks.
  * Aborting `signal` stops the task (the whole process group) and yields `failed` / `cancelled`.
+ * `options.onSpawn` learns each started process group (see `RunTaskOptions`).
  */
-export async function runTask(exec: TaskExecution, ctx: RunnerContext, onOutput?: OutputListener, signal?: AbortSignal): Promise<TaskOutcome> {
-  const state = createRunState(exec, ctx, onOutput, signal);
+export async function runTask(exec: TaskExecution, ctx: RunnerContext, onOutput?: OutputListener, signal?: AbortSignal, options?: RunTaskOptions): Promise<TaskOutcome> {
+  const state = createRunState(exec, ctx, onOutput, signal, options);
   if (signal?.aborted) return cancelled(state, 0);
   if (NO_OP_TYPES.has(exec.type)) return finished(state, { status: 'succeeded', exitCode: 0, attempts: 0 });
   const runner = RUNNERS[exec.type];
@@ -44,8 +45,8 @@ export async function runTask(exec: TaskExecution, ctx: RunnerContext, onOutput?
 export class TaskRunner {
   constructor(readonly context: RunnerContext) {}
 
-  run(exec: TaskExecution, onOutput?: OutputListener, signal?: AbortSignal): Promise<TaskOutcome> {
-    return runTask(exec, this.context, onOutput, signal);
+  run(exec: TaskExecution, onOutput?: OutputListener, signal?: AbortSignal, options?: RunTaskOptions): Promise<TaskOutcome> {
+    return runTask(exec, this.context, onOutput, signal, options);
   }
 }
 

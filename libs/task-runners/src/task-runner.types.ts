@@ -85,6 +85,33 @@ export interface RunnerContext {
   killGraceMs?: number;
 }
 
+/**
+ * A task's process group as a later agent process needs it: to find the group again after a
+ * crash and to be sure it is still the task's, not an unrelated group that reuses the id.
+ */
+export interface TaskProcessGroup {
+  /** Process group id: the pid of the attempt's first process, which leads the group. */
+  pgid: number;
+  /** The leader's start time, `/proc/<pid>/stat` field 22 (clock ticks after boot); absent off Linux. */
+  startTime?: number;
+  /** `/proc/sys/kernel/random/boot_id` when the group started; absent off Linux. */
+  bootId?: string;
+  /** `GRANULE_RUN_ID` and `GRANULE_TASK_ID` of the group's environment (the execution's ids). */
+  runId: string;
+  taskId: string;
+}
+
+/** Options of one `runTask` call. */
+export interface RunTaskOptions {
+  /**
+   * Called right after each attempt's process group started (retries start new groups), before
+   * its output is read; not for file tasks, no-ops, or a process that could not be started. An
+   * agent records it so that, after a crash, its next process can stop what the task left running
+   * (`stopLeftoverGroup`). Exceptions thrown by it are ignored.
+   */
+  onSpawn?: (group: TaskProcessGroup) => void;
+}
+
 /** Receives output as it is produced. Exceptions thrown by it are ignored. */
 export type OutputListener = (chunk: OutputChunk) => void;
 

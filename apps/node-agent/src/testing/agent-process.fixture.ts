@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 
 /** Repository root (this file is apps/node-agent/src/testing/). */
@@ -98,5 +98,25 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** True while process `pid` runs: `kill -0` succeeds and it is not a zombie (an orphan may wait long for init to reap it). */
+export function processRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Sends SIGKILL to process group `pgid` if anything of it is left (test clean-up). */
+export function killGroupQuietly(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // already gone
   }
 }
