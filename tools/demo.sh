@@ -92,10 +92,14 @@ for uid in 1 2 3 4; do echo "node-$uid:"; find "$DEMO_DIR/node-$uid/state" -type
 
 cat <<EOF
 
-Next:
-  GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX ./granule runs list
-  GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX ./granule runs events demo-1        (DEMO_KEEP=1 keeps the services up for this)
-  ./granule plan --release $RELEASE --nodes $RELEASE/nodes.yaml --plugin examples/plugins/example-v4 -o dot
+Next (run the demo with DEMO_KEEP=1 to keep the services up for these):
+  export GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX
+  ./granule runs list
+  ./granule runs events demo-1            (--at N: the run as it was after event N)
+  ./granule runs show demo-1
+  ./granule graph --run demo-1-2-deploy -o dot     (a phase run, coloured by outcome)
+  ./granule graph --env demo -o mermaid
+Offline, no services: ./granule plan --release $RELEASE --nodes $RELEASE/nodes.yaml --simulate -o table
 Logs: $DEMO_DIR/logs   Data: database $db, $DEMO_DIR
 EOF
 exit $status
