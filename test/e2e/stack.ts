@@ -413,7 +413,7 @@ export class E2eStack {
     };
     const agents = [...this.processes.values()].filter((p) => p.name.startsWith('agent-'));
     await Promise.all(agents.map((p) => attempt(`stop ${p.name}`, () => p.close())));
-    for (const name of ['orchestrator', 'graph-planner']) {
+    for (const name of ['config-store', 'orchestrator', 'graph-planner']) {
       const p = this.processes.get(name);
       if (p) await attempt(`stop ${name}`, () => p.close());
     }
