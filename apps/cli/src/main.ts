@@ -2,19 +2,20 @@ import { Command } from 'commander';
 import { EXIT_OK, exitCodeFor, reportError } from './cli-error-handler';
 import { registerCommands } from './commands';
 
-export function buildProgram(): Command {
+/** The CLI; with `command`, only that command's group is loaded (see `registerCommands`). */
+export function buildProgram(command?: string): Command {
   const program = new Command('granule')
     .description('Granule — plan and run task-graph deployments on fleets of hosts')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  registerCommands(program);
+  registerCommands(program, command);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
 
 async function main(argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv);
+    await buildProgram(argv[2]).parseAsync(argv);
     return EXIT_OK;
   } catch (err) {
     reportError(err, process.env.GRANULE_DEBUG === '1');

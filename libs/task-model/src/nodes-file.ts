@@ -61,7 +61,7 @@ export function parseNodesFile(text: string, file: string): NodesFile {
   }
 
   const nodes: NodeSpec[] = [];
-  const seen = new Map<string, { index: number; line?: number }>();
+  const seen = new Map<string, { index: number }>();
   (list as unknown[]).forEach((entry, index) => {
     const at = [...base, index];
     if (!isRecord(entry)) {
@@ -98,12 +98,14 @@ export function parseNodesFile(text: string, file: string): NodesFile {
     const rack = optionalString(entry.rack, [...at, 'rack']);
 
     if (uid !== undefined) {
-      const line = lineOf(doc, lineCounter, [...at, 'uid']);
       const first = seen.get(uid);
       if (first) {
-        error('NODES_DUPLICATE_UID', `duplicate uid '${uid}' at line ${line}, first defined at line ${first.line} (${formatPath([...base, first.index])})`, [...at, 'uid']);
+        // Lines are looked up only here: for thousands of valid nodes that walk is the slow part.
+        const line = lineOf(doc, lineCounter, [...at, 'uid']);
+        const firstLine = lineOf(doc, lineCounter, [...base, first.index, 'uid']);
+        error('NODES_DUPLICATE_UID', `duplicate uid '${uid}' at line ${line}, first defined at line ${firstLine} (${formatPath([...base, first.index])})`, [...at, 'uid']);
       } else {
-        seen.set(uid, { index, line });
+        seen.set(uid, { index });
       }
     }
     if (diagnostics.slice(before).some((d) => d.severity === 'error') || uid === undefined) return;

@@ -7,8 +7,6 @@ import { mergeTaskLayers } from '@granule/planner';
 import type { PluginTasks } from '@granule/planner';
 import { mergeParseResults, parseNodesFile, parseTaskData, parseTaskFile } from '@granule/task-model';
 import type { ClusterSpec, NodeSpec, ParseResult, TaskDefinition } from '@granule/task-model';
-import { anchorScriptPaths } from '@granule/plugin';
-import { loadPluginForPlan } from '@granule/plugin-node';
 import { expandYamlPaths, readInputFile, throwOnErrors } from './read-input';
 
 /** `provisioning_graph.yaml` belongs to graph `provisioning`; `deployment_graph.yaml` and all other files to `default`. */
@@ -97,19 +95,25 @@ async function scriptsDirOf(source: string): Promise<string | undefined> {
   return (await stat(dir).catch(() => undefined))?.isDirectory() ? dir : undefined;
 }
 
-const anchored = (tasks: TaskDefinition[], scripts: string | undefined): TaskDefinition[] => (scripts ? anchorScriptPaths(tasks, scripts) : tasks);
+// Plugin loading pulls in tar and glob code: load it only when a plugin or release is given.
+const pluginLibs = async () => ({ ...(await import('@granule/plugin')), ...(await import('@granule/plugin-node')) });
+
+async function anchored(tasks: TaskDefinition[], scripts: string | undefined): Promise<TaskDefinition[]> {
+  return scripts ? (await pluginLibs()).anchorScriptPaths(tasks, scripts) : tasks;
+}
 
 /** A plugin folder or package (`.tar.gz`): its name and its default graph's tasks, fully loaded and validated. */
 export async function loadPlugin(source: string): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
-  const [set, scripts] = await Promise.all([loadPluginForPlan(source), scriptsDirOf(source)]);
-  return { plugin: { name: set.name, tasks: anchored(set.tasks, scripts) }, warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
+  const [set, scripts] = await Promise.all([(await pluginLibs()).loadPluginForPlan(source), scriptsDirOf(source)]);
+  return { plugin: { name: set.name, tasks: await anchored(set.tasks, scripts) }, warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
 }
 
 /** A release-as-a-plugin folder or package: every graph it defines. */
 export async function loadReleasePlugin(source: string): Promise<LoadedTasks> {
-  const [set, scripts] = await Promise.all([loadPluginForPlan(source), scriptsDirOf(source)]);
+  const [set, scripts] = await Promise.all([(await pluginLibs()).loadPluginForPlan(source), scriptsDirOf(source)]);
+  const graphs = await Promise.all(Object.entries(set.graphs).map(async ([graph, tasks]) => [graph, await anchored(tasks, scripts)] as const));
   return {
-    graphs: new Map(Object.entries(set.graphs).map(([graph, tasks]) => [graph, anchored(tasks, scripts)])),
+    graphs: new Map(graphs),
     warnings: set.diagnostics.filter((d) => d.severity === 'warning'),
   };
 }
