@@ -7,13 +7,9 @@
 /** Ids are used in subjects and stream ids: letters, digits, `_` and `-` only. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-export interface PlanFilters {
-  start?: string;
-  end?: string;
-  skip?: string[];
-  only?: string[];
-  nodes?: string[];
-}
+/** The subgraph filters of seed 002 (`--start`, `--end`, `--skip`, `--only`, `--node`), as the planner takes them. */
+export type { PlanFilters } from '@granule/planner';
+import type { PlanFilters } from '@granule/planner';
 
 /** Plan inputs given inline (no config-store): task records per graph, nodes, cluster data. */
 export interface InlinePlanInput {

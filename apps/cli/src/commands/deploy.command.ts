@@ -7,9 +7,9 @@ import type { RunEventEntry, RunEventsRequest, RunShowRequest, RunSummary, Start
 import { addConnectionOptions } from '../connection';
 import { newCommandId, newRunId, query, sendCommand, ServiceError, withNats } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
-import { commaList, readInputFile } from '../inputs/read-input';
+import { readInputFile } from '../inputs/read-input';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
-import { filtersOf, loadPlanRequest } from './plan.command';
+import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import { describeEvent, renderRecap } from './run-format';
 import { RunProgress } from './run-progress';
 
@@ -174,18 +174,9 @@ export function registerDeployCommand(program: Command): void {
     .command('deploy')
     .summary('start a deployment (and watch it)')
     .description('Publishes StartDeployment on the command stream and prints the run id. With --watch, follows the run and prints a recap; the exit code is 1 unless it succeeded.')
-    .option('--env <ENV>', 'plan the environment from config-store')
-    .option('--tasks <PATH...>', 'plan these task files (inline, no config-store)')
-    .option('--release <DIR|FILE.tar.gz>', 'plan this release-as-a-plugin (inline)')
-    .option('--nodes <NODES.yaml>', 'the nodes, with --tasks / --release')
-    .option('--plugin <DIR|FILE.tar.gz>', 'a plugin (repeatable), with --tasks / --release', (v: string, prev: string[] = []) => [...prev, v])
-    .option('--cluster <CLUSTER.yaml>', 'cluster data for conditions, with --tasks / --release')
-    .option('--graph <TYPE>', 'graph type', 'default')
-    .option('--start <ID>', 'start at this task')
-    .option('--end <ID>', 'end at this task')
-    .option('--skip <ID,...>', 'skip these tasks', commaList)
-    .option('--only <ID,...>', 'run only these tasks', commaList)
-    .option('--node <UID,...>', 'deploy only these nodes', commaList)
+    .option('--env <ENV>', 'plan the environment from config-store (else --tasks / --release with --nodes, sent inline)')
+    .option('--nodes <NODES.yaml>', 'the nodes, with --tasks / --release');
+  addPlanInputOptions(cmd)
     .option('--strategy <NAME|FILE>', 'deploy group by group: a strategy uploaded to config-store, or a strategy file')
     .option('--dry-run', 'validate and plan, run nothing')
     .option('--noop', 'agents report what they would do (puppet --noop)')

@@ -124,25 +124,34 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
   return writeOut(simulationTable(result));
 }
 
+/**
+ * The options that say what to plan, shared by `plan` and `deploy`: task files or a release, plugins,
+ * cluster data, the graph, and the subgraph filters.
+ */
+export function addPlanInputOptions(cmd: Command): Command {
+  return cmd
+    .option('--tasks <PATH...>', 'task files or folders (searched for *.yaml)')
+    .option('--release <DIR|FILE.tar.gz>', 'a release-as-a-plugin: its graphs (default, provisioning, ...)')
+    .option('--plugin <DIR|FILE.tar.gz>', 'a plugin folder or package (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--cluster <CLUSTER.yaml>', 'cluster status, settings and task overrides, for conditions')
+    .option('--graph <TYPE>', 'graph type', 'default')
+    .option('--start <ID>', 'keep this task and everything after it')
+    .option('--end <ID>', 'keep this task and everything it needs')
+    .option('--skip <ID,...>', 'mark these tasks skipped (repeatable)', commaList)
+    .option('--only <ID,...>', 'mark every other task skipped (repeatable)', commaList)
+    .option('--node <UID,...>', 'only these nodes (repeatable)', commaList);
+}
+
 export function registerPlanCommand(program: Command): void {
-  program
+  const cmd = program
     .command('plan')
     .summary('plan a deployment offline from task files and a nodes file')
     .description(
       'Builds the deployment plan (one entry per task per node) from Fuel task files, without any service.\n' +
         'PATH is a task file or a folder searched recursively for *.yaml.',
     )
-    .option('--tasks <PATH...>', 'release task files or folders')
-    .option('--release <DIR|FILE.tar.gz>', 'a release-as-a-plugin: its graphs (default, provisioning, ...)')
-    .requiredOption('--nodes <NODES.yaml>', 'nodes: [{uid, roles, tags?, labels?, rack?}]')
-    .option('--plugin <DIR|FILE.tar.gz>', 'a plugin folder or package (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-    .option('--cluster <CLUSTER.yaml>', 'cluster status, settings and task overrides, for conditions')
-    .option('--graph <NAME>', 'graph type to plan', 'default')
-    .option('--start <ID>', 'keep this task and everything after it')
-    .option('--end <ID>', 'keep this task and everything it needs')
-    .option('--skip <ID,...>', 'mark these tasks skipped (repeatable)', commaList)
-    .option('--only <ID,...>', 'mark every other task skipped (repeatable)', commaList)
-    .option('--node <UID,...>', 'plan only these nodes (repeatable)', commaList)
+    .requiredOption('--nodes <NODES.yaml>', 'nodes: [{uid, roles, tags?, labels?, rack?}]');
+  addPlanInputOptions(cmd)
     .option('--simulate', 'run the plan on a virtual clock and print the timeline')
     .option('--durations <FILE>', 'with --simulate: seconds per task id (YAML or JSON mapping)')
     .addOption(new Option('-o, --output <FORMAT>', 'json|yaml|text|dot|mermaid (with --simulate: json|yaml|table)').default('text'))
