@@ -41,6 +41,12 @@ describe('ConfigService', () => {
     expect(() => ConfigService.fromEnvironment({ GRANULE_HEALTH_PORT: '65536' }, '/repo')).toThrow('GRANULE_HEALTH_PORT: expected a port number from 0 to 65535 (0 turns the health server off), got "65536"');
   });
 
+  it('GRANULE_RUN_MIGRATIONS, the name the other services read, wins over GRANULE_MIGRATIONS_RUN', () => {
+    const run = (env: Record<string, string>) => ConfigService.fromEnvironment({ GRANULE_PREINSTALLED_RELEASE: '', ...env }).config.runMigrations;
+    expect([run({}), run({ GRANULE_MIGRATIONS_RUN: 'false' }), run({ GRANULE_RUN_MIGRATIONS: '0' }), run({ GRANULE_MIGRATIONS_RUN: 'false', GRANULE_RUN_MIGRATIONS: '1' })]).toEqual([true, false, false, true]);
+    expect(() => run({ GRANULE_RUN_MIGRATIONS: 'yes' })).toThrow('GRANULE_RUN_MIGRATIONS: expected 1, 0, true or false, got "yes"');
+  });
+
   it('redactUrl hides the password only', () => {
     expect(redactUrl('postgres://granule:s3cret@db:5432/granule')).toBe('postgres://granule:***@db:5432/granule');
     expect(redactUrl('postgres://postgres@127.0.0.1:5432/granule')).toBe('postgres://postgres@127.0.0.1:5432/granule');

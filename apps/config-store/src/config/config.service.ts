@@ -36,6 +36,11 @@ export class ConfigStoreEnvironment {
   @IsIn(['true', 'false'], { message: 'expected true or false' })
   GRANULE_MIGRATIONS_RUN = 'true';
 
+  /** The name the other services read; when set it wins over GRANULE_MIGRATIONS_RUN. */
+  @IsOptional()
+  @IsIn(['1', '0', 'true', 'false'], { message: 'expected 1, 0, true or false' })
+  GRANULE_RUN_MIGRATIONS?: string;
+
   /** `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
   @Matches(/^(0|[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/, { message: 'expected a port number from 0 to 65535 (0 turns the health server off)' })
   GRANULE_HEALTH_PORT = '8411';
@@ -78,7 +83,7 @@ export class ConfigService {
   static fromEnvironment(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): ConfigService {
     const defaults = new ConfigStoreEnvironment();
     const given: Record<string, string> = {};
-    for (const key of Object.keys(defaults).concat('GRANULE_API_TOKEN')) {
+    for (const key of Object.keys(defaults).concat('GRANULE_API_TOKEN', 'GRANULE_RUN_MIGRATIONS')) {
       const value = env[key];
       if (value !== undefined) given[key] = value;
     }
@@ -94,7 +99,7 @@ export class ConfigService {
       httpHost: values.GRANULE_HTTP_HOST,
       httpPort: Number(values.GRANULE_HTTP_PORT),
       createDatabase: values.GRANULE_DATABASE_CREATE === 'true',
-      runMigrations: values.GRANULE_MIGRATIONS_RUN === 'true',
+      runMigrations: values.GRANULE_RUN_MIGRATIONS !== undefined ? ['1', 'true'].includes(values.GRANULE_RUN_MIGRATIONS) : values.GRANULE_MIGRATIONS_RUN === 'true',
       healthPort: Number(values.GRANULE_HEALTH_PORT),
     };
     if (values.GRANULE_API_TOKEN) config.apiToken = values.GRANULE_API_TOKEN;
