@@ -10,22 +10,13 @@ import type { NatsSession } from '../connection/nats-session';
 import { readInputFile } from '../inputs/read-input';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
+import type { PlanInputFlags } from './plan.command';
 import { describeEvent, renderRecap } from './run-format';
 import { RunProgress } from './run-progress';
 
-interface DeployOptions {
+interface DeployOptions extends PlanInputFlags {
   env?: string;
-  tasks?: string[];
-  release?: string;
   nodes?: string;
-  plugin?: string[];
-  cluster?: string;
-  graph: string;
-  start?: string;
-  end?: string;
-  skip?: string[];
-  only?: string[];
-  node?: string[];
   dryRun?: boolean;
   noop?: boolean;
   watch?: boolean;

@@ -13,10 +13,10 @@ import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 const PLAN_FORMATS = ['json', 'yaml', 'text', 'dot', 'mermaid'] as const;
 const SIMULATE_FORMATS = ['json', 'yaml', 'table', 'text'] as const;
 
-export interface PlanCommandOptions {
+/** The values of the options `addPlanInputOptions` declares. */
+export interface PlanInputFlags {
   tasks?: string[];
   release?: string;
-  nodes: string;
   plugin?: string[];
   cluster?: string;
   graph: string;
@@ -25,13 +25,17 @@ export interface PlanCommandOptions {
   skip?: string[];
   only?: string[];
   node?: string[];
+}
+
+export interface PlanCommandOptions extends PlanInputFlags {
+  nodes: string;
   output: string;
   simulate?: boolean;
   durations?: string;
 }
 
 /** The subgraph flags (`--start --end --skip --only --node`) as plan filters; unset ones are left out. */
-export function filtersOf(options: { start?: string; end?: string; skip?: string[]; only?: string[]; node?: string[] }): PlanFilters {
+export function filtersOf(options: Pick<PlanInputFlags, 'start' | 'end' | 'skip' | 'only' | 'node'>): PlanFilters {
   return {
     ...(options.start ? { start: options.start } : {}),
     ...(options.end ? { end: options.end } : {}),
