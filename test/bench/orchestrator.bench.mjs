@@ -5,14 +5,15 @@
 // from the event log's commit times) next to a bare process spawn measured in the same run.
 //
 //   node test/bench/orchestrator.bench.mjs [--agents N] [--tasks M]   (or BENCH_AGENTS / BENCH_TASKS)
+//   BENCH_PROFILE=1 also writes V8 CPU profiles of the orchestrator and one agent to tmp/bench-profiles/
 //
 // Everything it creates (database, JetStream streams, Redis keys, temp dir, processes) is
 // removed at the end, also on failure, Ctrl-C or the overall time limit (BENCH_TIMEOUT_S, 900).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,6 +42,7 @@ function option(flag, envName, fallback) {
 const AGENTS = option('--agents', 'BENCH_AGENTS', 100);
 const TASKS = option('--tasks', 'BENCH_TASKS', 20);
 const TIMEOUT_S = option('--timeout', 'BENCH_TIMEOUT_S', 900);
+const PROFILE_DIR = process.env.BENCH_PROFILE === '1' ? path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, 'tmp/bench-profiles')) : undefined;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
@@ -86,7 +88,10 @@ function baseEnv() {
 function start(name, main, env) {
   const logFile = path.join(work, `${name}.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [main], { cwd: root, env: { ...baseEnv(), ...env }, stdio: ['ignore', fd, fd] });
+  // BENCH_PROFILE=1: V8 CPU profiles of the orchestrator and the first agent, kept in BENCH_PROFILE_DIR.
+  const profile = PROFILE_DIR && (name === 'orchestrator' || name === 'agent-b1') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profile, main], { cwd: root, env: { ...baseEnv(), ...env }, stdio: ['ignore', fd, fd] });
+  child.granuleRole = name.startsWith('agent-') ? 'agent' : name === 'graph-planner' ? 'planner' : name;
   closeSync(fd);
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -110,6 +115,44 @@ async function startService(name, main, env, readyText) {
     return existsSync(logFile) && readFileSync(logFile, 'utf8').includes(readyText);
   }, 60_000);
   return child;
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/**
+ * CPU time (ms) used so far by the processes taking part, from /proc: each Granule process's own
+ * time, the task processes its agents ran (reaped children), PostgreSQL and nats-server.
+ * Undefined where there is no /proc.
+ */
+function cpuSnapshot() {
+  const out = { orchestrator: 0, agents: 0, tasks: 0, postgres: 0, nats: 0, planner: 0 };
+  const roles = new Map([...children].map((c) => [c.pid, c.granuleRole]));
+  let pids;
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return undefined;
+  }
+  for (const pid of pids) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const own = (Number(f[11]) + Number(f[12])) * TICK_MS;
+    const reaped = (Number(f[13]) + Number(f[14])) * TICK_MS;
+    const role = roles.get(Number(pid));
+    if (role === 'agent') {
+      out.agents += own;
+      out.tasks += reaped;
+    } else if (role === 'orchestrator' || role === 'planner') out[role] += own;
+    else if (comm === 'postgres') out.postgres += own;
+    else if (comm === 'nats-server') out.nats += own;
+  }
+  return out;
 }
 
 function percentile(sorted, p) {
@@ -230,6 +273,7 @@ async function main() {
   const spawnMs = await bareSpawn(300);
   writeInputs(started);
   const runId = `bench-${id}`;
+  const cpuBefore = cpuSnapshot();
   const wallStart = Date.now();
   const deploy = await runCli(['deploy', '--tasks', path.join(work, 'tasks.yaml'), '--nodes', path.join(work, 'nodes.yaml'), '--run-id', runId]);
   if (deploy.code !== 0) throw new Error(`granule deploy failed (${deploy.code}): ${deploy.out}`);
@@ -243,6 +287,7 @@ async function main() {
       return ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'].includes(type) ? type : undefined;
     }, TIMEOUT_S * 1000);
     const cliWall = (Date.now() - wallStart) / 1000;
+    const cpuAfter = cpuSnapshot();
     if (last !== 'DeploymentSucceeded') throw new Error(`the run ended with ${last}`);
     const span = await db.query(
       `SELECT count(*)::int AS events, count(*) FILTER (WHERE type = 'TaskSucceeded')::int AS tasks,
@@ -281,6 +326,13 @@ async function main() {
     );
     console.log(`agent-reported task duration (ms):    median ${f(percentile(dur, 50))}   p99 ${f(percentile(dur, 99))}   (bash -c true, as the agent runs it)`);
     console.log(`bare spawn of /bin/true (ms):         median ${f(percentile(spawnMs, 50))}   p99 ${f(percentile(spawnMs, 99))}   (child_process.spawn to exit, ${spawnMs.length} runs)`);
+    if (cpuBefore && cpuAfter) {
+      const per = (k) => ((cpuAfter[k] - cpuBefore[k]) / tasks).toFixed(2);
+      const sum = Object.keys(cpuAfter).reduce((a, k) => a + cpuAfter[k] - cpuBefore[k], 0);
+      console.log(
+        `CPU per task run (ms):                orchestrator ${per('orchestrator')}   agents ${per('agents')}   task processes ${per('tasks')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   all ${(sum / tasks).toFixed(2)}   (10 ms ticks; the machine has ${availableParallelism()} cores)`,
+      );
+    }
     console.log(`targets: overhead under 2 ms median; ${2000} task runs with every transition persisted in a few seconds`);
   } finally {
     await db.end();

@@ -42,9 +42,9 @@ export const WORKING_INTERVAL_MS = 20_000;
 
 /**
  * Runs this node's dispatches, one at a time: answers a redelivery from the journal, fails a
- * task the previous agent process died running, otherwise marks it running, reports
- * `started`, runs it (output streamed live), journals the outcome (fsync), reports it and only
- * then acknowledges the dispatch.
+ * task the previous agent process died running, otherwise marks it running (fsync), runs it
+ * while `started` is reported (output streamed live), journals the outcome (fsync), reports it
+ * and only then acknowledges the dispatch.
  */
 @Injectable()
 export class DispatchHandler {
@@ -142,7 +142,13 @@ export class DispatchHandler {
   private async run(d: TaskDispatchMessage, msg: JsMsg, log: AgentLogger): Promise<void> {
     const marker = markerOf(d, new Date(), replySubjectOf(msg));
     await this.state.start(marker);
-    await this.messaging.publishProgress(startedMessage(d, new Date()), progressMsgIds.started(d.dispatchId), () => this.stopping);
+    // The task starts while `started` is on its way; the outcome is published only after
+    // it, so the stream keeps them in order. A `started` that cannot be sent (the agent is
+    // stopping) is only a missing progress step: the outcome alone settles the task.
+    const started = this.messaging.publishProgress(startedMessage(d, new Date()), progressMsgIds.started(d.dispatchId), () => this.stopping).then(
+      () => undefined,
+      (err: Error) => log.warn({ err: err.message }, 'could not report that the task started'),
+    );
     log.info({ type: d.type, noop: d.noop }, 'task started');
 
     const controller = new AbortController();
@@ -162,6 +168,7 @@ export class DispatchHandler {
     }
     if (this.stopping && outcome.errorCode === 'RUNNER_CANCELLED') outcome = { ...outcome, error: AGENT_STOPPED_ERROR };
 
+    await started;
     if (isRebootPending(outcome)) {
       const pending = pendingRebootOf(marker, outcome, new Date());
       await this.state.awaitReboot(pending);

@@ -167,8 +167,9 @@ describe('node-agent processes', () => {
     await waitFor(() => resultsOf(d).length === 1 && written(pidFile) && written(sleepPidFile), 'the task to start');
     const [shell, sleeper] = [pidIn(pidFile), pidIn(sleepPidFile)];
     try {
-      // The agent records the attempt's process group (fsync) right after starting it.
-      await waitFor(() => (JSON.parse(readFileSync(stateFile, 'utf8')) as { running?: TaskMarker }).running?.process?.pgid === shell, 'the process group in the agent state');
+      // The agent records the attempt's process group right after starting it (the state file's last line).
+      const lastState = (): { running?: TaskMarker } => JSON.parse(readFileSync(stateFile, 'utf8').trimEnd().split('\n').pop() as string);
+      await waitFor(() => lastState().running?.process?.pgid === shell, 'the process group in the agent state');
       await agents.b.stop('SIGKILL');
       // The task's process group outlives the agent.
       expect([processRunning(shell), processRunning(sleeper)]).toEqual([true, true]);

@@ -111,6 +111,9 @@ export class EventStore implements EventStorePort {
       return write(options.queryRunner);
     }
 
+    // The common case, one stream: a single statement (its own transaction), one round trip.
+    if (appends.length === 1) return this.appendOne(appends[0], options.metadata);
+
     const runner = this.dataSource.createQueryRunner();
     try {
       await runner.connect();
@@ -171,6 +174,66 @@ export class EventStore implements EventStorePort {
       return { streamId, nextExpectedVersion: newVersions[i], lastGlobalPosition: last, lastPosition: { transactionId, globalPosition: last } };
     });
     return { streams, lastGlobalPosition, lastPosition: { transactionId, globalPosition: lastGlobalPosition } };
+  }
+
+  /**
+   * One stream in one statement: the stream row is claimed in a CTE (the same version check
+   * and row lock as `advanceStream`) and the events are inserted only if the claim returned a
+   * row, so a conflict writes nothing and a success needs no BEGIN/COMMIT round trips.
+   */
+  private async appendOne(append: StreamAppend, batchMetadata: EventMetadata | undefined): Promise<AppendBatchResult> {
+    const { streamId, events, expectedVersion: expected } = append;
+    const params: unknown[] = [
+      streamId,
+      events.length,
+      events.map((e) => e.type),
+      events.map((e) => e.schemaVersion ?? 1),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => JSON.stringify({ ...batchMetadata, ...e.metadata })),
+    ];
+    let claim: string;
+    if (expected === 'any') {
+      claim = `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $7, $2)
+         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version, updated_at = now()
+         RETURNING version`;
+      params.push(streamTypeOf(streamId));
+    } else if (expected === 'no_stream' || expected === 0) {
+      claim = `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $7, $2)
+         ON CONFLICT (stream_id) DO NOTHING
+         RETURNING version`;
+      params.push(streamTypeOf(streamId));
+    } else {
+      claim = `UPDATE granule_streams SET version = version + $2, updated_at = now()
+         WHERE stream_id = $1 AND version = $7
+         RETURNING version`;
+      params.push(expected);
+    }
+    const rows: Array<{ version: string | null; last_global_position: string | null; transaction_id: string | null }> = await this.dataSource.query(
+      `WITH claimed AS (${claim}),
+       inserted AS (
+         INSERT INTO granule_events (stream_id, stream_version, type, schema_version, data, metadata)
+         SELECT $1, c.version - $2 + e.ord, e.type, e.schema_version, e.data, e.metadata
+         FROM claimed c
+         CROSS JOIN unnest($3::text[], $4::int[], $5::jsonb[], $6::jsonb[]) WITH ORDINALITY AS e(type, schema_version, data, metadata, ord)
+         ORDER BY e.ord
+         RETURNING global_position, transaction_id
+       )
+       SELECT (SELECT version FROM claimed)::text AS version,
+              (SELECT max(global_position) FROM inserted)::text AS last_global_position,
+              (SELECT transaction_id::text FROM inserted LIMIT 1) AS transaction_id`,
+      params,
+    );
+    const row = rows[0];
+    if (!row?.version || !row.last_global_position || !row.transaction_id) {
+      throw new ConcurrencyError(streamId, expected, await this.readStreamVersion(streamId));
+    }
+    const nextExpectedVersion = Number(row.version);
+    const lastPosition = { transactionId: row.transaction_id, globalPosition: row.last_global_position };
+    return {
+      streams: [{ streamId, nextExpectedVersion, lastGlobalPosition: row.last_global_position, lastPosition }],
+      lastGlobalPosition: row.last_global_position,
+      lastPosition,
+    };
   }
 
   /** Claims `count` versions on the stream's row after checking `expected`; returns the new version. */
