@@ -1,7 +1,7 @@
-// Compiles apps/*/src and libs/*/src (tests excluded) to dist/ with swc, keeping the tree
+// Compiles apps/*/src and libs/*/src (tests excluded) to dist/ with swc (plain .cjs scripts are copied), keeping the tree
 // layout so relative imports and rewritten @granule/* aliases resolve at run time.
 import { transformFile } from '@swc/core';
-import { mkdir, readdir, rename, writeFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, writeFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -18,6 +18,7 @@ async function walk(dir) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) files.push(...(await walk(full)));
     else if (entry.name.endsWith('.ts') && !full.includes('__fixtures__') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts')) files.push(full);
+    else if (entry.name.endsWith('.cjs') && !full.includes('__fixtures__')) files.push(full); // plain scripts, copied as they are
   }
   return files;
 }
@@ -34,6 +35,11 @@ const options = swcOptions();
 await Promise.all(
   sources.map(async (file) => {
     const rel = path.relative(root, file);
+    if (file.endsWith('.cjs')) {
+      await mkdir(path.dirname(path.join(out, rel)), { recursive: true });
+      await copyFile(file, path.join(out, rel));
+      return;
+    }
     const target = path.join(out, rel.replace(/\.ts$/, '.js'));
     const result = await transformFile(file, { ...options, filename: file, sourceFileName: path.relative(path.dirname(target), file) });
     await mkdir(path.dirname(target), { recursive: true });

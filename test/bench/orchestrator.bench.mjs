@@ -121,7 +121,8 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /**
  * CPU time (ms) used so far by the processes taking part, from /proc: each Granule process's own
- * time, the task processes its agents ran (reaped children), PostgreSQL and nats-server.
+ * time (an agent's spawn helper included), the task processes the agents ran (reaped children),
+ * PostgreSQL and nats-server.
  * Undefined where there is no /proc.
  */
 function cpuSnapshot() {
@@ -144,7 +145,8 @@ function cpuSnapshot() {
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const own = (Number(f[11]) + Number(f[12])) * TICK_MS;
     const reaped = (Number(f[13]) + Number(f[14])) * TICK_MS;
-    const role = roles.get(Number(pid));
+    // An agent's spawn helper (its child) counts as the agent; the tasks it reaped as task processes.
+    const role = roles.get(Number(pid)) ?? (roles.get(Number(f[1])) === 'agent' ? 'agent' : undefined);
     if (role === 'agent') {
       out.agents += own;
       out.tasks += reaped;

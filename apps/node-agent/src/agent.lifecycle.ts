@@ -1,9 +1,9 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { TaskJournal } from '@granule/task-runners';
+import type { HelperProcessSpawner, TaskJournal } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import { AgentRegistrationService } from './agent-registration.service';
-import { TASK_JOURNAL } from './agent.tokens';
+import { PROCESS_SPAWNER, TASK_JOURNAL } from './agent.tokens';
 import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import { DispatchHandler } from './dispatch.handler';
@@ -12,7 +12,7 @@ import { PresenceHeartbeat } from './presence.heartbeat';
 /**
  * Start and stop order of the agent. Start: streams and consumer, settle what the last run left,
  * presence, registration (background), then consume. Stop: stop pulling, cancel the running
- * task and report it, delete the presence key, close the journal, drain NATS.
+ * task and report it, let the spawn helper go, delete the presence key, close the journal, drain NATS.
  */
 @Injectable()
 export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -24,6 +24,7 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
     private readonly heartbeat: PresenceHeartbeat,
     private readonly registration: AgentRegistrationService,
     @Inject(TASK_JOURNAL) private readonly journal: TaskJournal,
+    @Inject(PROCESS_SPAWNER) private readonly spawner: HelperProcessSpawner,
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
   ) {}
@@ -57,6 +58,7 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
     this.handler.stop();
     await this.messaging.stopConsuming();
     await this.consuming;
+    this.spawner.close();
     await this.heartbeat.stop();
     await this.journal.close();
     await this.messaging.drain();

@@ -1,12 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { connectNats, connectRedis } from '@granule/messaging';
-import { TaskJournal, TaskRunner } from '@granule/task-runners';
+import { HelperProcessSpawner, TaskJournal, TaskRunner } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import { AgentRegistrationService } from './agent-registration.service';
 import { AgentStateStore } from './agent-state.store';
 import { AgentLifecycle } from './agent.lifecycle';
-import { AGENT_STATE, NATS_CONNECTION, REDIS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
+import { AGENT_STATE, NATS_CONNECTION, PROCESS_SPAWNER, REDIS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
 import { AGENT_CONFIG, agentConfigProvider } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import { DispatchHandler } from './dispatch.handler';
@@ -33,10 +33,13 @@ export class AgentModule {
           },
           inject: [AGENT_CONFIG, AGENT_LOGGER],
         },
+        // Task processes are started from a small helper process: forking the agent costs more.
+        { provide: PROCESS_SPAWNER, useFactory: () => new HelperProcessSpawner() },
         {
           provide: TASK_RUNNER,
-          useFactory: (c: AgentConfig) => new TaskRunner({ rootDir: c.rootDir, allowedRoots: c.allowedRoots, rebootCommand: c.rebootCommand, stateDir: c.stateDir }),
-          inject: [AGENT_CONFIG],
+          useFactory: (c: AgentConfig, spawner: HelperProcessSpawner) =>
+            new TaskRunner({ rootDir: c.rootDir, allowedRoots: c.allowedRoots, rebootCommand: c.rebootCommand, stateDir: c.stateDir, spawner }),
+          inject: [AGENT_CONFIG, PROCESS_SPAWNER],
         },
         AgentMessaging,
         PresenceHeartbeat,

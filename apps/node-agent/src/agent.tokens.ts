@@ -4,3 +4,4 @@ export const REDIS_CONNECTION = Symbol('REDIS_CONNECTION');
 export const TASK_JOURNAL = Symbol('TASK_JOURNAL');
 export const AGENT_STATE = Symbol('AGENT_STATE');
 export const TASK_RUNNER = Symbol('TASK_RUNNER');
+export const PROCESS_SPAWNER = Symbol('PROCESS_SPAWNER');

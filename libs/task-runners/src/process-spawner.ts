@@ -31,9 +31,12 @@ export interface SpawnedProcess {
   groupAlive(): boolean;
 }
 
-/** Starts processes; the port lets the runner be driven without `child_process`. */
+/**
+ * Starts processes; the port lets the runner be driven without `child_process`. Resolves once the
+ * process runs, or with `pid` undefined and `exited` carrying `spawnError` when it could not start.
+ */
 export interface ProcessSpawner {
-  spawn(spec: ProcessSpec, onData: (stream: OutputStream, data: Buffer) => void): SpawnedProcess;
+  spawn(spec: ProcessSpec, onData: (stream: OutputStream, data: Buffer) => void): Promise<SpawnedProcess>;
 }
 
 /**
@@ -154,7 +157,7 @@ export function processEnvironment(pid: number, names: readonly string[]): Recor
 
 /** Spawns with `child_process.spawn`, detached, so each task is its own process group. */
 export const nodeProcessSpawner: ProcessSpawner = {
-  spawn(spec, onData) {
+  async spawn(spec, onData) {
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env,

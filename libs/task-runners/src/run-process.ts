@@ -33,7 +33,7 @@ const AFTER_KILL_WAIT_MS = 2000;
  */
 export async function runProcess(spec: ProcessSpec, timeoutMs: number | null, env: ProcessRunEnv): Promise<ProcessRunResult> {
   if (env.signal?.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true };
-  const child = env.spawner.spawn(spec, (stream, data) => env.output.write(stream, data));
+  const child = await env.spawner.spawn(spec, (stream, data) => env.output.write(stream, data));
   env.onSpawn?.(child);
   let timedOut = false;
   let cancelled = false;
@@ -57,6 +57,8 @@ export async function runProcess(spec: ProcessSpec, timeoutMs: number | null, en
     terminate();
   };
   env.signal?.addEventListener('abort', onAbort, { once: true });
+  // Aborted while the process was being started: the listener came too late to hear it.
+  if (env.signal?.aborted) onAbort();
   try {
     const exit = await child.exited;
     cancelTimeout?.();
