@@ -162,13 +162,13 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-/** Milliseconds from `spawn()` to the exit of `/bin/true`, `runs` times one after another. */
-async function bareSpawn(runs) {
+/** Milliseconds from `spawn()` to the exit of `command args`, `runs` times one after another. */
+async function bareSpawn(runs, command = '/bin/true', args = []) {
   const out = [];
   for (let i = 0; i < runs; i++) {
     const t0 = process.hrtime.bigint();
     await new Promise((resolve, reject) => {
-      const c = spawn('/bin/true', [], { stdio: 'ignore' });
+      const c = spawn(command, args, { stdio: 'ignore' });
       c.once('error', reject);
       c.once('exit', resolve);
     });
@@ -273,8 +273,13 @@ async function main() {
   log(`${started.length} of ${AGENTS} agents up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
   const spawnMs = await bareSpawn(300);
+  const bashMs = await bareSpawn(300, '/bin/bash', ['-c', 'true']);
   writeInputs(started);
   const runId = `bench-${id}`;
+  // What the idle stack costs (heartbeats, consumers' pull loops): 3 s with nothing to do.
+  const idleStart = cpuSnapshot();
+  await sleep(3000);
+  const idleEnd = cpuSnapshot();
   const cpuBefore = cpuSnapshot();
   const wallStart = Date.now();
   const deploy = await runCli(['deploy', '--tasks', path.join(work, 'tasks.yaml'), '--nodes', path.join(work, 'nodes.yaml'), '--run-id', runId]);
@@ -312,6 +317,13 @@ async function main() {
         WHERE d.stream_id = $1 AND d.type = 'TaskDispatched'`,
       [`run-${runId}`],
     );
+    // The whole cycle of each chained task on its node: from the previous task's success (or
+    // its own dispatch, for the first) to its own success, both as committed.
+    const cycles = await db.query(
+      `SELECT extract(epoch FROM created_at - lag(created_at) OVER (PARTITION BY split_part(data->>'key', '@', 2) ORDER BY stream_version)) * 1000 AS cycle_ms
+         FROM granule_events WHERE stream_id = $1 AND type = 'TaskSucceeded'`,
+      [`run-${runId}`],
+    );
     const { events, tasks, seconds } = span.rows[0];
     const wall = Number(seconds);
     const over = overhead.rows.map((r) => Number(r.overhead_ms)).sort((a, b) => a - b);
@@ -328,12 +340,22 @@ async function main() {
     );
     console.log(`agent-reported task duration (ms):    median ${f(percentile(dur, 50))}   p99 ${f(percentile(dur, 99))}   (bash -c true, as the agent runs it)`);
     console.log(`bare spawn of /bin/true (ms):         median ${f(percentile(spawnMs, 50))}   p99 ${f(percentile(spawnMs, 99))}   (child_process.spawn to exit, ${spawnMs.length} runs)`);
+    const cycle = cycles.rows.map((r) => r.cycle_ms).filter((v) => v !== null).map(Number).sort((a, b) => a - b);
+    const bashMedian = percentile(bashMs, 50);
+    console.log(`bare spawn of bash -c true (ms):      median ${f(bashMedian)}   p99 ${f(percentile(bashMs, 99))}   (the command the tasks run)`);
+    console.log(
+      `task cycle on a node (ms):            median ${f(percentile(cycle, 50))}   p99 ${f(percentile(cycle, 99))}   -> overhead over the bare spawn: median ${f(percentile(cycle, 50) - bashMedian)}   p99 ${f(percentile(cycle, 99) - bashMedian)}   (previous TaskSucceeded committed -> this one committed)`,
+    );
     if (cpuBefore && cpuAfter) {
       const per = (k) => ((cpuAfter[k] - cpuBefore[k]) / tasks).toFixed(2);
       const sum = Object.keys(cpuAfter).reduce((a, k) => a + cpuAfter[k] - cpuBefore[k], 0);
       console.log(
         `CPU per task run (ms):                orchestrator ${per('orchestrator')}   agents ${per('agents')}   task processes ${per('tasks')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   all ${(sum / tasks).toFixed(2)}   (10 ms ticks; the machine has ${availableParallelism()} cores)`,
       );
+    }
+    if (idleStart && idleEnd) {
+      const idle = (k) => ((idleEnd[k] - idleStart[k]) / 3).toFixed(0);
+      console.log(`CPU while idle (ms per second):       orchestrator ${idle('orchestrator')}   agents ${idle('agents')}   postgres ${idle('postgres')}   nats ${idle('nats')}   (measured for 3 s before the deploy)`);
     }
     console.log(`targets: overhead under 2 ms median; ${2000} task runs with every transition persisted in a few seconds`);
   } finally {

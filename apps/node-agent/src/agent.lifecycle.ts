@@ -11,7 +11,7 @@ import { PresenceHeartbeat } from './presence.heartbeat';
 
 /**
  * Start and stop order of the agent. Start: streams and consumer, settle what the last run left,
- * presence, registration (background), then consume. Stop: stop pulling, cancel the running
+ * the spawn helper, presence, registration (background), then consume. Stop: stop pulling, cancel the running
  * task and report it, let the spawn helper go, delete the presence key, close the journal, drain NATS.
  */
 @Injectable()
@@ -32,6 +32,7 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
   async onApplicationBootstrap(): Promise<void> {
     await this.messaging.setUp();
     await this.handler.recover();
+    await this.spawner.start();
     await this.heartbeat.start();
     this.registration.start();
     this.consuming = this.messaging.consume((msg) => this.handler.handle(msg)).catch((err: Error) => {

@@ -79,6 +79,16 @@ describe('HelperProcessSpawner (tasks started by the spawn helper process)', () 
     expect(spawner.helperPid).not.toBe(firstHelper);
   });
 
+  it('start() boots the helper ahead of the first task and is a no-op once it runs', async () => {
+    expect(spawner.helperPid).toBeUndefined();
+    await spawner.start();
+    const helper = spawner.helperPid as number;
+    expect(processAlive(helper)).toBe(true);
+    await spawner.start();
+    const { stdout } = await agent.run('shell', { cmd: 'echo $PPID' });
+    expect(Number(stdout.trim())).toBe(helper);
+  });
+
   it('after close the helper exits and a spawn fails with a clear error', async () => {
     await agent.run('shell', { cmd: 'true' });
     const helper = spawner.helperPid as number;

@@ -41,6 +41,7 @@ export class HelperProcessSpawner implements ProcessSpawner {
   private readonly inFlight = new Map<number, InFlight>();
   private nextId = 1;
   private closed = false;
+  private readonly ready = new WeakSet<ChildProcess>();
 
   constructor(private readonly script: string = SPAWN_HELPER_SCRIPT) {}
 
@@ -55,6 +56,30 @@ export class HelperProcessSpawner implements ProcessSpawner {
       helper.send({ t: 'spawn', id, command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env }, (err) => {
         if (err) this.lose(id, err);
       });
+    });
+  }
+
+  /**
+   * Starts the helper now and resolves once it is ready, so the first task does not wait for a
+   * Node.js process to boot. Rejects when it cannot be started.
+   */
+  start(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the spawn helper is closed'));
+    const helper = this.helperProcess();
+    if (this.ready.has(helper)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onMessage = (m: HelperMessage): void => {
+        if (m.t !== 'ready') return;
+        helper.off('exit', onExit);
+        helper.off('message', onMessage);
+        resolve();
+      };
+      const onExit = (code: number | null, signal: string | null): void => {
+        helper.off('message', onMessage);
+        reject(new Error(`the spawn helper process exited at start (${signal ?? `code ${code}`})`));
+      };
+      helper.on('message', onMessage);
+      helper.once('exit', onExit);
     });
   }
 
@@ -74,7 +99,7 @@ export class HelperProcessSpawner implements ProcessSpawner {
     if (this.helper && this.helper.connected) return this.helper;
     const helper = fork(this.script, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
     this.helper = helper;
-    helper.on('message', (m: HelperMessage) => this.onMessage(m));
+    helper.on('message', (m: HelperMessage) => this.onMessage(helper, m));
     helper.once('exit', (code, signal) => {
       if (this.helper === helper) this.helper = undefined;
       const why = new Error(`the spawn helper process exited (${signal ?? `code ${code}`})`);
@@ -84,8 +109,11 @@ export class HelperProcessSpawner implements ProcessSpawner {
     return helper;
   }
 
-  private onMessage(m: HelperMessage): void {
-    if (m.t === 'ready') return;
+  private onMessage(helper: ChildProcess, m: HelperMessage): void {
+    if (m.t === 'ready') {
+      this.ready.add(helper);
+      return;
+    }
     const entry = this.inFlight.get(m.id);
     if (!entry || entry.lost) return;
     if (m.t === 'out') {
