@@ -52,7 +52,7 @@ wait_for() { # description, command
 }
 
 step "starting config-store, graph-planner, orchestrator"
-GRANULE_MIGRATIONS_RUN=true GRANULE_PREINSTALLED_RELEASE= start config-store node dist/apps/config-store/src/main.js
+GRANULE_RUN_MIGRATIONS=true GRANULE_PREINSTALLED_RELEASE= start config-store node dist/apps/config-store/src/main.js
 wait_for "config-store" "./granule release list"
 start graph-planner node dist/apps/graph-planner/src/main.js
 start orchestrator node dist/apps/orchestrator/src/main.js

@@ -233,7 +233,7 @@ export class E2eStack {
     const o = this.options;
     if (name === 'config-store') {
       // Not started by `start`: tests that plan environments start it after the orchestrator.
-      const env = { ...this.baseEnv(), GRANULE_DATABASE_URL: this.db.url, GRANULE_MIGRATIONS_RUN: 'true', GRANULE_DATABASE_CREATE: 'false', GRANULE_PREINSTALLED_RELEASE: '' };
+      const env = { ...this.baseEnv(), GRANULE_DATABASE_URL: this.db.url, GRANULE_RUN_MIGRATIONS: 'true', GRANULE_DATABASE_CREATE: 'false', GRANULE_PREINSTALLED_RELEASE: '' };
       const proc = new StackProcess(name, MAINS[name], env, 'NATS API on', path.join(this.dir, 'logs', `${name}.log`));
       this.processes.set(name, proc);
       return proc;

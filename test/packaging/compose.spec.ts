@@ -67,7 +67,7 @@ describe('docker-compose.yml', () => {
   it('the agents are nodes 1 and 2 with a root directory; migrations run once, before the services', () => {
     expect([services['node-agent-1'].environment?.GRANULE_NODE_UID, services['node-agent-2'].environment?.GRANULE_NODE_UID]).toEqual(['1', '2']);
     expect(services['node-agent-2'].environment?.GRANULE_ROOT).toBe('/var/lib/granule');
-    expect(services['config-store'].environment?.GRANULE_MIGRATIONS_RUN).toBe('false');
+    expect(services['config-store'].environment?.GRANULE_RUN_MIGRATIONS).toBe('false');
     for (const name of ['config-store', 'graph-planner', 'orchestrator']) expect([name, services[name].depends_on?.migrate]).toEqual([name, { condition: 'service_completed_successfully' }]);
   });
 
