@@ -43,6 +43,21 @@ describe('example release on four agents (whole stack)', () => {
       ['3', '4', '0', '0', '0', '0', 'ok'],
       ['4', '3', '0', '0', '0', '0', 'ok'],
     ]);
+
+    // Each node's own stream says it was deploying, then ready, in this run.
+    const nodeEvents: { stream_id: string; data: { from?: string; to: string; runId: string } }[] = await stack.dataSource.query(
+      `SELECT stream_id, data FROM granule_events WHERE type = 'NodeStatusChanged' AND data->>'runId' = $1 ORDER BY stream_id, stream_version`,
+      [runId],
+    );
+    for (const uid of ['1', '2', '3', '4']) {
+      expect([uid, nodeEvents.filter((e) => e.stream_id === `node-${uid}`).map((e) => [e.data.from ?? null, e.data.to])]).toEqual([
+        uid,
+        [
+          [null, 'deploying'],
+          ['deploying', 'ready'],
+        ],
+      ]);
+    }
   }, 120_000);
 
   it('the tasks had their effects on every node: files written by shell, puppet, sync and upload_file', () => {

@@ -206,7 +206,8 @@ export interface NodeCameOnline {
 }
 export interface NodeStatusChanged {
   type: 'NodeStatusChanged';
-  data: { uid: string; from: string; to: string; runId?: string; at: string };
+  /** `from`: the status the same run gave the node before (absent on its first change). */
+  data: { uid: string; from?: string; to: string; runId?: string; at: string };
 }
 export type NodeEvent = NodeRegistered | NodeWentOffline | NodeCameOnline | NodeStatusChanged;
 

@@ -5,3 +5,5 @@ export { decide, RunCommandError } from './decide';
 export type { ExecutionLimits, RunCommand } from './decide';
 export { BUDGET_GRACE_SECONDS, TASK_DEFAULTS, taskBudgetSeconds } from './task-budget';
 export { summarizeRun } from './run-summary';
+export { knownNodeStatuses, nodeStatusChanges, runNodeStatus } from './node-status';
+export type { RunNodeStatus } from './node-status';

@@ -1,10 +1,13 @@
-import type { PlanReplyMessage, PlanRequestMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
+import type { NodeStatusChanged, PlanReplyMessage, PlanRequestMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
 import type { ExecutablePlan } from '@granule/execution';
 
 /** The run streams of the event log. */
 export interface RunEventLog {
-  /** Appends after checking the stream is at `expectedVersion` (0 = new stream); returns the new version. */
-  append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>): Promise<number>;
+  /**
+   * Appends after checking the stream is at `expectedVersion` (0 = new stream); returns the new
+   * version. `nodeEvents` go to their nodes' streams in the same transaction.
+   */
+  append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>, nodeEvents?: NodeStatusChanged[]): Promise<number>;
   read(runId: string): Promise<RunEvent[]>;
   /** Runs whose last event is not terminal. */
   openRuns(): Promise<string[]>;

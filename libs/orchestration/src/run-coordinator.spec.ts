@@ -147,4 +147,50 @@ describe('RunCoordinator', () => {
     const types = (await w.log.read('r1')).map((e) => e.type);
     expect(types.slice(-3)).toEqual(['TaskFailed', 'NodeFailed', 'DeploymentStopRequested']);
   });
+
+  describe('node statuses (NodeStatusChanged on the node streams, appended with the run events)', () => {
+    const statuses = (log: MemoryRunEventLog, uid: string) => (log.nodeStreams.get(uid) ?? []).map((e) => [e.data.from ?? null, e.data.to, e.data.runId]);
+
+    it('deploying at a node\'s first dispatch, ready once its work is done, error when it fails; nothing repeated', async () => {
+      const w = world();
+      await w.coordinator.start(start);
+      expect([statuses(w.log, 'n1'), statuses(w.log, 'n2')]).toEqual([[[null, 'deploying', 'r1']], [[null, 'deploying', 'r1']]]);
+      // One append carries the dispatches and the statuses: never one without the other.
+      expect(w.log.appends.at(-1)?.types).toEqual(['TaskDispatched', 'TaskDispatched']);
+      await w.succeed('a@n1');
+      await w.succeed('b@n1');
+      expect(statuses(w.log, 'n1')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'ready', 'r1'],
+      ]);
+      await w.coordinator.progress({ runId: 'r1', key: 'a@n2', node: 'n2', attempt: 1, dispatchId: 'r1/a@n2/1', status: 'failed', at: '2026-01-01T00:00:01.000Z', exitCode: 3 });
+      expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
+      expect(statuses(w.log, 'n2')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'error', 'r1'],
+      ]);
+      expect(statuses(w.log, 'n1')).toHaveLength(2); // still ready, not said again at the end
+    });
+
+    it('a recovered run goes on from what it said before, and a run that ends early leaves its unfinished nodes stopped', async () => {
+      const first = world();
+      await first.coordinator.start(start);
+      await first.succeed('a@n1');
+      const second = world(first.log);
+      await second.coordinator.recover();
+      await second.coordinator.stop('r1');
+      await second.succeed('b@n1');
+      await second.succeed('a@n2');
+      expect((await second.log.read('r1')).at(-1)?.type).toBe('DeploymentStopped');
+      expect(statuses(second.log, 'n1')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'ready', 'r1'],
+      ]);
+      // n2's b never ran: the run stopped first.
+      expect(statuses(second.log, 'n2')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'stopped', 'r1'],
+      ]);
+    });
+  });
 });

@@ -1,8 +1,8 @@
 import { GranuleError } from '@granule/core';
 import type { DeploymentRequested, PlanReplyMessage, RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import { InstanceStatus, decide, evolve, initialRunState } from '@granule/execution';
-import type { ExecutablePlan, ExecutionLimits, RunCommand, RunState } from '@granule/execution';
+import { InstanceStatus, decide, evolve, initialRunState, knownNodeStatuses, nodeStatusChanges } from '@granule/execution';
+import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/execution';
 import type { CoordinatorPorts } from './ports';
 import { requestData } from './request-data';
 
@@ -11,6 +11,8 @@ export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' 
 interface ActiveRun {
   state: RunState;
   plan?: ExecutablePlan;
+  /** What this run has said of each node (NodeStatusChanged), by node index. */
+  nodeStatus: Map<number, RunNodeStatus>;
   /** Serialises everything that touches this run. */
   queue: Promise<unknown>;
 }
@@ -58,7 +60,7 @@ export class RunCoordinator {
       throw new CoordinatorError('RUN_EXISTS', `run ${command.runId} already exists`);
     }
     if (!(await this.ports.lease.acquire(command.runId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
-    const run: ActiveRun = { state: initialRunState(command.runId), queue: Promise.resolve() };
+    const run: ActiveRun = { state: initialRunState(command.runId), nodeStatus: new Map(), queue: Promise.resolve() };
     this.runs.set(command.runId, run);
     await this.serial(run, async () => {
       await this.apply(run, { type: 'RequestDeployment', request: { ...requestData(command), ...extra } });
@@ -90,7 +92,7 @@ export class RunCoordinator {
     }
     if (await this.ports.log.exists(command.newRunId)) throw new CoordinatorError('RUN_EXISTS', `run ${command.newRunId} already exists`);
     if (!(await this.ports.lease.acquire(command.newRunId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.newRunId} is driven by another orchestrator`);
-    const run: ActiveRun = { state: initialRunState(command.newRunId), plan, queue: Promise.resolve() };
+    const run: ActiveRun = { state: initialRunState(command.newRunId), plan, nodeStatus: new Map(), queue: Promise.resolve() };
     this.runs.set(command.newRunId, run);
     await this.serial(run, async () => {
       await this.apply(run, { type: 'RequestDeployment', request: { ...requested.data, runId: command.newRunId, retryOf: { runId: command.runId, failedOnly: command.failedOnly } } });
@@ -184,7 +186,7 @@ export class RunCoordinator {
     const plan = accepted?.type === 'PlanAccepted' ? await this.ports.plans.load(accepted.data.planId) : undefined;
     let state = initialRunState(runId);
     for (const e of events) state = evolve(state, e, plan);
-    const run: ActiveRun = { state, plan, queue: Promise.resolve() };
+    const run: ActiveRun = { state, plan, nodeStatus: plan ? knownNodeStatuses(state, plan) : new Map(), queue: Promise.resolve() };
     this.runs.set(runId, run);
     this.ports.logger.info('recovered run from the event log', { runId, events: events.length, phase: state.phase });
     await this.serial(run, async () => {
@@ -285,14 +287,17 @@ export class RunCoordinator {
       events.push(...decided);
     }
     if (events.length === 0) return events;
+    const known = new Map(run.nodeStatus);
+    const nodeEvents = run.plan ? nodeStatusChanges(run.state, run.plan, events, known, this.now()) : [];
     try {
-      await this.ports.log.append(run.state.runId, events, before, { correlationId: run.state.runId });
+      await this.ports.log.append(run.state.runId, events, before, { correlationId: run.state.runId }, nodeEvents);
     } catch (err) {
       let state = initialRunState(run.state.runId);
       for (const e of await this.ports.log.read(run.state.runId)) state = evolve(state, e, run.plan);
       run.state = state;
       throw err;
     }
+    run.nodeStatus = known;
     const plan = run.plan;
     if (plan) {
       const dispatches = events.flatMap((e) => (e.type === 'TaskDispatched' ? [this.dispatchMessage(run, plan, plan.index.get(e.data.key) as number)] : []));

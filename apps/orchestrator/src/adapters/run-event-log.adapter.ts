@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import type { RunEvent } from '@granule/contracts';
+import { nodeStreamId, runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
 import type { EventStore } from '@granule/event-store';
 import type { RunEventLog } from '@granule/orchestration';
 
@@ -11,14 +11,18 @@ export class PostgresRunEventLog implements RunEventLog {
     private readonly dataSource: DataSource,
   ) {}
 
-  async append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>): Promise<number> {
-    const result = await this.store.appendToStream(
-      runStreamId(runId),
-      events.map((e) => ({ type: e.type, data: e.data })),
-      { expectedVersion: expectedVersion === 0 ? 'no_stream' : expectedVersion },
-      metadata,
-    );
-    return result.nextExpectedVersion;
+  async append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>, nodeEvents: NodeStatusChanged[] = []): Promise<number> {
+    const run = { streamId: runStreamId(runId), events: events.map((e) => ({ type: e.type, data: e.data })), expectedVersion: expectedVersion === 0 ? ('no_stream' as const) : expectedVersion };
+    if (nodeEvents.length === 0) {
+      const result = await this.store.appendToStream(run.streamId, run.events, { expectedVersion: run.expectedVersion }, metadata);
+      return result.nextExpectedVersion;
+    }
+    // Node statuses change with the run's events, in one transaction: never one without the other.
+    const byNode = new Map<string, NodeStatusChanged[]>();
+    for (const e of nodeEvents) byNode.set(e.data.uid, [...(byNode.get(e.data.uid) ?? []), e]);
+    const nodes = [...byNode].map(([uid, list]) => ({ streamId: nodeStreamId(uid), events: list.map((e) => ({ type: e.type, data: e.data })), expectedVersion: 'any' as const }));
+    const result = await this.store.appendBatch([run, ...nodes], { metadata });
+    return result.streams[0].nextExpectedVersion;
   }
 
   async read(runId: string): Promise<RunEvent[]> {

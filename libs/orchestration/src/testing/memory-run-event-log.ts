@@ -1,4 +1,4 @@
-import type { RunEvent } from '@granule/contracts';
+import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type { RunEventLog } from '../ports';
 
@@ -9,7 +9,9 @@ export class MemoryRunEventLog implements RunEventLog {
   readonly appends: { runId: string; types: string[] }[] = [];
   /** Set to make the next append fail (as a database outage would). */
   failNextAppend = false;
-  async append(runId: string, events: RunEvent[], expectedVersion: number): Promise<number> {
+  /** NodeStatusChanged events by node uid, as appended with the run events. */
+  readonly nodeStreams = new Map<string, NodeStatusChanged[]>();
+  async append(runId: string, events: RunEvent[], expectedVersion: number, _metadata?: Record<string, unknown>, nodeEvents: NodeStatusChanged[] = []): Promise<number> {
     if (this.failNextAppend) {
       this.failNextAppend = false;
       throw new Error('the database is gone');
@@ -19,6 +21,7 @@ export class MemoryRunEventLog implements RunEventLog {
     if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
     stream.push(...events);
     this.streams.set(runId, stream);
+    for (const e of nodeEvents) this.nodeStreams.set(e.data.uid, [...(this.nodeStreams.get(e.data.uid) ?? []), e]);
     return stream.length;
   }
   async read(runId: string): Promise<RunEvent[]> {
