@@ -1,7 +1,7 @@
-import { closeSync, fdatasyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { readFile, rename, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
-import { writeFileAtomicSync, type TaskProcessGroup } from '@granule/task-runners';
+import { writeAllSync, writeFileAtomicSync, type TaskProcessGroup } from '@granule/task-runners';
 import type { TaskMarker } from './dispatch-decision';
 
 /** File in the state dir holding the running-task marker and pending reboots, a state per line. */
@@ -129,8 +129,7 @@ export class AgentStateStore {
           mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
           this.fd = openSync(this.file, 'a', 0o600);
         }
-        const line = Buffer.from(`${JSON.stringify(next)}\n`);
-        for (let off = 0; off < line.length; ) off += writeSync(this.fd, line, off, line.length - off);
+        writeAllSync(this.fd, `${JSON.stringify(next)}\n`);
         if (durable) fdatasyncSync(this.fd);
         this.lines++;
       }

@@ -82,6 +82,35 @@ function maxBigint(values: string[]): string {
 }
 
 /**
+ * The statement that claims `count` versions on a stream's row after checking `expected`,
+ * returning the new version (no row: the check failed). Placeholders: `id` the stream id,
+ * `count` the number of events, `extra` the stream type (to create the row) or, for a numbered
+ * expected version, that version.
+ */
+function claimStatement(expected: ExpectedVersion, p: { id: string; count: string; extra: string }): string {
+  if (expected === 'any') {
+    return `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES (${p.id}, ${p.extra}, ${p.count})
+         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version, updated_at = now()
+         RETURNING version`;
+  }
+  if (expected === 'no_stream' || expected === 0) {
+    return `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES (${p.id}, ${p.extra}, ${p.count})
+         ON CONFLICT (stream_id) DO NOTHING
+         RETURNING version`;
+  }
+  // Under READ COMMITTED a concurrent winner's committed row is re-checked against the expected
+  // version after its lock is released, so the loser updates nothing.
+  return `UPDATE granule_streams SET version = version + ${p.count}, updated_at = now()
+         WHERE stream_id = ${p.id} AND version = ${p.extra}
+         RETURNING version`;
+}
+
+/** What `claimStatement`'s `extra` placeholder stands for. */
+function claimExtra(streamId: string, expected: ExpectedVersion): string | number {
+  return typeof expected === 'number' && expected !== 0 ? expected : streamTypeOf(streamId);
+}
+
+/**
  * The PostgreSQL event log (tables from `EventStoreSchema1732000000000`) over a TypeORM
  * `DataSource`, using raw SQL.
  *
@@ -191,23 +220,8 @@ export class EventStore implements EventStorePort {
       events.map((e) => JSON.stringify(e.data)),
       events.map((e) => JSON.stringify({ ...batchMetadata, ...e.metadata })),
     ];
-    let claim: string;
-    if (expected === 'any') {
-      claim = `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $7, $2)
-         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version, updated_at = now()
-         RETURNING version`;
-      params.push(streamTypeOf(streamId));
-    } else if (expected === 'no_stream' || expected === 0) {
-      claim = `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $7, $2)
-         ON CONFLICT (stream_id) DO NOTHING
-         RETURNING version`;
-      params.push(streamTypeOf(streamId));
-    } else {
-      claim = `UPDATE granule_streams SET version = version + $2, updated_at = now()
-         WHERE stream_id = $1 AND version = $7
-         RETURNING version`;
-      params.push(expected);
-    }
+    const claim = claimStatement(expected, { id: '$1', count: '$2', extra: '$7' });
+    params.push(claimExtra(streamId, expected));
     const rows: Array<{ version: string | null; last_global_position: string | null; transaction_id: string | null }> = await this.dataSource.query(
       `WITH claimed AS (${claim}),
        inserted AS (
@@ -238,35 +252,7 @@ export class EventStore implements EventStorePort {
 
   /** Claims `count` versions on the stream's row after checking `expected`; returns the new version. */
   private async advanceStream(runner: QueryRunner, streamId: string, expected: ExpectedVersion, count: number): Promise<number> {
-    const streamType = streamTypeOf(streamId);
-    let claimed;
-    if (expected === 'any') {
-      claimed = await runner.query(
-        `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $2, $3)
-         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version, updated_at = now()
-         RETURNING version`,
-        [streamId, streamType, count],
-        true,
-      );
-    } else if (expected === 'no_stream' || expected === 0) {
-      claimed = await runner.query(
-        `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES ($1, $2, $3)
-         ON CONFLICT (stream_id) DO NOTHING
-         RETURNING version`,
-        [streamId, streamType, count],
-        true,
-      );
-    } else {
-      // Under READ COMMITTED a concurrent winner's committed row is re-checked against
-      // `version = $2` after its lock is released, so the loser updates nothing.
-      claimed = await runner.query(
-        `UPDATE granule_streams SET version = version + $3, updated_at = now()
-         WHERE stream_id = $1 AND version = $2
-         RETURNING version`,
-        [streamId, expected, count],
-        true,
-      );
-    }
+    const claimed = await runner.query(claimStatement(expected, { id: '$1', count: '$3', extra: '$2' }), [streamId, claimExtra(streamId, expected), count], true);
     const row = claimed.records[0] as { version: string } | undefined;
     if (row) return Number(row.version);
 

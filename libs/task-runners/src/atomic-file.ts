@@ -68,22 +68,25 @@ export async function copyFileAtomic(source: string, target: string, mode: numbe
   }
 }
 
+/** Writes all of `data` at the file position of `fd` (a `writeSync` may write less than asked). */
+export function writeAllSync(fd: number, data: string | Buffer): void {
+  const buffer = typeof data === 'string' ? Buffer.from(data) : data;
+  for (let off = 0; off < buffer.length; ) off += writeSync(fd, buffer, off, buffer.length - off);
+}
+
 /**
  * `writeFileAtomic` with blocking calls, for small files on a latency-critical path (the agent's
  * state, a few hundred bytes): five system calls and two fsyncs without a trip through the
  * thread pool for each. Do not use it for task data, which can be large.
- * `syncDir: false` skips the directory's fsync: after a host crash the file holds the old
- * content or the new one, both whole, but the new one may be lost.
  */
-export function writeFileAtomicSync(target: string, data: string | Buffer, mode: number, dirMode: number, options: { syncDir?: boolean } = {}): void {
+export function writeFileAtomicSync(target: string, data: string | Buffer, mode: number, dirMode: number): void {
   const dir = path.dirname(target);
   mkdirSync(dir, { recursive: true, mode: dirMode });
   const temp = tempPathFor(target);
   try {
     const fd = openSync(temp, 'wx', 0o600);
     try {
-      const buffer = typeof data === 'string' ? Buffer.from(data) : data;
-      for (let off = 0; off < buffer.length; ) off += writeSync(fd, buffer, off, buffer.length - off);
+      writeAllSync(fd, data);
       fchmodSync(fd, mode);
       fsyncSync(fd);
     } finally {
@@ -98,7 +101,6 @@ export function writeFileAtomicSync(target: string, data: string | Buffer, mode:
     }
     throw err;
   }
-  if (options.syncDir === false) return;
   const dirFd = openSync(dir, 'r');
   try {
     fsyncSync(dirFd);

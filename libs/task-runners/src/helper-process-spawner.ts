@@ -1,14 +1,12 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
+import { systemClock } from './clock';
 import { processGroupAlive, signalProcessGroup, type ProcessExit, type ProcessSpawner, type ProcessSpec, type SpawnedProcess } from './process-spawner';
+import { waitForGroupGone } from './run-process';
 import type { OutputStream } from './task-runner.types';
 
 /** The helper script, beside this file in the sources and in dist/. */
 export const SPAWN_HELPER_SCRIPT = path.join(__dirname, 'spawn-helper.cjs');
-
-/** How long, after the helper died, a task's group is given to go after SIGKILL. */
-const LOST_GROUP_WAIT_MS = 2000;
-const LOST_GROUP_POLL_MS = 50;
 
 type HelperMessage =
   | { t: 'ready' }
@@ -46,7 +44,7 @@ export class HelperProcessSpawner implements ProcessSpawner {
   constructor(private readonly script: string = SPAWN_HELPER_SCRIPT) {}
 
   spawn(spec: ProcessSpec, onData: (stream: OutputStream, data: Buffer) => void): Promise<SpawnedProcess> {
-    if (this.closed) return Promise.resolve(notStarted(new Error('the spawn helper is closed')));
+    if (this.closed) return Promise.resolve(notStarted(Promise.resolve({ exitCode: null, signal: null, spawnError: new Error('the spawn helper is closed') })));
     const helper = this.helperProcess();
     const id = this.nextId++;
     return new Promise<SpawnedProcess>((resolveSpawned) => {
@@ -146,7 +144,7 @@ export class HelperProcessSpawner implements ProcessSpawner {
     if (!entry) return;
     this.inFlight.delete(id);
     entry.resolveExit(exit);
-    this.announce(entry, { pid: undefined, exited: entry.exited, signalGroup: () => false, groupAlive: () => false });
+    this.announce(entry, notStarted(entry.exited));
   }
 
   /** The helper is gone (or unreachable) while task `id` was in its hands. */
@@ -160,19 +158,13 @@ export class HelperProcessSpawner implements ProcessSpawner {
       return;
     }
     entry.onData('stderr', Buffer.from(`[granule] ${why.message} while the task ran; its process group was killed\n`));
-    signalProcessGroup(pid, 'SIGKILL');
-    const deadline = Date.now() + LOST_GROUP_WAIT_MS;
-    const wait = (): void => {
-      if (processGroupAlive(pid) && Date.now() < deadline) {
-        setTimeout(wait, LOST_GROUP_POLL_MS);
-        return;
-      }
-      this.settle(id, { exitCode: null, signal: 'SIGKILL' });
-    };
-    wait();
+    // SIGKILL at once (no grace: nobody would see the task end), then wait for the group to go.
+    const group = { signalGroup: (signal: NodeJS.Signals | 0) => signalProcessGroup(pid, signal), groupAlive: () => processGroupAlive(pid) };
+    void waitForGroupGone(group, systemClock.now(), { clock: systemClock, killGraceMs: 0 }).then(() => this.settle(id, { exitCode: null, signal: 'SIGKILL' }));
   }
 }
 
-function notStarted(error: Error): SpawnedProcess {
-  return { pid: undefined, exited: Promise.resolve({ exitCode: null, signal: null, spawnError: error }), signalGroup: () => false, groupAlive: () => false };
+/** A process that never started; `exited` carries why. */
+function notStarted(exited: Promise<ProcessExit>): SpawnedProcess {
+  return { pid: undefined, exited, signalGroup: () => false, groupAlive: () => false };
 }

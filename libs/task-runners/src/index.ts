@@ -18,6 +18,6 @@ export type { LeftoverGroupState, LeftoverGroupStop, StopLeftoverOptions } from 
 export type { ProcessExit, ProcessSpawner, ProcessSpec, SpawnedProcess } from './process-spawner';
 export { OutputCollector } from './output-collector';
 export { resolveUnderRoots, realLocation } from './path-guard';
-export { writeFileAtomic, writeFileAtomicSync, copyFileAtomic } from './atomic-file';
+export { writeAllSync, writeFileAtomic, writeFileAtomicSync, copyFileAtomic } from './atomic-file';
 export { puppetApplyArgs, puppetStateDir } from './puppet.runner';
 export { isRemoteRsyncPath } from './sync.runner';

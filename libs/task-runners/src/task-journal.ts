@@ -1,6 +1,7 @@
-import { fdatasyncSync, writeSync } from 'node:fs';
+import { fdatasyncSync } from 'node:fs';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
+import { writeAllSync } from './atomic-file';
 import { TaskJournalError } from './task-runner.errors';
 import type { TaskExecution, TaskOutcome } from './task-runner.types';
 
@@ -97,9 +98,9 @@ export class TaskJournal {
   record(key: string, outcome: TaskOutcome): Promise<void> {
     if (this.closed) return Promise.reject(new TaskJournalError(`the task journal '${this.file}' is closed`));
     const entry: TaskJournalEntry = { key, outcome, recordedAt: this.now().toISOString() };
-    const line = Buffer.from(`${this.needsNewline ? '\n' : ''}${JSON.stringify(entry)}\n`);
+    const line = `${this.needsNewline ? '\n' : ''}${JSON.stringify(entry)}\n`;
     try {
-      for (let off = 0; off < line.length; ) off += writeSync(this.handle.fd, line, off, line.length - off);
+      writeAllSync(this.handle.fd, line);
       fdatasyncSync(this.handle.fd);
     } catch (err) {
       this.needsNewline = true;
