@@ -12,6 +12,12 @@ import { NATS_CONNECTION, REDIS_CONNECTION } from './agent.tokens';
 import { readAgentConfig } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 
+/**
+ * The agent samples its event-loop lag once a second: it idles on thousands of hosts, and every
+ * sample is a wake-up (ADR 0008).
+ */
+const AGENT_EVENT_LOOP_PRECISION_MS = 1000;
+
 /** Startup failures are one plain line on stderr (systemd shows it) and exit code 1. */
 function fail(message: string): never {
   process.stderr.write(`node-agent: ${message}\n`);
@@ -40,7 +46,7 @@ async function main(): Promise<void> {
   }
   const checks = [natsCheck(app.get<NatsConnection>(NATS_CONNECTION)), redisCheck(app.get<RedisConnection>(REDIS_CONNECTION))];
   stopOnSignals(app, log);
-  await serveHealthChecks({ port: config.healthPort, checks, metrics: createMetrics('node-agent', { runMetrics: false }) }, (message) => log.warn(message));
+  await serveHealthChecks({ port: config.healthPort, checks, metrics: createMetrics('node-agent', { runMetrics: false, eventLoopPrecisionMs: AGENT_EVENT_LOOP_PRECISION_MS }) }, (message) => log.warn(message));
 }
 
 // Nest's own shutdown hooks re-raise the signal after closing (exit 143); a requested stop exits 0.

@@ -7,5 +7,5 @@ export { DEFAULT_HEALTH_PORTS, HealthServerError, createHealthHandler, serveHeal
 export type { HealthEndpointsOptions, HealthHandler, HealthServer, HealthServerOptions } from './health-server';
 export { DEFAULT_CHECK_TIMEOUT_MS, natsCheck, postgresCheck, redisCheck, runReadinessChecks } from './readiness-checks';
 export type { CheckResult, ReadinessCheck, ReadinessReport } from './readiness-checks';
-export { DISPATCH_TO_START_BUCKETS, createMetrics } from './granule-metrics';
+export { DEFAULT_EVENT_LOOP_PRECISION_MS, DISPATCH_TO_START_BUCKETS, createMetrics } from './granule-metrics';
 export type { CreateMetricsOptions, GranuleMetrics, MetricsCollector } from './granule-metrics';
