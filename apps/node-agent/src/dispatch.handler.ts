@@ -43,8 +43,8 @@ export const WORKING_INTERVAL_MS = 20_000;
 /**
  * Runs this node's dispatches, one at a time: answers a redelivery from the journal, fails a
  * task the previous agent process died running, otherwise marks it running (fsync), runs it
- * while `started` is reported (output streamed live), journals the outcome (fsync), reports it
- * and only then acknowledges the dispatch.
+ * while `started` is reported (output streamed live), journals the outcome and reports it while
+ * the journal is flushed (fsync), and only then acknowledges the dispatch.
  */
 @Injectable()
 export class DispatchHandler {
@@ -197,10 +197,19 @@ export class DispatchHandler {
     return result.state;
   }
 
-  /** Journals the outcome (fsync), reports it, then forgets the marker. */
+  /**
+   * Journals the outcome and reports it while the journal line is flushed to disk; returns once
+   * both are done (the caller acknowledges the dispatch only then), and forgets the marker.
+   * Reporting before the flush completes is safe: should the host die in between, the dispatch
+   * comes back, the durable running marker has it reported interrupted, and the orchestrator
+   * ignores an outcome for a task it already settled.
+   */
   private async finish(marker: TaskMarker, outcome: TaskOutcome, record = true): Promise<void> {
-    if (record) await this.journal.record(marker.journalKey, outcome);
+    // Throws when the line cannot be written: nothing is reported, the dispatch stays unacked.
+    const flushed = record ? this.journal.append(marker.journalKey, outcome) : undefined;
+    flushed?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
     await this.messaging.publishProgress(finishedMessage(marker, outcome, new Date()), progressMsgIds.done(marker.dispatchId), () => this.stopping);
+    await flushed;
     await this.state.forget(marker.dispatchId);
     const level = outcome.status === 'succeeded' ? 'info' : 'warn';
     this.taskLog(marker)[level]({ status: outcome.status, exitCode: outcome.exitCode, durationMs: outcome.durationMs, error: outcome.error }, `task ${outcome.status}`);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -78,5 +79,22 @@ describe('TaskJournal', () => {
     const journal = await TaskJournal.open(stateDir);
     await journal.close();
     await expect(journal.record('k', ok)).rejects.toMatchObject({ code: 'RUNNER_JOURNAL_IO' });
+  });
+
+  it('append writes the line before it returns and hands back the flush, so a report can go out meanwhile', async () => {
+    const journal = await TaskJournal.open(stateDir, { now: fixedNow });
+    const flushed = journal.append('k', ok);
+    // Written (and answered) already, before the flush settles: a crash of this process now keeps it.
+    expect(readFileSync(path.join(stateDir, TASK_JOURNAL_FILE), 'utf8')).toBe(`${JSON.stringify({ key: 'k', outcome: ok, recordedAt: '2025-01-02T03:04:05.000Z' })}\n`);
+    expect(journal.get('k')).toEqual(ok);
+    await expect(flushed).resolves.toBeUndefined();
+    await journal.close();
+  });
+
+  it('append throws at once on a closed journal (nothing to report), with the file named', async () => {
+    const journal = await TaskJournal.open(stateDir);
+    await journal.close();
+    expect(() => journal.append('k', ok)).toThrow(expect.objectContaining({ code: 'RUNNER_JOURNAL_IO', message: expect.stringContaining(TASK_JOURNAL_FILE) }));
+    expect(journal.get('k')).toBeUndefined();
   });
 });

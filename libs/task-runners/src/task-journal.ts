@@ -1,4 +1,4 @@
-import { fdatasyncSync } from 'node:fs';
+import { fdatasync } from 'node:fs';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { writeAllSync } from './atomic-file';
@@ -89,26 +89,40 @@ export class TaskJournal {
     return this.entries.size;
   }
 
-  /**
-   * Appends the outcome and resolves once it is on disk (fdatasync). The write blocks (one
-   * line, one flush, well under a millisecond) rather than queueing behind the thread pool: it
-   * sits on every task's path. A failed write is not remembered, and the next line starts on a
-   * line of its own so a partly written one is skipped when the journal is opened again.
-   */
+  /** Appends the outcome and resolves once it is on disk (see `append`). */
   record(key: string, outcome: TaskOutcome): Promise<void> {
-    if (this.closed) return Promise.reject(new TaskJournalError(`the task journal '${this.file}' is closed`));
+    try {
+      return this.append(key, outcome);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Writes the outcome's line now (synchronously, so the entry survives the death of this
+   * process and is answered from at once) and returns the flush to disk (fdatasync, in the
+   * thread pool), so the caller can report the outcome while the disk catches up and acknowledge
+   * the dispatch only after both. Throws a `TaskJournalError` when the line cannot be written: the
+   * entry is then not remembered and the next line starts on a line of its own, so a partly
+   * written one is skipped when the journal is opened again. The returned promise rejects when
+   * the flush fails; the entry stays answered from memory by this process.
+   */
+  append(key: string, outcome: TaskOutcome): Promise<void> {
+    if (this.closed) throw new TaskJournalError(`the task journal '${this.file}' is closed`);
     const entry: TaskJournalEntry = { key, outcome, recordedAt: this.now().toISOString() };
     const line = `${this.needsNewline ? '\n' : ''}${JSON.stringify(entry)}\n`;
     try {
       writeAllSync(this.handle.fd, line);
-      fdatasyncSync(this.handle.fd);
     } catch (err) {
       this.needsNewline = true;
-      return Promise.reject(new TaskJournalError(`cannot append to the task journal '${this.file}': ${(err as Error).message}`, { cause: err }));
+      throw new TaskJournalError(`cannot append to the task journal '${this.file}': ${(err as Error).message}`, { cause: err });
     }
     this.needsNewline = false;
     this.entries.set(key, entry);
-    return Promise.resolve();
+    const fd = this.handle.fd;
+    return new Promise<void>((resolve, reject) =>
+      fdatasync(fd, (err) => (err ? reject(new TaskJournalError(`cannot flush the task journal '${this.file}' to disk: ${err.message}`, { cause: err })) : resolve())),
+    );
   }
 
   /** Closes the file; later `record` calls fail. */
