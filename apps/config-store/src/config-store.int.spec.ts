@@ -179,6 +179,8 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
     const envIds = async (filter: { start?: string; end?: string }) => (await client.request('tasks.get', { scope: 'environment', id: 'prod', ...filter })).tasks.map((t) => t.id);
     // After e comes deploy_end, then the plugin's post-deployment check on the controller.
     expect(await envIds({ start: 'd' })).toEqual(['d', 'e', 'example-v5-check']);
+    // The plugin's task is attributed to it (the planner orders equal stage priorities by plugin name).
+    expect((await client.request('tasks.get', { scope: 'environment', id: 'prod', start: 'd' })).plugins).toEqual({ 'example-v5-check': 'example-v5' });
     // node-1 has the pending role controller: its chain is planned too.
     expect(await envIds({ start: 'b', end: 'c' })).toEqual(['b', 'c']);
     await client.request('node.assign', { uid: 'node-1', environment: 'prod', roles: ['storage'] });

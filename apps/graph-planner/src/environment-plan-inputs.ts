@@ -4,7 +4,7 @@ import type { ConfigStoreClient } from '@granule/config-store-client';
 import type { NodeView } from '@granule/contracts';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
 import { parseTaskData } from '@granule/task-model';
-import type { NodeSpec } from '@granule/task-model';
+import type { NodeSpec, TaskDefinition } from '@granule/task-model';
 
 /** Where an environment's plan inputs come from (the config-store, over NATS). */
 export interface EnvironmentInputsSource {
@@ -22,6 +22,15 @@ export function nodeSpecOf(node: NodeView): NodeSpec {
     labels: node.labels,
     ...(node.rack ? { rack: node.rack } : {}),
   };
+}
+
+/**
+ * Gives each task of an environment's merged graph the plugin it came from (config-store's
+ * `plugins` map: task id → plugin name), so tasks of equal stage priority are ordered by plugin
+ * name as they are when planning from files (seed 000).
+ */
+export function withPluginSources(tasks: readonly TaskDefinition[], plugins: Readonly<Record<string, string>> = {}): TaskDefinition[] {
+  return tasks.map((t) => (Object.hasOwn(plugins, t.id) ? { ...t, source: { ...t.source, layer: 'plugin' as const, plugin: plugins[t.id] } } : t));
 }
 
 /**
@@ -46,6 +55,6 @@ export class ConfigStoreInputs implements EnvironmentInputsSource {
     }
     if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
     const nodes = nodeViews.map(nodeSpecOf);
-    return { tasks: parsed.tasks, nodes, cluster: { status: env.status, settings: env.settings, nodes }, filters };
+    return { tasks: withPluginSources(parsed.tasks, view.plugins), nodes, cluster: { status: env.status, settings: env.settings, nodes }, filters };
   }
 }

@@ -33,6 +33,7 @@ export class TaskService {
     const filter = { ...(req.start ? { start: req.start } : {}), ...(req.end ? { end: req.end } : {}) };
     let id: number;
     let records: TaskRecord[];
+    let plugins: Record<string, string> | undefined;
     if (req.scope === 'release') {
       const release = await findRelease(this.ds.manager, req.id);
       id = release.id;
@@ -46,9 +47,11 @@ export class TaskService {
     } else {
       const ctx = await this.environmentContext(this.ds.manager, req.id, graph);
       id = ctx.env.id;
-      records = selectTaskRange(ctx.tasks, ctx.nodes, filter, ctx.cluster).map(toTaskRecord);
+      const selected = selectTaskRange(ctx.tasks, ctx.nodes, filter, ctx.cluster);
+      records = selected.map(toTaskRecord);
+      plugins = Object.fromEntries(selected.filter((t) => t.source.plugin !== undefined).map((t) => [t.id, t.source.plugin as string]));
     }
-    return { scope: req.scope, id, graph, ...filter, tasks: records };
+    return { scope: req.scope, id, graph, ...filter, tasks: records, ...(plugins ? { plugins } : {}) };
   }
 
   async put(req: PutTasksRequest): Promise<TasksView> {

@@ -89,6 +89,12 @@ export interface TasksView {
   start?: string;
   end?: string;
   tasks: TaskRecord[];
+  /**
+   * Environment scope: the plugin each plugin task comes from (task id → plugin name). The
+   * records themselves stay in the seed format; the planner needs the plugin to order tasks of
+   * equal stage priority by plugin name (seed 000).
+   */
+  plugins?: Record<string, string>;
 }
 
 export interface PingView {
