@@ -87,6 +87,13 @@ step "deploying environment 'demo' with strategy 'example' (live progress, then 
 status=0
 ./granule deploy --env demo --strategy example --watch --run-id demo-1 || status=$?
 
+step "node statuses in config-store (the orchestrator applies them from the event log within about a second)"
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  ./granule node list --env demo -o json | grep -q '"status": *"\(discover\|deploying\)"' || break
+  sleep 0.5
+done
+./granule node list --env demo
+
 step "what happened on the hosts"
 for uid in 1 2 3 4; do echo "node-$uid:"; find "$DEMO_DIR/node-$uid/state" -type f 2>/dev/null | sed "s#$DEMO_DIR/##" | sed 's/^/  /'; done
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunSummary } from '@granule/contracts';
-import { E2eStack, EXAMPLE_RELEASE, EXAMPLE_V4_PLUGIN } from './stack';
+import { E2eStack, EXAMPLE_RELEASE, EXAMPLE_V4_PLUGIN, waitUntil } from './stack';
 
 // The operator's path end to end, as the quick start does it: config-store holds the release,
 // plugin, environment, nodes and strategy; graph-planner plans the environment from it; the
@@ -38,7 +38,7 @@ describe('environment deployment through config-store (release, plugin, env, nod
     await cli('strategy', 'upload', path.join(EXAMPLE_RELEASE, 'strategy.yaml'), '--name', 'example');
 
     const run = await stack.granule(['deploy', '--env', 'demo', '--strategy', 'example', '--watch', '--run-id', 'env-1', '-o', 'json'], { timeoutMs: 180_000 });
-    expect(run.code).toBe(0);
+    stack.assertExitedOk(run, 'granule deploy --env demo');
     const summary = JSON.parse(run.stdout) as RunSummary;
     expect(summary.strategy?.outcome).toBe('success');
     expect(summary.strategy?.groups.map((g) => [g.name, g.status])).toEqual([
@@ -54,6 +54,37 @@ describe('environment deployment through config-store (release, plugin, env, nod
     expect(existsSync(path.join(stack.agentRoot('4'), 'state/configs/app.conf'))).toBe(true);
     expect(existsSync(path.join(stack.agentRoot('2'), 'state/deployed.marker'))).toBe(true);
   }, 300_000);
+
+  it("config-store's node statuses follow the run and the agents' presence", async () => {
+    const statuses = async (): Promise<Record<string, string>> => {
+      const nodes = JSON.parse(await cli('node', 'list', '--env', 'demo', '-o', 'json')) as { uid: string; status: string }[];
+      return Object.fromEntries(nodes.map((n) => [n.uid, n.status]));
+    };
+    const expected = (want: Record<string, string>) => async () => {
+      const now = await statuses();
+      return Object.entries(want).every(([uid, status]) => now[uid] === status) && now;
+    };
+    // Every node's work succeeded in the run above: the orchestrator's projection says ready.
+    await waitUntil(expected({ '1': 'ready', '2': 'ready', '3': 'ready', '4': 'ready' }), 'all four nodes ready in node list', 15_000);
+    // The agent of node 4 dies: its presence lapses, the node goes offline, then comes back ready.
+    await stack.agent('4').kill('SIGKILL');
+    await waitUntil(expected({ '4': 'offline', '1': 'ready' }), 'node 4 offline in node list', 20_000);
+    await stack.agent('4').start();
+    await waitUntil(expected({ '4': 'ready' }), 'node 4 back to ready in node list', 20_000);
+
+    // Nothing is lost while config-store is down: node 3 goes offline meanwhile, and config-store
+    // learns it once it is back.
+    await stack.service('config-store').kill('SIGTERM');
+    await stack.agent('3').kill('SIGKILL');
+    await waitUntil(async () => {
+      const rows: { type: string }[] = await stack.dataSource.query(`SELECT type FROM granule_events WHERE stream_id = 'node-3' ORDER BY stream_version DESC LIMIT 1`);
+      return rows[0]?.type === 'NodeWentOffline';
+    }, 'NodeWentOffline on node-3', 20_000);
+    await stack.service('config-store').start();
+    await waitUntil(expected({ '3': 'offline', '4': 'ready' }), 'node 3 offline in node list after config-store came back', 20_000);
+    await stack.agent('3').start();
+    await waitUntil(expected({ '3': 'ready' }), 'node 3 back to ready in node list', 20_000);
+  }, 120_000);
 
   it("exports the environment's plan as a graph", async () => {
     const dot = await cli('graph', '--env', 'demo', '-o', 'dot');

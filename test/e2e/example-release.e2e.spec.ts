@@ -83,7 +83,7 @@ describe('example release on four agents (whole stack)', () => {
 
   it('the event log follows the plan: no task was dispatched before everything it requires succeeded', async () => {
     const planned = await stack.granule(['plan', ...RELEASE_ARGS, '-o', 'json']);
-    expect(planned.code).toBe(0);
+    stack.assertExitedOk(planned, 'granule plan');
     const instances = (JSON.parse(planned.stdout) as { instances: PlannedInstance[] }).instances;
     const predecessors = workPredecessors(instances);
     const events = await stack.events(runId);

@@ -26,7 +26,7 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     stack.setFailing('configure@3');
     const r = await stack.granule(['deploy', ...GROUPS, '--run-id', 'ft-within', '--watch']);
     stack.setFailing('configure@3', false);
-    expect(r.code).toBe(0);
+    stack.assertExitedOk(r, 'granule deploy ft-within');
     const events = await stack.events('ft-within');
     const failed = events.find((e) => e.type === 'TaskFailed');
     expect(failed && [failed.data.key, failed.data.exitCode, String(failed.data.outputTail).trim()]).toEqual(['configure@3', 1, 'configure@3 fails on purpose']);

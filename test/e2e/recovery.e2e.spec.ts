@@ -95,7 +95,7 @@ describe('crash recovery (whole stack)', () => {
   it('agent SIGKILLed while its task runs and started again - the task is reported failed, not run again; the critical node fails the run', async () => {
     stack.setSlow('step3@2', 20);
     const started = await stack.granule(['deploy', ...CHAIN, '--run-id', 'crash-agent']);
-    expect(started.code).toBe(0);
+    stack.assertExitedOk(started, 'granule deploy crash-agent');
     await stack.waitForEvent('crash-agent', 'TaskStarted', (e) => e.data.key === 'step3@2');
     const startedLog = path.join(stack.dir, 'started.log');
     await waitUntil(() => existsSync(startedLog) && readFileSync(startedLog, 'utf8').includes('crash-agent step3@2 started'), 'step3@2 to start its sleep');

@@ -295,6 +295,15 @@ export class E2eStack {
     });
   }
 
+  /**
+   * Throws unless the CLI run exited 0, with its output and the tail of every process log, so a
+   * failure on CI says what went wrong without a rerun.
+   */
+  assertExitedOk(result: CliResult, what: string): void {
+    if (result.code === 0) return;
+    throw new Error(`${what} exited ${result.code}\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}\n${this.logsTail(40)}`);
+  }
+
   get dataSource(): DataSource {
     return this.db.dataSource;
   }

@@ -16,6 +16,8 @@ export class OrchestratorConfig {
   @IsInt() @Min(2) @Max(7200) presenceTtlSeconds = 6;
   @IsOptional() @IsString() agentToken?: string;
   @IsBoolean() runMigrations = false;
+  /** Keep config-store's node statuses in step with the event log (NodeStatusProjector). */
+  @IsBoolean() nodeStatusSync = true;
   // The host name tells apart replicas in containers, where every process is pid 1.
   @IsString() instanceId = `orchestrator-${hostname()}-${process.pid}`;
   @IsString() logLevel = 'info';
@@ -36,6 +38,7 @@ export function loadOrchestratorConfig(env: Record<string, string | undefined>):
     presenceTtlSeconds: { name: 'GRANULE_PRESENCE_TTL_SECONDS', type: 'number' },
     agentToken: 'GRANULE_AGENT_TOKEN',
     runMigrations: { name: 'GRANULE_RUN_MIGRATIONS', type: 'boolean' },
+    nodeStatusSync: { name: 'GRANULE_NODE_STATUS_SYNC', type: 'boolean' },
     instanceId: 'GRANULE_INSTANCE_ID',
     logLevel: 'GRANULE_LOG_LEVEL',
     healthPort: { name: 'GRANULE_HEALTH_PORT', type: 'number' },

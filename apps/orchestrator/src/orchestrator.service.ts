@@ -26,6 +26,7 @@ import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
 import type { OrchestratorConfig } from './orchestrator.config';
 import { RunQueriesResponder } from './run-queries.responder';
 import { NodePresenceWatcher } from './node-presence.watcher';
+import { NodeStatusProjector } from './node-status.projector';
 
 export interface OrchestratorDeps {
   config: OrchestratorConfig;
@@ -60,6 +61,7 @@ export class OrchestratorService {
   private commandFeed?: ConsumerMessages;
   private registration?: Subscription;
   private outbox?: NatsOutboxPublisher;
+  private readonly nodeStatuses?: NodeStatusProjector;
   private readonly outboxLease: RedisRunLease;
   private readonly queries: RunQueriesResponder;
   private readonly presenceWatcher: NodePresenceWatcher;
@@ -92,7 +94,9 @@ export class OrchestratorService {
       },
     };
     this.coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: config.maxBusyNodes } });
-    this.strategies = new StrategyCoordinator(ports, new ConfigStoreStrategySource(new ConfigStoreClient(nats, { prefix: config.subjectPrefix })), this.coordinator);
+    const configStore = new ConfigStoreClient(nats, { prefix: config.subjectPrefix });
+    this.strategies = new StrategyCoordinator(ports, new ConfigStoreStrategySource(configStore), this.coordinator);
+    if (config.nodeStatusSync) this.nodeStatuses = new NodeStatusProjector(this.store, configStore, logger);
     this.coordinator.onRunEnded = (runId) => void this.strategies.childEnded(runId);
   }
 
@@ -124,6 +128,7 @@ export class OrchestratorService {
     this.registration?.unsubscribe();
     this.queries.stop();
     await this.outbox?.stop();
+    await this.nodeStatuses?.stop();
     for (const runId of this.coordinator.owned()) await new RedisRunLease(this.deps.redis, this.deps.config.subjectPrefix, this.deps.config.instanceId, 1).release(runId);
   }
 
@@ -146,7 +151,10 @@ export class OrchestratorService {
     }
   }
 
-  /** One publisher of committed events at a time, whoever holds the outbox lease. */
+  /**
+   * One publisher of committed events at a time, whoever holds the outbox lease; the same
+   * orchestrator keeps config-store's node statuses up to date.
+   */
   private async keepOutbox(): Promise<void> {
     const holding = this.outbox ? await this.outboxLease.renew('outbox') : await this.outboxLease.acquire('outbox');
     if (holding && !this.outbox) {
@@ -156,9 +164,11 @@ export class OrchestratorService {
         onError: (err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'outbox publishing failed; retrying'),
       });
       this.outbox.start();
+      this.nodeStatuses?.start();
     } else if (!holding && this.outbox) {
       await this.outbox.stop();
       this.outbox = undefined;
+      await this.nodeStatuses?.stop();
     }
   }
 

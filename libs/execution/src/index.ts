@@ -5,5 +5,7 @@ export { decide, RunCommandError } from './decide';
 export type { ExecutionLimits, RunCommand } from './decide';
 export { BUDGET_GRACE_SECONDS, TASK_DEFAULTS, taskBudgetSeconds } from './task-budget';
 export { summarizeRun } from './run-summary';
-export { knownNodeStatuses, nodeStatusChanges, runNodeStatus } from './node-status';
+export { RUN_NODE_STATUSES, knownNodeStatuses, nodeStatusChanges, runNodeStatus } from './node-status';
 export type { RunNodeStatus } from './node-status';
+export { nodeStatusUpdates, statusAfterOnline } from './node-status-projection';
+export type { LoggedEvent, NodeStatusUpdate, ProjectedNodeStatus } from './node-status-projection';

@@ -3,7 +3,8 @@ import type { ExecutablePlan } from './executable-plan';
 import { S, type RunState } from './run-state';
 
 /** What a run makes of a node (the operator's `node list` vocabulary). */
-export type RunNodeStatus = 'deploying' | 'ready' | 'error' | 'stopped';
+export const RUN_NODE_STATUSES = ['deploying', 'ready', 'error', 'stopped'] as const;
+export type RunNodeStatus = (typeof RUN_NODE_STATUSES)[number];
 
 const ENDED = new Set(['succeeded', 'failed', 'stopped', 'refused']);
 
