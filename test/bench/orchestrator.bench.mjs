@@ -126,7 +126,7 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
  * Undefined where there is no /proc.
  */
 function cpuSnapshot() {
-  const out = { orchestrator: 0, agents: 0, tasks: 0, postgres: 0, nats: 0, planner: 0 };
+  const out = { orchestrator: 0, agents: 0, helpers: 0, tasks: 0, postgres: 0, nats: 0, planner: 0 };
   const roles = new Map([...children].map((c) => [c.pid, c.granuleRole]));
   let pids;
   try {
@@ -145,13 +145,14 @@ function cpuSnapshot() {
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const own = (Number(f[11]) + Number(f[12])) * TICK_MS;
     const reaped = (Number(f[13]) + Number(f[14])) * TICK_MS;
-    // An agent's spawn helper (its child) counts as the agent; the tasks it reaped as task processes.
-    const role = roles.get(Number(pid)) ?? (roles.get(Number(f[1])) === 'agent' ? 'agent' : undefined);
-    if (role === 'agent') {
-      out.agents += own;
+    // An agent's child is its spawn helper; what the helper reaped are the task processes.
+    const role = roles.get(Number(pid)) ?? (roles.get(Number(f[1])) === 'agent' ? 'helper' : undefined);
+    if (role === 'agent' || role === 'helper') {
+      out[role === 'agent' ? 'agents' : 'helpers'] += own;
       out.tasks += reaped;
     } else if (role === 'orchestrator' || role === 'planner') out[role] += own;
-    else if (comm === 'postgres') out.postgres += own;
+    // The postmaster reaps backends that exit (a closed connection): their time stays counted.
+    else if (comm === 'postgres') out.postgres += own + reaped;
     else if (comm === 'nats-server') out.nats += own;
   }
   return out;
@@ -347,15 +348,22 @@ async function main() {
       `task cycle on a node (ms):            median ${f(percentile(cycle, 50))}   p99 ${f(percentile(cycle, 99))}   -> overhead over the bare spawn: median ${f(percentile(cycle, 50) - bashMedian)}   p99 ${f(percentile(cycle, 99) - bashMedian)}   (previous TaskSucceeded committed -> this one committed)`,
     );
     if (cpuBefore && cpuAfter) {
-      const per = (k) => ((cpuAfter[k] - cpuBefore[k]) / tasks).toFixed(2);
-      const sum = Object.keys(cpuAfter).reduce((a, k) => a + cpuAfter[k] - cpuBefore[k], 0);
+      const spent = (keys) => keys.reduce((a, k) => a + cpuAfter[k] - cpuBefore[k], 0) / tasks;
+      const per = (k) => spent([k]).toFixed(2);
       console.log(
-        `CPU per task run (ms):                orchestrator ${per('orchestrator')}   agents ${per('agents')}   task processes ${per('tasks')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   all ${(sum / tasks).toFixed(2)}   (10 ms ticks; the machine has ${availableParallelism()} cores)`,
+        `CPU per task run (ms):                orchestrator ${per('orchestrator')}   agents ${per('agents')}   spawn helpers ${per('helpers')}   task processes ${per('tasks')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   all ${spent(Object.keys(cpuAfter)).toFixed(2)}   (10 ms ticks; the machine has ${availableParallelism()} cores)`,
+      );
+      // The control plane's share (orchestrator, graph-planner, PostgreSQL, NATS): what the run
+      // costs where the agents run on hosts of their own, as they do in a fleet.
+      const control = spent(['orchestrator', 'planner', 'postgres', 'nats']);
+      const capacity = (availableParallelism() * 1000) / control;
+      console.log(
+        `control plane (ms CPU per task run):  ${control.toFixed(2)}   -> with agents on their own hosts, these ${availableParallelism()} cores sustain about ${capacity.toFixed(0)} task runs/s (${tasks} in ${(tasks / capacity).toFixed(1)} s)`,
       );
     }
     if (idleStart && idleEnd) {
       const idle = (k) => ((idleEnd[k] - idleStart[k]) / 3).toFixed(0);
-      console.log(`CPU while idle (ms per second):       orchestrator ${idle('orchestrator')}   agents ${idle('agents')}   postgres ${idle('postgres')}   nats ${idle('nats')}   (measured for 3 s before the deploy)`);
+      console.log(`CPU while idle (ms per second):       orchestrator ${idle('orchestrator')}   agents ${idle('agents')}   spawn helpers ${idle('helpers')}   postgres ${idle('postgres')}   nats ${idle('nats')}   (measured for 3 s before the deploy)`);
     }
     console.log(`targets: overhead under 2 ms median; ${2000} task runs with every transition persisted in a few seconds`);
   } finally {
