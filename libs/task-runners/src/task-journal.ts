@@ -29,9 +29,9 @@ export function journalKey(exec: Pick<TaskExecution, 'runId' | 'taskId' | 'nodeU
 /**
  * The outcomes of tasks this agent finished, kept in an append-only JSON-lines file so a task
  * delivered again (broker redelivery, agent restart) is answered from here and never run twice.
- * Each `record` is appended and flushed to disk before it resolves. On open, a line that cannot be read
- * (the tail of a write cut by a crash) is skipped and counted in `skippedLines`; the last record
- * of a key wins. One journal file belongs to one agent process at a time.
+ * `append` writes an outcome's line at once and returns its flush to disk. On open, a line that
+ * cannot be read (the tail of a write cut by a crash) is skipped and counted in `skippedLines`;
+ * the last line of a key wins. One journal file belongs to one agent process at a time.
  */
 export class TaskJournal {
   private closed = false;
@@ -89,15 +89,6 @@ export class TaskJournal {
     return this.entries.size;
   }
 
-  /** Appends the outcome and resolves once it is on disk (see `append`). */
-  record(key: string, outcome: TaskOutcome): Promise<void> {
-    try {
-      return this.append(key, outcome);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-
   /**
    * Writes the outcome's line now (synchronously, so the entry survives the death of this
    * process and is answered from at once) and returns the flush to disk (fdatasync, in the
@@ -125,7 +116,7 @@ export class TaskJournal {
     );
   }
 
-  /** Closes the file; later `record` calls fail. */
+  /** Closes the file; later `append` calls throw. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
