@@ -210,6 +210,12 @@ describe('progress messages', () => {
     expect(finishedMessage(dispatch(), { ...succeeded, status: 'timed_out', error: 'timed out after 5 s' }, now, true)).toMatchObject({ status: 'timed_out', error: 'timed out after 5 s', fromJournal: true });
   });
 
+  it("a finished message for a marker carries when the task started (the orchestrator records TaskStarted from it when no started came)", () => {
+    const marker = markerOf(dispatch(), at('2030-01-01T00:00:04Z'));
+    expect(finishedMessage(marker, succeeded, now)).toMatchObject({ status: 'succeeded', at: '2030-01-01T00:00:05.000Z', startedAt: '2030-01-01T00:00:04.000Z' });
+    expect(finishedMessage(dispatch(), succeeded, now)).not.toHaveProperty('startedAt');
+  });
+
   it('message ids: one per started and done, one per delivered message for journal answers', () => {
     expect([progressMsgIds.started('r/k/1'), progressMsgIds.done('r/k/1'), progressMsgIds.replay('r/k/1', 17)]).toEqual(['r/k/1/started', 'r/k/1/done', 'r/k/1/done/replay-17']);
   });

@@ -72,8 +72,8 @@ export function decideDispatch(memory: DispatchMemory): DispatchDecision {
 
 export type DispatchCheck = { ok: true; dispatch: TaskDispatchMessage } | { ok: false; problems: string[]; replyTo?: ProgressTarget };
 
-/** Where a progress message goes: enough of a dispatch to report on it. */
-export type ProgressTarget = Pick<TaskDispatchMessage, 'runId' | 'key' | 'node' | 'attempt' | 'dispatchId'>;
+/** Where a progress message goes: enough of a dispatch to report on it (and, from a marker, when the task started). */
+export type ProgressTarget = Pick<TaskDispatchMessage, 'runId' | 'key' | 'node' | 'attempt' | 'dispatchId'> & { startedAt?: string };
 
 const isText = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
@@ -257,6 +257,7 @@ export function finishedMessage(target: ProgressTarget, outcome: TaskOutcome, no
   };
   if (outcome.error !== undefined) message.error = outcome.error;
   if (fromJournal) message.fromJournal = true;
+  if (target.startedAt !== undefined) message.startedAt = target.startedAt;
   return message;
 }
 

@@ -41,10 +41,19 @@ import {
 export const WORKING_INTERVAL_MS = 20_000;
 
 /**
+ * `started` is reported only for a task still running this long after it began. A shorter task's
+ * outcome carries `startedAt` instead, and the orchestrator records both transitions in one
+ * commit: one message, one JetStream write and one orchestrator transaction less per quick task
+ * (ADR 0008).
+ */
+export const STARTED_REPORT_DELAY_MS = 1000;
+
+/**
  * Runs this node's dispatches, one at a time: answers a redelivery from the journal, fails a
  * task the previous agent process died running, otherwise marks it running (fsync), runs it
- * while `started` is reported (output streamed live), journals the outcome and reports it while
- * the journal is flushed (fsync), and only then acknowledges the dispatch.
+ * (output streamed live; `started` reported if it is still running after
+ * `STARTED_REPORT_DELAY_MS`), journals the outcome and reports it while the journal is flushed
+ * (fsync), and only then acknowledges the dispatch.
  */
 @Injectable()
 export class DispatchHandler {
@@ -142,13 +151,16 @@ export class DispatchHandler {
   private async run(d: TaskDispatchMessage, msg: JsMsg, log: AgentLogger): Promise<void> {
     const marker = markerOf(d, new Date(), replySubjectOf(msg));
     await this.state.start(marker);
-    // The task starts while `started` is on its way; the outcome is published only after
-    // it, so the stream keeps them in order. A `started` that cannot be sent (the agent is
-    // stopping) is only a missing progress step: the outcome alone settles the task.
-    const started = this.messaging.publishProgress(startedMessage(d, new Date()), progressMsgIds.started(d.dispatchId), () => this.stopping).then(
-      () => undefined,
-      (err: Error) => log.warn({ err: err.message }, 'could not report that the task started'),
-    );
+    // `started` goes out only if the task is still running after the delay; the outcome is
+    // published after it, so the stream keeps them in order. A `started` that cannot be sent (the
+    // agent is stopping) is only a missing progress step: the outcome carries `startedAt`.
+    let started: Promise<void> | undefined;
+    const startedTimer = setTimeout(() => {
+      started = this.messaging.publishProgress(startedMessage(d, new Date(marker.startedAt)), progressMsgIds.started(d.dispatchId), () => this.stopping).then(
+        () => undefined,
+        (err: Error) => log.warn({ err: err.message }, 'could not report that the task started'),
+      );
+    }, STARTED_REPORT_DELAY_MS);
     log.info({ type: d.type, noop: d.noop }, 'task started');
 
     const controller = new AbortController();
@@ -164,6 +176,7 @@ export class DispatchHandler {
       outcome = await this.runner.run(executionOf(d), onOutput, controller.signal, { onSpawn });
     } finally {
       clearInterval(working);
+      clearTimeout(startedTimer);
       this.current = undefined;
     }
     if (this.stopping && outcome.errorCode === 'RUNNER_CANCELLED') outcome = { ...outcome, error: AGENT_STOPPED_ERROR };

@@ -44,9 +44,11 @@ describe('node-agent processes', () => {
     await publishJson(js, s.dispatch.forNode(uidOf(node)), message, msgID ?? message.dispatchId);
     return message;
   }
+  /** The outcomes among a dispatch's progress messages (`started` comes only for a task that runs long enough). */
+  const outcomesOf = (got: TaskProgressMessage[]): TaskProgressMessage[] => got.filter((r) => r.status !== 'started');
   const resultsOf = (d: TaskDispatchMessage): TaskProgressMessage[] => results.filter((r) => r.dispatchId === d.dispatchId);
   async function finished(d: TaskDispatchMessage, count = 1, timeoutMs = 15_000): Promise<TaskProgressMessage[]> {
-    await waitFor(() => resultsOf(d).filter((r) => r.status !== 'started').length >= count, `${count} final result(s) of ${d.key}`, timeoutMs);
+    await waitFor(() => outcomesOf(resultsOf(d)).length >= count, `${count} final result(s) of ${d.key}`, timeoutMs);
     return resultsOf(d);
   }
 
@@ -107,12 +109,13 @@ describe('node-agent processes', () => {
     expect(stderr).toMatch(/^node-agent: cannot reach NATS at nats:\/\/127\.0\.0\.1:1: .+ — start it \(tools\/setup\.sh\) or set GRANULE_NATS_URL\n$/);
   });
 
-  it('(a) a shell task runs on the addressed agent only; started then succeeded with the output tail', async () => {
+  it('(a) a shell task runs on the addressed agent only; it succeeds with the output tail and the time it started', async () => {
     const d = await dispatch('a', 'shell', { cmd: 'echo "made by $GRANULE_NODE_UID" > effect.txt; echo done-a' });
-    const got = await finished(d);
-    expect(got.map((r) => r.status)).toEqual(['started', 'succeeded']);
-    expect(got[1]).toMatchObject({ runId, key: d.key, node: 'node-a', attempt: 1, exitCode: 0, outputTail: 'done-a\n' });
-    expect(got[1].fromJournal).toBeUndefined();
+    const [outcome, ...more] = outcomesOf(await finished(d));
+    expect(more).toEqual([]);
+    expect(outcome).toMatchObject({ runId, key: d.key, node: 'node-a', attempt: 1, status: 'succeeded', exitCode: 0, outputTail: 'done-a\n' });
+    expect(outcome.fromJournal).toBeUndefined();
+    expect(Date.parse(outcome.startedAt as string)).toBeLessThanOrEqual(Date.parse(outcome.at));
     expect(await readFile(path.join(rootOf('a'), 'effect.txt'), 'utf8')).toBe('made by node-a\n');
     expect(existsSync(path.join(rootOf('b'), 'effect.txt'))).toBe(false);
     await waitFor(() => output.some((o) => o.key === d.key), 'live output');
@@ -127,12 +130,11 @@ describe('node-agent processes', () => {
     // A new msgID gets through: what a redelivery looks like to the agent.
     expect((await publishJson(js, s.dispatch.forNode('node-a'), d, `${d.dispatchId}#again`)).duplicate).toBe(false);
     const got = await finished(d, 2);
-    expect(got.map((r) => [r.status, r.fromJournal ?? false])).toEqual([
-      ['started', false],
+    expect(outcomesOf(got).map((r) => [r.status, r.fromJournal ?? false])).toEqual([
       ['succeeded', false],
       ['succeeded', true],
     ]);
-    expect(got[2]).toMatchObject({ exitCode: 0, outputTail: 'counted\n' });
+    expect(outcomesOf(got)[1]).toMatchObject({ exitCode: 0, outputTail: 'counted\n' });
     expect(await readFile(path.join(rootOf('a'), 'count.log'), 'utf8')).toBe('run\n');
   });
 
@@ -140,8 +142,10 @@ describe('node-agent processes', () => {
     const outside = path.join(base, 'outside', 'x.conf');
     const d = await dispatch('b', 'upload_file', { path: outside, data: 'x=1\n' });
     const got = await finished(d);
-    expect(got.map((r) => r.status)).toEqual(['started', 'failed']);
-    expect(got[1].error).toBe(`upload_file path '${outside}' is outside the allowed roots (${rootOf('b')})`);
+    // Refused in-process, long before STARTED_REPORT_DELAY_MS: no `started`, the outcome says when it began.
+    expect(got.map((r) => r.status)).toEqual(['failed']);
+    expect(got[0].startedAt).toEqual(expect.any(String));
+    expect(got[0].error).toBe(`upload_file path '${outside}' is outside the allowed roots (${rootOf('b')})`);
     expect(existsSync(outside)).toBe(false);
   });
 
@@ -150,7 +154,9 @@ describe('node-agent processes', () => {
     await writeFile(path.join(rootOf('a'), 'site.pp'), `file { '${target}': ensure => file, content => "made by puppet\\n" }\n`);
     const d = await dispatch('a', 'puppet', { puppet_manifest: 'site.pp' });
     const got = await finished(d, 1, 45_000);
+    // puppet runs for seconds: `started` is reported while it runs, with the start time the outcome repeats.
     expect(got.map((r) => r.status)).toEqual(['started', 'succeeded']);
+    expect(got[0].at).toBe(got[1].startedAt);
     expect(got[1].exitCode).toBe(2); // puppet's detailed exit code: changes applied
     expect(await readFile(target, 'utf8')).toBe('made by puppet\n');
   });
@@ -190,7 +196,7 @@ describe('node-agent processes', () => {
       expect(await readFile(path.join(rootOf('b'), 'sleep.log'), 'utf8')).toBe('ran\n');
       // The interrupted delivery was acknowledged: node-b takes new work at once, not after the ack wait.
       const next = await dispatch('b', 'shell', { cmd: 'echo next' });
-      expect((await finished(next, 1, 5000)).map((r) => r.status)).toEqual(['started', 'succeeded']);
+      expect(outcomesOf(await finished(next, 1, 5000)).map((r) => r.status)).toEqual(['succeeded']);
       expect(resultsOf(d)).toHaveLength(2);
     } finally {
       killGroupQuietly(shell);
@@ -231,14 +237,14 @@ describe('node-agent processes', () => {
   it('(g) a reboot task stays pending after its command and succeeds when the agent is back', async () => {
     const d = await dispatch('b', 'reboot', { timeout: 60 });
     await waitFor(() => agents.b.lines.some((l) => l.key === d.key && l.msg === 'reboot command issued; the task completes when the agent is back'), 'the reboot command');
-    expect(resultsOf(d).map((r) => r.status)).toEqual(['started']);
+    expect(outcomesOf(resultsOf(d))).toEqual([]);
     // The host "reboots": the service manager stops the agent and starts it again.
     expect(await agents.b.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    expect(resultsOf(d).map((r) => r.status)).toEqual(['started']);
+    expect(outcomesOf(resultsOf(d))).toEqual([]);
     await agents.b.start();
-    const got = await finished(d);
-    expect(got.map((r) => r.status)).toEqual(['started', 'succeeded']);
-    expect(got[1].exitCode).toBe(0);
+    const [outcome, ...more] = outcomesOf(await finished(d));
+    expect(more).toEqual([]);
+    expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0, startedAt: expect.any(String) });
   });
 
   it('(e) SIGTERM mid-task: the task is cancelled and reported, the presence key deleted, exit 0', async () => {
@@ -251,10 +257,7 @@ describe('node-agent processes', () => {
     const d = await dispatch('a', 'shell', { cmd: 'echo waiting; sleep 30' });
     await waitFor(() => output.some((o) => o.key === d.key), 'the task to run');
     expect(await agents.a.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    expect(resultsOf(d).map((r) => [r.status, r.error])).toEqual([
-      ['started', undefined],
-      ['failed', AGENT_STOPPED_ERROR],
-    ]);
+    expect(outcomesOf(resultsOf(d)).map((r) => [r.status, r.error, typeof r.startedAt])).toEqual([['failed', AGENT_STOPPED_ERROR, 'string']]);
     expect(await redis.exists(presence)).toBe(0);
     expect(agents.a.lines.map((l) => l.msg).slice(-3)).toEqual(['node-agent stopping', 'task failed', 'node-agent stopped']);
     // JSON log lines carry the run, the task key and the node.

@@ -33,6 +33,12 @@ export interface TaskProgressMessage {
   error?: string;
   /** True when the answer came from the agent's journal (a redelivered dispatch). */
   fromJournal?: boolean;
+  /**
+   * On an outcome: when the agent started the task. The agent reports `started` only for a task
+   * still running a moment after it began (`STARTED_REPORT_DELAY_MS`); for a shorter one the
+   * orchestrator records TaskStarted from this field, in the same commit as the outcome.
+   */
+  startedAt?: string;
 }
 
 /** Agent → anyone watching, on `<prefix>.output.<run>.<node>` (core NATS, best effort). */

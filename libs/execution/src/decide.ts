@@ -142,14 +142,17 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       const at = m.at;
       if (m.status === 'started') return status === S.Dispatched ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at } }] : [];
       if (!inFlight) return [];
+      // An outcome with no `started` before it (a short task, see TaskProgressMessage.startedAt):
+      // the start is recorded with it, so the log has every transition.
+      const started: RunEvent[] = status === S.Dispatched && m.startedAt ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at: m.startedAt } }] : [];
       const result = { key: m.key, attempt: m.attempt, exitCode: m.exitCode ?? null, durationMs: m.durationMs ?? 0, outputTail: m.outputTail ?? '', at };
-      if (m.status === 'succeeded') return [{ type: 'TaskSucceeded', data: result }];
-      if (!p.failOnError[i]) return [{ type: 'TaskSkipped', data: { key: m.key, reason: 'fail_on_error', at } }];
+      if (m.status === 'succeeded') return [...started, { type: 'TaskSucceeded', data: result }];
+      if (!p.failOnError[i]) return [...started, { type: 'TaskSkipped', data: { key: m.key, reason: 'fail_on_error', at } }];
       const failure: RunEvent =
         m.status === 'timed_out'
           ? { type: 'TaskTimedOut', data: { key: m.key, attempt: m.attempt, at, durationMs: result.durationMs, outputTail: result.outputTail } }
           : { type: 'TaskFailed', data: { ...result, ...(m.error ? { error: m.error } : {}) } };
-      return [failure, ...nodeFailure(state, p, p.node[i], m.status === 'timed_out' ? 'task_timed_out' : 'task_failed', p.task[i])];
+      return [...started, failure, ...nodeFailure(state, p, p.node[i], m.status === 'timed_out' ? 'task_timed_out' : 'task_failed', p.task[i])];
     }
 
     case 'CheckHealth': {

@@ -103,6 +103,25 @@ describe('run - everything succeeds', () => {
     expect(run.state.phase).toBe('succeeded');
   });
 
+  it('an outcome with no `started` before it records TaskStarted at its startedAt, in the same decision', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    const outcome = (key: string, status: TaskProgressMessage['status'], startedAt?: string): RunEvent[] =>
+      run.when({ type: 'RecordProgress', message: { runId: 'r1', key, node: key.split('@')[1], attempt: 1, dispatchId: `r1/${key}/1`, status, at: at(2), ...(startedAt ? { startedAt } : {}) } });
+    // A quick task: only its outcome came, carrying when it started.
+    expect(outcome('a@n1', 'succeeded', at(1))).toEqual([
+      { type: 'TaskStarted', data: { key: 'a@n1', attempt: 1, at: at(1) } },
+      { type: 'TaskSucceeded', data: { key: 'a@n1', attempt: 1, exitCode: null, durationMs: 0, outputTail: '', at: at(2) } },
+    ]);
+    expect(run.state.startedAt[run.plan.index.get('a@n1') as number]).toBe(Date.parse(at(1)));
+    // `started` was recorded already: the outcome adds only itself.
+    run.report('a@n2', 'started', 1);
+    expect(types(outcome('a@n2', 'succeeded', at(1)))).toEqual(['TaskSucceeded']);
+    // An outcome without startedAt (an answer from the journal) records only the outcome.
+    run.dispatch();
+    expect(types(outcome('b@n1', 'succeeded'))).toEqual(['TaskSucceeded']);
+  });
+
   it('records every transition as an event, so a fold gives the same state', () => {
     const run = new Scenario(planOf(CHAIN, nodes));
     run.runAll();
