@@ -190,8 +190,8 @@ describe('rebootOutcome', () => {
 describe('progress messages', () => {
   const now = at('2030-01-01T00:00:05Z');
 
-  it('started names the dispatch', () => {
-    expect(startedMessage(dispatch(), now)).toEqual({ runId: 'run-1', key: 'install@node-1', node: 'node-1', attempt: 1, dispatchId: 'run-1/install@node-1/1', status: 'started', at: '2030-01-01T00:00:05.000Z' });
+  it('started names the dispatch and when its marker says it began', () => {
+    expect(startedMessage(markerOf(dispatch(), now))).toEqual({ runId: 'run-1', key: 'install@node-1', node: 'node-1', attempt: 1, dispatchId: 'run-1/install@node-1/1', status: 'started', at: '2030-01-01T00:00:05.000Z' });
   });
 
   it('a finished message carries the outcome; fromJournal and error only when set', () => {

@@ -261,9 +261,9 @@ export function finishedMessage(target: ProgressTarget, outcome: TaskOutcome, no
   return message;
 }
 
-/** The `started` progress message of a dispatch. */
-export function startedMessage(target: ProgressTarget, now: Date): TaskProgressMessage {
-  return { runId: target.runId, key: target.key, node: target.node, attempt: target.attempt, dispatchId: target.dispatchId, status: 'started', at: now.toISOString() };
+/** The `started` progress message of a running task, stamped with when its marker says it began. */
+export function startedMessage(marker: TaskMarker): TaskProgressMessage {
+  return { runId: marker.runId, key: marker.key, node: marker.node, attempt: marker.attempt, dispatchId: marker.dispatchId, status: 'started', at: marker.startedAt };
 }
 
 /** Outcome reported for a dispatch the agent cannot use. */

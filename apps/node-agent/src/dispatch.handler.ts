@@ -156,7 +156,7 @@ export class DispatchHandler {
     // agent is stopping) is only a missing progress step: the outcome carries `startedAt`.
     let started: Promise<void> | undefined;
     const startedTimer = setTimeout(() => {
-      started = this.messaging.publishProgress(startedMessage(d, new Date(marker.startedAt)), progressMsgIds.started(d.dispatchId), () => this.stopping).then(
+      started = this.messaging.publishProgress(startedMessage(marker), progressMsgIds.started(d.dispatchId), () => this.stopping).then(
         () => undefined,
         (err: Error) => log.warn({ err: err.message }, 'could not report that the task started'),
       );
