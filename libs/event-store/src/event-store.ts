@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { ConcurrencyError, InvalidAppendError } from './event-store.errors';
 import type {
@@ -122,6 +123,18 @@ function claimExtra(streamId: string, expected: ExpectedVersion): string | numbe
 export class EventStore implements EventStorePort {
   constructor(private readonly dataSource: DataSource) {}
 
+  /**
+   * Runs one of the store's hot, fixed statements as a named prepared statement on the pg pool
+   * under the DataSource: PostgreSQL parses and plans it once per connection instead of on every
+   * call (for an append, about half of its time). Falls back to `DataSource.query` where the
+   * driver holds no pg pool.
+   */
+  private prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
+    const pool = (this.dataSource.driver as { master?: Pool }).master;
+    if (typeof pool?.query !== 'function') return this.dataSource.query(text, values);
+    return pool.query({ name: `granule_${name}`, text, values }).then((result) => result.rows as T[]);
+  }
+
   async appendToStream(streamId: string, events: NewEvent[], options: AppendOptions, metadata?: EventMetadata): Promise<AppendResult> {
     const result = await this.appendBatch([{ streamId, events, expectedVersion: options.expectedVersion }], {
       queryRunner: options.queryRunner,
@@ -222,7 +235,8 @@ export class EventStore implements EventStorePort {
     ];
     const claim = claimStatement(expected, { id: '$1', count: '$2', extra: '$7' });
     params.push(claimExtra(streamId, expected));
-    const rows: Array<{ version: string | null; last_global_position: string | null; transaction_id: string | null }> = await this.dataSource.query(
+    const rows = await this.prepared<{ version: string | null; last_global_position: string | null; transaction_id: string | null }>(
+      `append_one_${expected === 'any' ? 'any' : expected === 'no_stream' || expected === 0 ? 'new' : 'at'}`,
       `WITH claimed AS (${claim}),
        inserted AS (
          INSERT INTO granule_events (stream_id, stream_version, type, schema_version, data, metadata)
@@ -273,7 +287,7 @@ export class EventStore implements EventStorePort {
   }
 
   async readStreamVersion(streamId: string): Promise<number | null> {
-    const rows: Array<{ version: string }> = await this.dataSource.query(`SELECT version FROM granule_streams WHERE stream_id = $1`, [streamId]);
+    const rows = await this.prepared<{ version: string }>('stream_version', `SELECT version FROM granule_streams WHERE stream_id = $1`, [streamId]);
     return rows.length > 0 ? Number(rows[0].version) : null;
   }
 
@@ -288,7 +302,8 @@ export class EventStore implements EventStorePort {
       throw new RangeError(`readAll: maxCount must be a positive integer, got ${options.maxCount}`);
     }
     const after = options.after ?? START_POSITION;
-    const rows: EventRow[] = await this.dataSource.query(
+    const rows = await this.prepared<EventRow>(
+      'read_all',
       `SELECT ${EVENT_COLUMNS} FROM granule_events
        WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
          AND (transaction_id, global_position) > ($1::xid8, $2::bigint)
@@ -309,7 +324,8 @@ export class EventStore implements EventStorePort {
 
   /** Stores the consumer's position unconditionally (last writer wins). */
   async storeCheckpoint(consumer: string, position: Position): Promise<void> {
-    await this.dataSource.query(
+    await this.prepared(
+      'store_checkpoint',
       `INSERT INTO granule_checkpoints (consumer, transaction_id, global_position) VALUES ($1, $2::xid8, $3::bigint)
        ON CONFLICT (consumer) DO UPDATE
          SET transaction_id = EXCLUDED.transaction_id, global_position = EXCLUDED.global_position, updated_at = now()`,
