@@ -4,6 +4,7 @@ import { transformFile } from '@swc/core';
 import { copyFile, mkdir, readdir, rename, writeFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { buildNative } from './build-native.mjs';
 
 const require = createRequire(import.meta.url);
 const { root, swcOptions } = require('./swc-options.cjs');
@@ -47,6 +48,8 @@ await Promise.all(
     if (result.map) await writeFile(`${target}.map`, result.map);
   }),
 );
+// The node-agent's native spawn helper, beside the compiled task-runners lib (ADR 0009).
+buildNative(out);
 await writeFile(path.join(out, '.stamp'), new Date().toISOString());
 const old = path.join(root, `.dist-old-${process.pid}`);
 await rename(dist, old).catch(() => undefined);

@@ -3,6 +3,6 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 stamp="$here/dist/.stamp"
-if [ ! -f "$stamp" ] || [ -n "$(find "$here/apps" "$here/libs" -name '*.ts' -newer "$stamp" -print -quit 2>/dev/null)" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find "$here/apps" "$here/libs" \( -name '*.ts' -o -name '*.c' \) -newer "$stamp" -print -quit 2>/dev/null)" ]; then
   (cd "$here" && node tools/build.mjs) >&2
 fi

@@ -35,6 +35,8 @@ fi
 missing=()
 command -v rsync >/dev/null || missing+=(rsync)
 command -v puppet >/dev/null || [ -x /usr/bin/puppet ] || missing+=(puppet)
+# A C compiler for the node-agent's native spawn helper (tools/build-native.mjs, ADR 0009).
+command -v cc >/dev/null || missing+=(gcc libc6-dev)
 if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}" || log "continuing without: ${missing[*]}"; fi
 
 # --- PostgreSQL ---------------------------------------------------------------

@@ -6,6 +6,7 @@
 //
 //   node test/bench/orchestrator.bench.mjs [--agents N] [--tasks M]   (or BENCH_AGENTS / BENCH_TASKS)
 //   BENCH_PROFILE=1 also writes V8 CPU profiles of the orchestrator and one agent to tmp/bench-profiles/
+//   BENCH_SPAWN_HELPER=native|node|auto sets the agents' GRANULE_SPAWN_HELPER (default auto: native when built)
 //
 // Everything it creates (database, JetStream streams, Redis keys, temp dir, processes) is
 // removed at the end, also on failure, Ctrl-C or the overall time limit (BENCH_TIMEOUT_S, 900).
@@ -42,6 +43,11 @@ function option(flag, envName, fallback) {
 const AGENTS = option('--agents', 'BENCH_AGENTS', 100);
 const TASKS = option('--tasks', 'BENCH_TASKS', 20);
 const TIMEOUT_S = option('--timeout', 'BENCH_TIMEOUT_S', 900);
+const SPAWN_HELPER = process.env.BENCH_SPAWN_HELPER ?? 'auto';
+if (!['auto', 'native', 'node'].includes(SPAWN_HELPER)) {
+  process.stderr.write(`BENCH_SPAWN_HELPER: expected native, node or auto, got ${JSON.stringify(SPAWN_HELPER)}\n`);
+  process.exit(2);
+}
 const PROFILE_DIR = process.env.BENCH_PROFILE === '1' ? path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, 'tmp/bench-profiles')) : undefined;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
@@ -58,6 +64,7 @@ for (const file of [path.join(root, 'dist/.stamp'), ...Object.values(mains)]) {
     process.exit(1);
   }
 }
+const helperKind = SPAWN_HELPER === 'auto' ? (existsSync(path.join(root, 'dist/libs/task-runners/native/build/granule-spawn')) ? 'native' : 'node') : SPAWN_HELPER;
 const { deleteExecutionStreams } = require(path.join(root, 'dist/libs/messaging/src/index.js'));
 
 const id = randomBytes(4).toString('hex');
@@ -252,7 +259,7 @@ async function main() {
     const batch = [];
     for (let i = k; i < Math.min(AGENTS, k + 10); i++) {
       const uid = `b${i + 1}`;
-      const { child } = start(`agent-${uid}`, mains.agent, { GRANULE_NODE_UID: uid, GRANULE_ROOT: path.join(work, `r-${uid}`), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10', GRANULE_LOG_LEVEL: 'warn' });
+      const { child } = start(`agent-${uid}`, mains.agent, { GRANULE_NODE_UID: uid, GRANULE_ROOT: path.join(work, `r-${uid}`), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10', GRANULE_LOG_LEVEL: 'warn', GRANULE_SPAWN_HELPER: SPAWN_HELPER });
       batch.push({ uid, child });
     }
     const batchDeadline = Date.now() + 60_000;
@@ -330,7 +337,7 @@ async function main() {
     const over = overhead.rows.map((r) => Number(r.overhead_ms)).sort((a, b) => a - b);
     const dur = overhead.rows.map((r) => Number(r.duration_ms)).sort((a, b) => a - b);
     const f = (n) => n.toFixed(2);
-    console.log(`orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs`);
+    console.log(`orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs   (spawn helper: ${helperKind})`);
     console.log(`run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)`);
     console.log(`task runs per second:                 ${(tasks / wall).toFixed(0)}`);
     console.log(`events written per second:            ${(events / wall).toFixed(0)}   (${events} run events; ${all.rows[0].n} rows in granule_events)`);

@@ -48,6 +48,7 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
         consumer: `${s.dispatch.stream}/${s.dispatch.consumerFor(this.config.nodeUid)}`,
         presenceKey: this.heartbeat.key,
         journalEntries: this.journal.size,
+        spawnHelper: this.spawner.helperKind,
       },
       'node-agent started',
     );

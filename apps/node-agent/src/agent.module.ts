@@ -34,7 +34,7 @@ export class AgentModule {
           inject: [AGENT_CONFIG, AGENT_LOGGER],
         },
         // Task processes are started from a small helper process: forking the agent costs more.
-        { provide: PROCESS_SPAWNER, useFactory: () => new HelperProcessSpawner() },
+        { provide: PROCESS_SPAWNER, useFactory: (c: AgentConfig) => new HelperProcessSpawner({ helper: c.spawnHelper }), inject: [AGENT_CONFIG] },
         {
           provide: TASK_RUNNER,
           useFactory: (c: AgentConfig, spawner: HelperProcessSpawner) =>

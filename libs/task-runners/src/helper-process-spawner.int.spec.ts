@@ -1,16 +1,19 @@
-import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { HelperProcessSpawner } from './helper-process-spawner';
+import { HelperProcessSpawner, NATIVE_SPAWN_HELPER, type SpawnHelperChoice } from './helper-process-spawner';
+import { processStartTime } from './process-spawner';
 import { createTempAgent, processAlive, type TempAgent } from './testing/temp-agent.fixture';
 
 jest.setTimeout(30_000);
 
+// The native helper is built as `npm run build` builds it (a no-op when it is up to date).
+beforeAll(() => {
+  execFileSync(process.execPath, [path.join(__dirname, '../../../tools/build-native.mjs')], { stdio: 'inherit' });
+});
+
 let spawner: HelperProcessSpawner;
 let agent: TempAgent;
-beforeEach(async () => {
-  spawner = new HelperProcessSpawner();
-  agent = await createTempAgent({ spawner });
-});
 afterEach(async () => {
   spawner.close();
   await agent.cleanup();
@@ -26,7 +29,21 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, ti
   }
 }
 
-describe('HelperProcessSpawner (tasks started by the spawn helper process)', () => {
+describe.each<[Exclude<SpawnHelperChoice, 'auto'>, string]>([
+  ['native', 'granule-spawn'],
+  ['node', 'spawn-helper.cjs'],
+])('HelperProcessSpawner with the %s helper (tasks started by %s)', (helper, program) => {
+  beforeEach(async () => {
+    spawner = new HelperProcessSpawner({ helper });
+    agent = await createTempAgent({ spawner });
+  });
+
+  it('uses the helper asked for', async () => {
+    expect(spawner.helperKind).toBe(helper);
+    await spawner.start();
+    expect(await readFile(`/proc/${spawner.helperPid}/cmdline`, 'latin1')).toContain(program);
+  });
+
   it('runs shell tasks as children of the helper, not of the agent, with output, exit code, cwd and env', async () => {
     const { outcome, stdout, stderr } = await agent.run('shell', { cmd: 'echo "ppid=$PPID pgid=$(ps -o pgid= $$ | tr -d " ") pid=$$ cwd=$(pwd) v=$V"; echo oops >&2; exit 0', env: { V: 'from-env' } });
     expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0, attempts: 1 });
@@ -96,5 +113,59 @@ describe('HelperProcessSpawner (tasks started by the spawn helper process)', () 
     await waitFor('the helper to exit', () => !processAlive(helper));
     const { outcome } = await agent.run('shell', { cmd: 'true', retries: 0 });
     expect(outcome).toMatchObject({ status: 'failed', errorCode: 'RUNNER_SPAWN_FAILED', error: 'cannot start shell command: the spawn helper is closed' });
+  });
+  it('reports the leader\'s start time, as /proc has it', async () => {
+    const spawned = await spawner.spawn({ command: '/bin/sh', args: ['-c', 'sleep 0.3'], cwd: agent.rootDir, env: {} }, () => undefined);
+    expect(spawned.pid).toBeGreaterThan(0);
+    expect(spawned.startTime).toBe(processStartTime(spawned.pid as number));
+    expect(await spawned.exited).toEqual({ exitCode: 0, signal: null });
+  });
+
+  it('finds a bare command name on the task\'s own PATH, and fails a missing working directory with ENOENT', async () => {
+    const bin = path.join(agent.base, 'bin');
+    await mkdir(bin);
+    await writeFile(path.join(bin, 'granule-hello'), '#!/bin/sh\necho "hello $1"\n');
+    await chmod(path.join(bin, 'granule-hello'), 0o755);
+    let out = '';
+    const spawned = await spawner.spawn({ command: 'granule-hello', args: ['world'], cwd: agent.rootDir, env: { PATH: `${bin}:/usr/bin:/bin` } }, (_s, d) => (out += d.toString()));
+    expect(await spawned.exited).toEqual({ exitCode: 0, signal: null });
+    expect(out).toBe('hello world\n');
+
+    const noCwd = await spawner.spawn({ command: '/bin/true', args: [], cwd: path.join(agent.base, 'missing'), env: {} }, () => undefined);
+    expect(noCwd.pid).toBeUndefined();
+    expect((await noCwd.exited).spawnError).toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('reports a signal death by name, and ends a task whose background child holds the output open after the drain time', async () => {
+    const killed = await spawner.spawn({ command: '/bin/sh', args: ['-c', 'kill -USR1 $$'], cwd: agent.rootDir, env: {} }, () => undefined);
+    expect(await killed.exited).toEqual({ exitCode: null, signal: 'SIGUSR1' });
+
+    const started = Date.now();
+    const held = await spawner.spawn({ command: '/bin/sh', args: ['-c', 'sleep 20 & echo leader done'], cwd: agent.rootDir, env: {} }, () => undefined);
+    expect(await held.exited).toEqual({ exitCode: 0, signal: null });
+    expect(Date.now() - started).toBeLessThan(15_000); // the drain time (1 s), not the 20 s of the child
+    held.signalGroup('SIGKILL');
+  });
+
+  it('runs tasks side by side, each with its own output and outcome', async () => {
+    const results = await Promise.all([1, 2, 3, 4].map((n) => agent.run('shell', { cmd: `sleep 0.${n}; echo task-${n}; exit ${n}`, retries: 0 })));
+    expect(results.map((r) => [r.stdout, r.outcome.exitCode])).toEqual([1, 2, 3, 4].map((n) => [`task-${n}\n`, n]));
+  });
+});
+
+describe('HelperProcessSpawner helper choice', () => {
+  it('auto takes the native helper when it is built; native without the binary fails start and every spawn clearly', async () => {
+    expect(new HelperProcessSpawner().helperKind).toBe('native');
+    expect(new HelperProcessSpawner({ helper: 'node' }).helperKind).toBe('node');
+    const missing = path.join(__dirname, 'no-such-granule-spawn');
+    expect(new HelperProcessSpawner({ nativeBinary: missing }).helperKind).toBe('node');
+
+    const strict = new HelperProcessSpawner({ helper: 'native', nativeBinary: missing });
+    expect(strict.helperKind).toBe('missing');
+    await expect(strict.start()).rejects.toThrow(`the native spawn helper ${missing} is not built`);
+    const spawned = await strict.spawn({ command: '/bin/true', args: [], cwd: '/', env: {} }, () => undefined);
+    expect(spawned.pid).toBeUndefined();
+    expect((await spawned.exited).spawnError?.message).toBe(`the native spawn helper ${missing} is not built`);
+    expect(NATIVE_SPAWN_HELPER.endsWith(path.join('native', 'build', 'granule-spawn'))).toBe(true);
   });
 });

@@ -29,6 +29,7 @@ describe('loadAgentConfig', () => {
       address: '10.0.0.7',
       logLevel: 'info',
       healthPort: 8414,
+      spawnHelper: 'auto',
     });
   });
 
@@ -48,6 +49,7 @@ describe('loadAgentConfig', () => {
         GRANULE_AGENT_HOSTNAME: 'db-2.example',
         GRANULE_AGENT_ADDRESS: '192.168.1.2',
         GRANULE_LOG_LEVEL: 'debug',
+        GRANULE_SPAWN_HELPER: 'node',
       },
       host,
     );
@@ -63,6 +65,7 @@ describe('loadAgentConfig', () => {
       hostname: 'db-2.example',
       address: '192.168.1.2',
       logLevel: 'debug',
+      spawnHelper: 'node',
     });
   });
 
@@ -85,6 +88,7 @@ describe('loadAgentConfig', () => {
         GRANULE_HEARTBEAT_SECONDS: 'two',
         GRANULE_PRESENCE_TTL_SECONDS: '1',
         GRANULE_LOG_LEVEL: 'loud',
+        GRANULE_SPAWN_HELPER: 'fast',
       }),
     ).toEqual([
       `GRANULE_NODE_UID must be letters, digits, '_' or '-' (got "node.1")`,
@@ -96,6 +100,7 @@ describe('loadAgentConfig', () => {
       'GRANULE_HEARTBEAT_SECONDS must be a whole number of seconds (got "two")',
       'GRANULE_PRESENCE_TTL_SECONDS must be at least 2 (got 1)',
       'GRANULE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace (got "loud")',
+      'GRANULE_SPAWN_HELPER must be one of auto, native, node (got "fast")',
     ]);
   });
 

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { GranuleError } from '@granule/core';
 import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
-import { DEFAULT_REBOOT_COMMAND, DEFAULT_STATE_DIR_NAME } from '@granule/task-runners';
+import { DEFAULT_REBOOT_COMMAND, DEFAULT_STATE_DIR_NAME, type SpawnHelperChoice } from '@granule/task-runners';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync, type ValidationError } from 'class-validator';
 
 /** The node-agent's settings, read once from the environment at start. */
@@ -25,10 +25,13 @@ export interface AgentConfig {
   logLevel: AgentLogLevel;
   /** Port of `/healthz`, `/readyz` and `/metrics`; 0: off. */
   healthPort: number;
+  /** What starts task processes: the native helper, the Node.js one, or `auto` (native when built). */
+  spawnHelper: SpawnHelperChoice;
 }
 
 export const AGENT_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type AgentLogLevel = (typeof AGENT_LOG_LEVELS)[number];
+export const SPAWN_HELPER_CHOICES: readonly SpawnHelperChoice[] = ['auto', 'native', 'node'];
 
 /** What the host says about itself; the defaults of GRANULE_AGENT_HOSTNAME / _ADDRESS. */
 export interface HostFacts {
@@ -53,6 +56,7 @@ export const AGENT_ENV_VARS = [
   'GRANULE_AGENT_ADDRESS',
   'GRANULE_LOG_LEVEL',
   'GRANULE_HEALTH_PORT',
+  'GRANULE_SPAWN_HELPER',
 ] as const;
 
 export const AGENT_CONFIG_DEFAULTS = Object.freeze({
@@ -64,6 +68,7 @@ export const AGENT_CONFIG_DEFAULTS = Object.freeze({
   rebootCommand: DEFAULT_REBOOT_COMMAND,
   logLevel: 'info' as AgentLogLevel,
   healthPort: 8414,
+  spawnHelper: 'auto' as SpawnHelperChoice,
 });
 
 /** The configuration is unusable; `problems` names every bad variable. */
@@ -132,6 +137,9 @@ class AgentEnvironment {
   @Min(0, { message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
   @Max(65535, { message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
   GRANULE_HEALTH_PORT: unknown;
+
+  @IsIn(SPAWN_HELPER_CHOICES, { message: (a) => `GRANULE_SPAWN_HELPER must be one of ${SPAWN_HELPER_CHOICES.join(', ')} (${got(a.value)})` })
+  GRANULE_SPAWN_HELPER = '';
 }
 
 const list = (value: string | undefined): string[] =>
@@ -166,6 +174,7 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
   e.GRANULE_AGENT_ADDRESS = orDefault(env.GRANULE_AGENT_ADDRESS, host.address ?? '');
   e.GRANULE_LOG_LEVEL = orDefault(env.GRANULE_LOG_LEVEL, AGENT_CONFIG_DEFAULTS.logLevel);
   e.GRANULE_HEALTH_PORT = wholeNumber(env.GRANULE_HEALTH_PORT, AGENT_CONFIG_DEFAULTS.healthPort);
+  e.GRANULE_SPAWN_HELPER = orDefault(env.GRANULE_SPAWN_HELPER, AGENT_CONFIG_DEFAULTS.spawnHelper);
 
   const problems = messagesOf(validateSync(e));
   if (e.GRANULE_NODE_UID === undefined || e.GRANULE_NODE_UID === '') {
@@ -197,6 +206,7 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
     address: e.GRANULE_AGENT_ADDRESS,
     logLevel: e.GRANULE_LOG_LEVEL as AgentLogLevel,
     healthPort: e.GRANULE_HEALTH_PORT as number,
+    spawnHelper: e.GRANULE_SPAWN_HELPER as SpawnHelperChoice,
   };
 }
 
