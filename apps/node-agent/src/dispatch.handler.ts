@@ -88,7 +88,7 @@ export class DispatchHandler {
   /** Handles one delivered dispatch; never throws (a failure leaves it unacknowledged). */
   async handle(msg: JsMsg): Promise<void> {
     try {
-      await this.handleOrThrow(msg);
+      await this.handleOrThrow(msg, performance.now());
     } catch (err) {
       this.log.error({ seq: msg.seq, err: (err as Error).message }, 'dispatch not completed; it will be delivered again');
     }
@@ -105,7 +105,7 @@ export class DispatchHandler {
     if (this.current && this.current.dispatch.type !== 'reboot') this.current.controller.abort();
   }
 
-  private async handleOrThrow(msg: JsMsg): Promise<void> {
+  private async handleOrThrow(msg: JsMsg, deliveredAt: number): Promise<void> {
     let value: unknown;
     try {
       value = decodeJson(msg);
@@ -144,11 +144,11 @@ export class DispatchHandler {
         log.info('dispatch delivered again while its reboot is pending; the result follows when the host is back');
         return;
       case 'run':
-        await this.run(d, msg, log);
+        await this.run(d, msg, log, deliveredAt);
     }
   }
 
-  private async run(d: TaskDispatchMessage, msg: JsMsg, log: AgentLogger): Promise<void> {
+  private async run(d: TaskDispatchMessage, msg: JsMsg, log: AgentLogger, deliveredAt: number): Promise<void> {
     const marker = markerOf(d, new Date(), replySubjectOf(msg));
     await this.state.start(marker);
     // `started` goes out only if the task is still running after the delay; the outcome is
@@ -190,7 +190,7 @@ export class DispatchHandler {
       log.info({ deadline: pending.rebootDeadline }, 'reboot command issued; the task completes when the agent is back');
       return;
     }
-    await this.finish(marker, outcome);
+    await this.finish(marker, outcome, true, deliveredAt);
     msg.ack();
   }
 
@@ -217,15 +217,17 @@ export class DispatchHandler {
    * comes back, the durable running marker has it reported interrupted, and the orchestrator
    * ignores an outcome for a task it already settled.
    */
-  private async finish(marker: TaskMarker, outcome: TaskOutcome, record = true): Promise<void> {
+  private async finish(marker: TaskMarker, outcome: TaskOutcome, record = true, deliveredAt?: number): Promise<void> {
     // Throws when the line cannot be written: nothing is reported, the dispatch stays unacked.
     const flushed = record ? this.journal.append(marker.journalKey, outcome) : undefined;
     flushed?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    // What the agent adds around the task's process: from the dispatch's delivery to the report.
+    const handledMs = deliveredAt === undefined ? undefined : Math.round((performance.now() - deliveredAt) * 100) / 100;
     await this.messaging.publishProgress(finishedMessage(marker, outcome, new Date()), progressMsgIds.done(marker.dispatchId), () => this.stopping);
     await flushed;
     await this.state.forget(marker.dispatchId);
     const level = outcome.status === 'succeeded' ? 'info' : 'warn';
-    this.taskLog(marker)[level]({ status: outcome.status, exitCode: outcome.exitCode, durationMs: outcome.durationMs, error: outcome.error }, `task ${outcome.status}`);
+    this.taskLog(marker)[level]({ status: outcome.status, exitCode: outcome.exitCode, durationMs: outcome.durationMs, handledMs, error: outcome.error }, `task ${outcome.status}`);
   }
 
   // The agent is still up at the deadline: the reboot never happened.

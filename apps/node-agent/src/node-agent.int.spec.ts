@@ -120,6 +120,11 @@ describe('node-agent processes', () => {
     expect(existsSync(path.join(rootOf('b'), 'effect.txt'))).toBe(false);
     await waitFor(() => output.some((o) => o.key === d.key), 'live output');
     expect(output.filter((o) => o.key === d.key)).toEqual([{ runId, key: d.key, node: 'node-a', stream: 'stdout', seq: 0, data: 'done-a\n' }]);
+    // The log says how long the agent held the dispatch (delivery to report), the task's process included.
+    const logged = agents.a.lines.find((l) => l.key === d.key && l.msg === 'task succeeded') as { handledMs: number; durationMs: number };
+    expect(logged.handledMs).toBeGreaterThanOrEqual(logged.durationMs - 1); // durationMs is rounded
+    expect(logged.handledMs).toBeLessThan(10_000);
+    expect(agents.a.lines.find((l) => l.msg === 'node-agent started')).toMatchObject({ spawnHelper: 'native' });
   });
 
   it('(b) a redelivered dispatch is answered from the journal and the command ran once', async () => {
