@@ -2,11 +2,13 @@
 // each node, end to end through the real services (graph-planner, orchestrator, agents,
 // PostgreSQL, NATS JetStream, Redis). Prints task runs per second, event-log rows written per
 // second, and the per-task overhead (TaskSucceeded - TaskDispatched - the agent's durationMs,
-// from the event log's commit times) next to a bare process spawn measured in the same run.
+// from the event log's commit times) next to a bare process spawn measured in the same run, and
+// what the first agent logs as handledMs (dispatch delivered -> outcome reported).
 //
 //   node test/bench/orchestrator.bench.mjs [--agents N] [--tasks M]   (or BENCH_AGENTS / BENCH_TASKS)
 //   BENCH_PROFILE=1 also writes V8 CPU profiles of the orchestrator and one agent to tmp/bench-profiles/
 //   BENCH_SPAWN_HELPER=native|node|auto sets the agents' GRANULE_SPAWN_HELPER (default auto: native when built)
+//   BENCH_AGENT_NODE_FLAGS='--flag ...' passes Node.js flags to the agent processes (experiments)
 //
 // Everything it creates (database, JetStream streams, Redis keys, temp dir, processes) is
 // removed at the end, also on failure, Ctrl-C or the overall time limit (BENCH_TIMEOUT_S, 900).
@@ -97,7 +99,8 @@ function start(name, main, env) {
   const fd = openSync(logFile, 'a');
   // BENCH_PROFILE=1: V8 CPU profiles of the orchestrator and the first agent, kept in BENCH_PROFILE_DIR.
   const profile = PROFILE_DIR && (name === 'orchestrator' || name === 'agent-b1') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...profile, main], { cwd: root, env: { ...baseEnv(), ...env }, stdio: ['ignore', fd, fd] });
+  const nodeFlags = name.startsWith('agent-') && process.env.BENCH_AGENT_NODE_FLAGS ? process.env.BENCH_AGENT_NODE_FLAGS.split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...nodeFlags, ...profile, main], { cwd: root, env: { ...baseEnv(), ...env }, stdio: ['ignore', fd, fd] });
   child.granuleRole = name.startsWith('agent-') ? 'agent' : name === 'graph-planner' ? 'planner' : name;
   closeSync(fd);
   children.add(child);
