@@ -165,6 +165,7 @@ export class OrchestratorService {
       });
       this.outbox.start();
       this.nodeStatuses?.start();
+      this.presenceWatcher.forget();
     } else if (!holding && this.outbox) {
       await this.outbox.stop();
       this.outbox = undefined;
