@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { HelperProcessSpawner, NATIVE_SPAWN_HELPER, type SpawnHelperChoice } from './helper-process-spawner';
 import { processStartTime } from './process-spawner';
@@ -167,5 +168,34 @@ describe('HelperProcessSpawner helper choice', () => {
     expect(spawned.pid).toBeUndefined();
     expect((await spawned.exited).spawnError?.message).toBe(`the native spawn helper ${missing} is not built`);
     expect(NATIVE_SPAWN_HELPER.endsWith(path.join('native', 'build', 'granule-spawn'))).toBe(true);
+  });
+
+  it('a native helper that cannot be started: auto falls back to the Node.js helper, native fails clearly instead of hanging', async () => {
+    const notAProgram = await mkdtemp(path.join(tmpdir(), 'granule-not-a-helper-')); // a directory: executable bit, but exec fails
+    const notExecutable = path.join(notAProgram, 'plain-file');
+    await writeFile(notExecutable, 'not a program');
+    try {
+      expect(new HelperProcessSpawner({ nativeBinary: notExecutable }).helperKind).toBe('node');
+
+      const auto = new HelperProcessSpawner({ nativeBinary: notAProgram });
+      expect(auto.helperKind).toBe('native');
+      await auto.start();
+      expect(auto.helperKind).toBe('node');
+      let out = '';
+      const spawned = await auto.spawn({ command: '/bin/sh', args: ['-c', 'echo $PPID'], cwd: '/', env: {} }, (_s, d) => (out += d.toString()));
+      expect(await spawned.exited).toEqual({ exitCode: 0, signal: null });
+      expect(Number(out.trim())).toBe(auto.helperPid);
+      auto.close();
+
+      const strict = new HelperProcessSpawner({ helper: 'native', nativeBinary: notAProgram });
+      await expect(strict.start()).rejects.toThrow(/^the spawn helper could not be started: spawn .* EACCES$/);
+      const failed = await strict.spawn({ command: '/bin/true', args: [], cwd: '/', env: {} }, () => undefined);
+      expect(failed.pid).toBeUndefined();
+      expect((await failed.exited).spawnError?.message).toMatch(/^the spawn helper could not be started: spawn .* EACCES$/);
+      expect(strict.helperKind).toBe('native');
+      strict.close();
+    } finally {
+      await rm(notAProgram, { recursive: true, force: true });
+    }
   });
 });

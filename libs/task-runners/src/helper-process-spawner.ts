@@ -1,5 +1,5 @@
 import { fork, spawn as spawnChild, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import * as path from 'node:path';
 import { systemClock } from './clock';
@@ -53,6 +53,8 @@ interface HelperChannel {
 }
 
 interface InFlight {
+  /** The helper the task was handed to. */
+  helper: HelperChannel;
   onData: (stream: OutputStream, data: Buffer) => void;
   exited: Promise<ProcessExit>;
   resolveExit: (exit: ProcessExit) => void;
@@ -75,8 +77,8 @@ interface InFlight {
  * and each task ends killed by SIGKILL with a note in its output.
  */
 export class HelperProcessSpawner implements ProcessSpawner {
-  /** The helper this spawner uses: `native` or `node`, or `missing` when `native` was asked for and is not built. */
-  readonly helperKind: 'native' | 'node' | 'missing';
+  private kind: 'native' | 'node' | 'missing';
+  private readonly choice: SpawnHelperChoice;
   private helper?: HelperChannel;
   private readonly inFlight = new Map<number, InFlight>();
   private nextId = 1;
@@ -84,14 +86,24 @@ export class HelperProcessSpawner implements ProcessSpawner {
   private readonly ready = new WeakSet<HelperChannel>();
   private readonly nativeBinary: string;
   private readonly script: string;
-  private readonly readyWaiters = new Set<() => void>();
+  private readonly startWaiters = new Set<{ helper: HelperChannel; ready: () => void; failed: (err: Error) => void }>();
+  private readonly gone = new WeakSet<HelperChannel>();
 
   constructor(options: HelperProcessSpawnerOptions = {}) {
     this.nativeBinary = options.nativeBinary ?? NATIVE_SPAWN_HELPER;
     this.script = options.script ?? SPAWN_HELPER_SCRIPT;
-    const choice = options.helper ?? 'auto';
-    const built = choice !== 'node' && existsSync(this.nativeBinary);
-    this.helperKind = choice === 'node' ? 'node' : built ? 'native' : choice === 'native' ? 'missing' : 'node';
+    this.choice = options.helper ?? 'auto';
+    const built = this.choice !== 'node' && isExecutable(this.nativeBinary);
+    this.kind = this.choice === 'node' ? 'node' : built ? 'native' : this.choice === 'native' ? 'missing' : 'node';
+  }
+
+  /**
+   * The helper this spawner uses: `native` or `node`, or `missing` when `native` was asked for
+   * and is not built. With `auto`, a native helper that cannot be started (a binary for another
+   * architecture, say) gives way to the Node.js one for good.
+   */
+  get helperKind(): 'native' | 'node' | 'missing' {
+    return this.kind;
   }
 
   spawn(spec: ProcessSpec, onData: (stream: OutputStream, data: Buffer) => void): Promise<SpawnedProcess> {
@@ -102,7 +114,7 @@ export class HelperProcessSpawner implements ProcessSpawner {
     return new Promise<SpawnedProcess>((resolveSpawned) => {
       let resolveExit!: (exit: ProcessExit) => void;
       const exited = new Promise<ProcessExit>((r) => (resolveExit = r));
-      this.inFlight.set(id, { onData, exited, resolveExit, resolveSpawned, announced: false, lost: false });
+      this.inFlight.set(id, { helper, onData, exited, resolveExit, resolveSpawned, announced: false, lost: false });
       helper.send({ id, command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env }, (err) => {
         if (err) this.lose(id, err);
       });
@@ -116,21 +128,24 @@ export class HelperProcessSpawner implements ProcessSpawner {
   start(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the spawn helper is closed'));
     if (this.helperKind === 'missing') return Promise.reject(new Error(`the native spawn helper ${this.nativeBinary} is not built (npm run build builds it; it needs a C compiler)`));
+    const kind = this.kind;
     const helper = this.helperChannel();
     if (this.ready.has(helper)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const onReady = (): void => {
-        if (!this.ready.has(helper)) return;
-        this.readyWaiters.delete(onReady);
-        helper.process.off('exit', onExit);
-        resolve();
+      const waiter = {
+        helper,
+        ready: () => {
+          this.startWaiters.delete(waiter);
+          resolve();
+        },
+        failed: (err: Error) => {
+          this.startWaiters.delete(waiter);
+          // `auto` fell back to the Node.js helper: start that one instead.
+          if (this.kind !== kind && !this.closed) this.start().then(resolve, reject);
+          else reject(err);
+        },
       };
-      const onExit = (code: number | null, signal: string | null): void => {
-        this.readyWaiters.delete(onReady);
-        reject(new Error(`the spawn helper process exited at start (${signal ?? `code ${code}`})`));
-      };
-      this.readyWaiters.add(onReady);
-      helper.process.once('exit', onExit);
+      this.startWaiters.add(waiter);
     });
   }
 
@@ -149,22 +164,32 @@ export class HelperProcessSpawner implements ProcessSpawner {
   private helperChannel(): HelperChannel {
     if (this.helper && this.helper.connected) return this.helper;
     const onMessage = (m: HelperMessage): void => this.onMessage(helper, m);
-    const helper = this.helperKind === 'native' ? openNativeHelper(this.nativeBinary, onMessage) : openNodeHelper(this.script, onMessage);
+    const helper = this.kind === 'native' ? openNativeHelper(this.nativeBinary, onMessage) : openNodeHelper(this.script, onMessage);
     this.helper = helper;
     // 'close': after the process ended and its output was read, so no report is left behind.
-    helper.process.once('close', (code, signal) => {
-      if (this.helper === helper) this.helper = undefined;
-      const why = new Error(`the spawn helper process exited (${signal ?? `code ${code}`})`);
-      for (const id of [...this.inFlight.keys()]) this.lose(id, why);
+    helper.process.once('close', (code, signal) => this.helperGone(helper, new Error(`the spawn helper process exited (${signal ?? `code ${code}`})`)));
+    helper.process.on('error', (err) => {
+      // Not started at all (no 'exit' or 'close' follows); otherwise 'close' settles the tasks.
+      if (helper.process.pid !== undefined) return;
+      if (this.kind === 'native' && this.choice === 'auto') this.kind = 'node';
+      this.helperGone(helper, new Error(`the spawn helper could not be started: ${err.message}`));
     });
-    helper.process.on('error', () => undefined); // 'close' follows and settles the tasks
     return helper;
+  }
+
+  /** The helper ended or never started: tasks in its hands are lost, waiters for it fail. */
+  private helperGone(helper: HelperChannel, why: Error): void {
+    if (this.gone.has(helper)) return;
+    this.gone.add(helper);
+    if (this.helper === helper) this.helper = undefined;
+    for (const [id, entry] of [...this.inFlight]) if (entry.helper === helper) this.lose(id, why);
+    for (const waiter of [...this.startWaiters]) if (waiter.helper === helper) waiter.failed(why);
   }
 
   private onMessage(helper: HelperChannel, m: HelperMessage): void {
     if (m.t === 'ready') {
       this.ready.add(helper);
-      for (const waiter of [...this.readyWaiters]) waiter();
+      for (const waiter of [...this.startWaiters]) if (waiter.helper === helper) waiter.ready();
       return;
     }
     const entry = this.inFlight.get(m.id);
@@ -222,6 +247,15 @@ export class HelperProcessSpawner implements ProcessSpawner {
 /** A process that never started; `exited` carries why. */
 function notStarted(exited: Promise<ProcessExit>): SpawnedProcess {
   return { pid: undefined, exited, signalGroup: () => false, groupAlive: () => false };
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `spawn-helper.cjs` over Node.js IPC. */
