@@ -137,6 +137,7 @@ static const char *errno_code(int e) {
     case ETXTBSY: return "ETXTBSY";
     case EMFILE: return "EMFILE";
     case ENFILE: return "ENFILE";
+    case EINVAL: return "EINVAL";
     default: return "EUNKNOWN";
   }
 }
@@ -162,11 +163,18 @@ static void reset_child_signals(void) {
 }
 
 static void start_task(uint32_t id, const unsigned char *p, size_t n) {
-  if (n < 8) return;
+  /* A malformed request is answered, never dropped: the agent waits for every id it sent. */
+  if (n < 8) {
+    reply_spawn_error(id, "?", EINVAL);
+    return;
+  }
   uint32_t argc = get_u32(p), envc = get_u32(p + 4);
   p += 8;
   n -= 8;
-  if (argc > n || envc > n) return; /* every string takes at least its NUL */
+  if (argc > n || envc > n) { /* every string takes at least its NUL */
+    reply_spawn_error(id, "?", EINVAL);
+    return;
+  }
   size_t count = 2 + (size_t)argc + envc;
   char **strs = calloc(count, sizeof *strs);
   char **argv = calloc((size_t)argc + 1, sizeof *argv);
@@ -179,7 +187,7 @@ static void start_task(uint32_t id, const unsigned char *p, size_t n) {
   size_t at = 0;
   for (size_t i = 0; i < count; i++) {
     const unsigned char *end = memchr(p + at, 0, n - at);
-    if (!end) { /* a malformed request: answer it rather than hang the task */
+    if (!end) {
       free(strs), free(argv), free(envp);
       reply_spawn_error(id, "?", EINVAL);
       return;

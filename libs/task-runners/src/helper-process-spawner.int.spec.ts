@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { HelperProcessSpawner, NATIVE_SPAWN_HELPER, type SpawnHelperChoice } from './helper-process-spawner';
+import { frameDecoder, HelperProcessSpawner, NATIVE_SPAWN_HELPER, type HelperMessage, type SpawnHelperChoice } from './helper-process-spawner';
 import { processStartTime } from './process-spawner';
 import { createTempAgent, processAlive, type TempAgent } from './testing/temp-agent.fixture';
 
@@ -197,5 +197,24 @@ describe('HelperProcessSpawner helper choice', () => {
     } finally {
       await rm(notAProgram, { recursive: true, force: true });
     }
+  });
+});
+
+describe('granule-spawn protocol', () => {
+  it('answers a malformed spawn request with an error for its id instead of leaving it unanswered', async () => {
+    const helper = spawn(NATIVE_SPAWN_HELPER, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const messages: HelperMessage[] = [];
+    helper.stdout.on('data', frameDecoder((m) => messages.push(m)));
+    const frame = Buffer.alloc(4 + 1 + 4 + 4);
+    frame.writeUInt32LE(frame.length - 4, 0);
+    frame.write('S', 4, 'latin1');
+    frame.writeUInt32LE(42, 5);
+    frame.writeUInt32LE(1, 9); // argc, and then nothing: no envc, no strings
+    helper.stdin.write(frame);
+    const deadline = Date.now() + 5000;
+    while (messages.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    helper.stdin.end();
+    await new Promise((r) => helper.once('close', r));
+    expect(messages).toEqual([{ t: 'ready' }, { t: 'exit', id: 42, code: null, signal: null, error: { message: 'spawn ? EINVAL', code: 'EINVAL' } }]);
   });
 });
