@@ -46,10 +46,6 @@ const AGENTS = option('--agents', 'BENCH_AGENTS', 100);
 const TASKS = option('--tasks', 'BENCH_TASKS', 20);
 const TIMEOUT_S = option('--timeout', 'BENCH_TIMEOUT_S', 900);
 const SPAWN_HELPER = process.env.BENCH_SPAWN_HELPER ?? 'auto';
-if (!['auto', 'native', 'node'].includes(SPAWN_HELPER)) {
-  process.stderr.write(`BENCH_SPAWN_HELPER: expected native, node or auto, got ${JSON.stringify(SPAWN_HELPER)}\n`);
-  process.exit(2);
-}
 const PROFILE_DIR = process.env.BENCH_PROFILE === '1' ? path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, 'tmp/bench-profiles')) : undefined;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
@@ -66,7 +62,12 @@ for (const file of [path.join(root, 'dist/.stamp'), ...Object.values(mains)]) {
     process.exit(1);
   }
 }
-const helperKind = SPAWN_HELPER === 'auto' ? (existsSync(path.join(root, 'dist/libs/task-runners/native/build/granule-spawn')) ? 'native' : 'node') : SPAWN_HELPER;
+const { NATIVE_SPAWN_HELPER, SPAWN_HELPER_CHOICES } = require(path.join(root, 'dist/libs/task-runners/src/index.js'));
+if (!SPAWN_HELPER_CHOICES.includes(SPAWN_HELPER)) {
+  process.stderr.write(`BENCH_SPAWN_HELPER: expected one of ${SPAWN_HELPER_CHOICES.join(', ')}, got ${JSON.stringify(SPAWN_HELPER)}\n`);
+  process.exit(2);
+}
+const helperKind = SPAWN_HELPER === 'auto' ? (existsSync(NATIVE_SPAWN_HELPER) ? 'native' : 'node') : SPAWN_HELPER;
 const { deleteExecutionStreams } = require(path.join(root, 'dist/libs/messaging/src/index.js'));
 
 const id = randomBytes(4).toString('hex');

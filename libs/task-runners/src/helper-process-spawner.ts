@@ -17,7 +17,8 @@ export const SPAWN_HELPER_SCRIPT = path.join(__dirname, 'spawn-helper.cjs');
 export const NATIVE_SPAWN_HELPER = path.join(__dirname, '..', 'native', 'build', 'granule-spawn');
 
 /** Which helper starts the task processes; `auto` takes the native one when it is built. */
-export type SpawnHelperChoice = 'auto' | 'native' | 'node';
+export const SPAWN_HELPER_CHOICES = ['auto', 'native', 'node'] as const;
+export type SpawnHelperChoice = (typeof SPAWN_HELPER_CHOICES)[number];
 
 export interface HelperProcessSpawnerOptions {
   /** Default `auto`. `native` fails every spawn when the binary is missing (see `helperKind`). */
@@ -107,8 +108,8 @@ export class HelperProcessSpawner implements ProcessSpawner {
   }
 
   spawn(spec: ProcessSpec, onData: (stream: OutputStream, data: Buffer) => void): Promise<SpawnedProcess> {
-    if (this.closed) return Promise.resolve(notStarted(Promise.resolve({ exitCode: null, signal: null, spawnError: new Error('the spawn helper is closed') })));
-    if (this.helperKind === 'missing') return Promise.resolve(notStarted(Promise.resolve({ exitCode: null, signal: null, spawnError: new Error(`the native spawn helper ${this.nativeBinary} is not built`) })));
+    if (this.closed) return refused('the spawn helper is closed');
+    if (this.kind === 'missing') return refused(`the native spawn helper ${this.nativeBinary} is not built`);
     const helper = this.helperChannel();
     const id = this.nextId++;
     return new Promise<SpawnedProcess>((resolveSpawned) => {
@@ -127,7 +128,7 @@ export class HelperProcessSpawner implements ProcessSpawner {
    */
   start(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the spawn helper is closed'));
-    if (this.helperKind === 'missing') return Promise.reject(new Error(`the native spawn helper ${this.nativeBinary} is not built (npm run build builds it; it needs a C compiler)`));
+    if (this.kind === 'missing') return Promise.reject(new Error(`the native spawn helper ${this.nativeBinary} is not built (npm run build builds it; it needs a C compiler)`));
     const kind = this.kind;
     const helper = this.helperChannel();
     if (this.ready.has(helper)) return Promise.resolve();
@@ -247,6 +248,11 @@ export class HelperProcessSpawner implements ProcessSpawner {
 /** A process that never started; `exited` carries why. */
 function notStarted(exited: Promise<ProcessExit>): SpawnedProcess {
   return { pid: undefined, exited, signalGroup: () => false, groupAlive: () => false };
+}
+
+/** `spawn`'s answer when no helper can take the task. */
+function refused(why: string): Promise<SpawnedProcess> {
+  return Promise.resolve(notStarted(Promise.resolve({ exitCode: null, signal: null, spawnError: new Error(why) })));
 }
 
 function isExecutable(file: string): boolean {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { GranuleError } from '@granule/core';
 import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
-import { DEFAULT_REBOOT_COMMAND, DEFAULT_STATE_DIR_NAME, type SpawnHelperChoice } from '@granule/task-runners';
+import { DEFAULT_REBOOT_COMMAND, DEFAULT_STATE_DIR_NAME, SPAWN_HELPER_CHOICES, type SpawnHelperChoice } from '@granule/task-runners';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync, type ValidationError } from 'class-validator';
 
 /** The node-agent's settings, read once from the environment at start. */
@@ -31,7 +31,6 @@ export interface AgentConfig {
 
 export const AGENT_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type AgentLogLevel = (typeof AGENT_LOG_LEVELS)[number];
-export const SPAWN_HELPER_CHOICES: readonly SpawnHelperChoice[] = ['auto', 'native', 'node'];
 
 /** What the host says about itself; the defaults of GRANULE_AGENT_HOSTNAME / _ADDRESS. */
 export interface HostFacts {
