@@ -1,28 +1,14 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 /** Repository root (this file is apps/node-agent/src/testing/). */
 export const REPO_ROOT = path.resolve(__dirname, '../../../..');
 export const AGENT_MAIN = path.join(REPO_ROOT, 'dist/apps/node-agent/src/main.js');
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules') newest = Math.max(newest, newestSource(full));
-    } else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds dist/ when a source under apps/ or libs/ is newer than the last build (as ./granule does). */
+/** Builds dist/ when it is missing or a source under apps/ or libs/ is newer than the last build (tools/ensure-built.sh, as ./granule does). */
 export function buildIfStale(): void {
-  const stamp = path.join(REPO_ROOT, 'dist/.stamp');
-  const built = existsSync(stamp) && existsSync(AGENT_MAIN) ? statSync(stamp).mtimeMs : 0;
-  const newest = Math.max(newestSource(path.join(REPO_ROOT, 'apps')), newestSource(path.join(REPO_ROOT, 'libs')));
-  if (newest > built) execFileSync(process.execPath, ['tools/build.mjs'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  execFileSync('bash', [path.join(REPO_ROOT, 'tools/ensure-built.sh')], { cwd: REPO_ROOT, stdio: 'inherit' });
 }
 
 /** One JSON log line of the agent. */
