@@ -36,8 +36,7 @@ export function createRunState(exec: TaskExecution, ctx: RunnerContext, onOutput
   const clock: Clock = ctx.clock ?? systemClock;
   const spawner: ProcessSpawner = ctx.spawner ?? nodeProcessSpawner;
   const rootDir = path.resolve(ctx.rootDir);
-  const inherited: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) inherited[k] = v;
+  const inherited = ctx.inheritedEnv ?? processEnv();
   return {
     exec,
     rootDir,
@@ -62,6 +61,13 @@ export function createRunState(exec: TaskExecution, ctx: RunnerContext, onOutput
     onSpawn: options.onSpawn ? spawnReporter(exec, options.onSpawn) : undefined,
     startedAt: clock.now(),
   };
+}
+
+/** A copy of this process's environment (reading `process.env` goes through libc each time). */
+export function processEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  return env;
 }
 
 function spawnReporter(exec: TaskExecution, onSpawn: NonNullable<RunTaskOptions['onSpawn']>): (child: SpawnedProcess) => void {

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { runTask, TaskRunner } from './task-runner';
+import type { OutputChunk } from './task-runner.types';
 import { createTempAgent, processAlive, type TempAgent } from './testing/temp-agent.fixture';
 
 jest.setTimeout(30_000);
@@ -96,6 +98,25 @@ describe('shell task', () => {
       { taskId: 'configure' },
     );
     expect(stdout).toBe(`task|ctx-value|7|run-1|configure|node-1|${agent.rootDir}|has-path\n`);
+  });
+
+  it('env - inheritedEnv replaces the agent environment; a TaskRunner keeps the environment it was made with', async () => {
+    const seen: OutputChunk[] = [];
+    const ctx = { ...agent.ctx, inheritedEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', ONLY: 'inherited' } };
+    await runTask({ runId: 'run-1', taskId: 'only', nodeUid: 'node-1', type: 'shell', parameters: { cmd: 'echo "${HOME:-no-home}|$ONLY|$FROM_CONTEXT"' } }, ctx, (c) => seen.push(c));
+    expect(seen.map((c) => c.data).join('')).toBe('no-home|inherited|ctx-value\n');
+
+    process.env.GRANULE_TEST_SNAPSHOT = 'before';
+    try {
+      const runner = new TaskRunner(agent.ctx);
+      process.env.GRANULE_TEST_SNAPSHOT = 'after';
+      const chunks: OutputChunk[] = [];
+      const outcome = await runner.run({ runId: 'run-1', taskId: 'snap', nodeUid: 'node-1', type: 'shell', parameters: { cmd: 'echo "$GRANULE_TEST_SNAPSHOT"' } }, (c) => chunks.push(c));
+      expect(outcome.status).toBe('succeeded');
+      expect(chunks.map((c) => c.data).join('')).toBe('before\n');
+    } finally {
+      delete process.env.GRANULE_TEST_SNAPSHOT;
+    }
   });
 
   it('output - streams chunks of at most outputChunkBytes in order and keeps only the tail', async () => {

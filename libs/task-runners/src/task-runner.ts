@@ -1,7 +1,7 @@
 import { runCopyFilesTask } from './copy-files.runner';
 import { runPuppetTask } from './puppet.runner';
 import { runRebootTask } from './reboot.runner';
-import { cancelled, createRunState, failedWith, finished, type RunState } from './run-state';
+import { cancelled, createRunState, failedWith, finished, processEnv, type RunState } from './run-state';
 import { runShellTask } from './shell.runner';
 import { runSyncTask } from './sync.runner';
 import { UnknownTaskTypeError } from './task-runner.errors';
@@ -41,9 +41,17 @@ export async function runTask(exec: TaskExecution, ctx: RunnerContext, onOutput?
   }
 }
 
-/** `runTask` bound to one context: what an agent holds for its lifetime. */
+/**
+ * `runTask` bound to one context: what an agent holds for its lifetime. The environment child
+ * processes inherit is this process's as it is when the runner is made (unless the context
+ * gives one): copying `process.env` on every task cost more than the rest of its setup.
+ */
 export class TaskRunner {
-  constructor(readonly context: RunnerContext) {}
+  readonly context: RunnerContext;
+
+  constructor(context: RunnerContext) {
+    this.context = { ...context, inheritedEnv: context.inheritedEnv ?? Object.freeze(processEnv()) };
+  }
 
   run(exec: TaskExecution, onOutput?: OutputListener, signal?: AbortSignal, options?: RunTaskOptions): Promise<TaskOutcome> {
     return runTask(exec, this.context, onOutput, signal, options);

@@ -65,7 +65,12 @@ export interface RunnerContext {
    * after resolving `..` and symlinks of the existing part of the path). Empty: every write is refused.
    */
   allowedRoots: string[];
-  /** Added to this process's environment for every child process (task `env` wins). */
+  /**
+   * The environment child processes start from, before `env`. Default: this process's
+   * environment, read at each run (`TaskRunner` reads it once, when it is made).
+   */
+  inheritedEnv?: Readonly<Record<string, string>>;
+  /** Added to the inherited environment for every child process (task `env` wins). */
   env?: Record<string, string>;
   /** Command (run by `/bin/bash -c`) a reboot task issues. Default `systemctl reboot`. */
   rebootCommand?: string;
