@@ -190,7 +190,7 @@ export class DispatchHandler {
       log.info({ deadline: pending.rebootDeadline }, 'reboot command issued; the task completes when the agent is back');
       return;
     }
-    await this.finish(marker, outcome, true, deliveredAt);
+    await this.finish(marker, outcome, true, deliveredAt, log);
     msg.ack();
   }
 
@@ -217,7 +217,7 @@ export class DispatchHandler {
    * comes back, the durable running marker has it reported interrupted, and the orchestrator
    * ignores an outcome for a task it already settled.
    */
-  private async finish(marker: TaskMarker, outcome: TaskOutcome, record = true, deliveredAt?: number): Promise<void> {
+  private async finish(marker: TaskMarker, outcome: TaskOutcome, record = true, deliveredAt?: number, log: AgentLogger = this.taskLog(marker)): Promise<void> {
     // Throws when the line cannot be written: nothing is reported, the dispatch stays unacked.
     const flushed = record ? this.journal.append(marker.journalKey, outcome) : undefined;
     flushed?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
@@ -227,7 +227,7 @@ export class DispatchHandler {
     await flushed;
     await this.state.forget(marker.dispatchId);
     const level = outcome.status === 'succeeded' ? 'info' : 'warn';
-    this.taskLog(marker)[level]({ status: outcome.status, exitCode: outcome.exitCode, durationMs: outcome.durationMs, handledMs, error: outcome.error }, `task ${outcome.status}`);
+    log[level]({ status: outcome.status, exitCode: outcome.exitCode, durationMs: outcome.durationMs, handledMs, error: outcome.error }, `task ${outcome.status}`);
   }
 
   // The agent is still up at the deadline: the reboot never happened.
