@@ -10,6 +10,9 @@ export interface ConnectNatsOptions {
  * Connects to NATS at `url` (one URL or a comma-separated list) under the client name `name`.
  * A failed first connection throws `NatsUnreachableError` (`NATS_UNREACHABLE`) naming the URL
  * and the reason; once connected, the client reconnects forever (a broker restart is not fatal).
+ * Requests (JetStream publishes included) do not capture the caller's stack up front
+ * (`noAsyncTraces`): that cost two stack captures per request, on every dispatch and result,
+ * and our logs carry an error's message, not its stack.
  */
 export async function connectNats(url: string, name: string, options: ConnectNatsOptions = {}): Promise<NatsConnection> {
   const servers = url
@@ -17,7 +20,7 @@ export async function connectNats(url: string, name: string, options: ConnectNat
     .map((s) => s.trim())
     .filter((s) => s !== '');
   try {
-    return await connect({ servers, name, timeout: options.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 1000 });
+    return await connect({ servers, name, timeout: options.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 1000, noAsyncTraces: true });
   } catch (err) {
     throw new NatsUnreachableError(url, reasonOf(err), { cause: err });
   }
