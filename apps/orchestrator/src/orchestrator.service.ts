@@ -57,6 +57,7 @@ export class OrchestratorService {
   private readonly js: JetStreamClient;
   private jsm?: JetStreamManager;
   private readonly store: EventStore;
+  private readonly runLog: PostgresRunEventLog;
   private readonly resultFeeds = new Map<string, ConsumerMessages>();
   private commandFeed?: ConsumerMessages;
   private registration?: Subscription;
@@ -80,8 +81,9 @@ export class OrchestratorService {
     const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore);
     this.presenceWatcher = new NodePresenceWatcher(redis, this.store, dataSource, config.subjectPrefix);
     this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans, planStore);
+    this.runLog = new PostgresRunEventLog(this.store, dataSource);
     const ports: CoordinatorPorts = {
-      log: new PostgresRunEventLog(this.store, dataSource),
+      log: this.runLog,
       plans,
       dispatcher: new JetStreamDispatcher(this.js, config.subjectPrefix),
       presence: new RedisPresence(redis, config.subjectPrefix),
@@ -112,7 +114,8 @@ export class OrchestratorService {
     });
     this.queries.start();
     this.registration = nats.subscribe(this.subjects.agents.register, { queue: 'orchestrator', callback: (err, msg) => void this.register(err, msg) });
-    const recovered = [...(await this.coordinator.recover()), ...(await this.strategies.recover())];
+    const open = await this.runLog.openRuns();
+    const recovered = [...(await this.coordinator.recover(open)), ...(await this.strategies.recover(open))];
     if (recovered.length > 0) logger.info({ runs: recovered }, 'continuing runs from the event log');
     this.syncResultFeeds();
     void this.consumeCommands();
@@ -138,8 +141,10 @@ export class OrchestratorService {
     try {
       await this.coordinator.tick();
       await this.strategies.tick();
-      await this.coordinator.recover();
-      await this.strategies.recover();
+      // One listing of the open runs serves both coordinators.
+      const open = await this.runLog.openRuns();
+      await this.coordinator.recover(open);
+      await this.strategies.recover(open);
       this.syncResultFeeds();
       await this.keepOutbox();
       // One orchestrator records node presence changes: the one holding the outbox lease.

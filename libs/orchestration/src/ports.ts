@@ -1,6 +1,12 @@
 import type { NodeStatusChanged, PlanReplyMessage, PlanRequestMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
 import type { ExecutablePlan } from '@granule/execution';
 
+/** A run whose last event is not terminal. */
+export interface OpenRun {
+  runId: string;
+  first: RunEvent;
+}
+
 /** The run streams of the event log. */
 export interface RunEventLog {
   /**
@@ -9,8 +15,12 @@ export interface RunEventLog {
    */
   append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>, nodeEvents?: NodeStatusChanged[]): Promise<number>;
   read(runId: string): Promise<RunEvent[]>;
-  /** Runs whose last event is not terminal. */
-  openRuns(): Promise<string[]>;
+  /**
+   * Runs whose last event is not terminal, oldest first, each with its first event (which
+   * coordinator drives it: see `isStrategyParent`), so that a coordinator reads only the
+   * streams of runs it may drive.
+   */
+  openRuns(): Promise<OpenRun[]>;
   exists(runId: string): Promise<boolean>;
 }
 

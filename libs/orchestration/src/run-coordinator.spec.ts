@@ -122,7 +122,27 @@ describe('RunCoordinator', () => {
     const first = world();
     await first.coordinator.start(start);
     const second = world(first.log, first.leases);
+    first.log.reads.length = 0;
     expect(await second.coordinator.recover()).toEqual([]);
+    // Asked on every tick: a run driven elsewhere costs a lease attempt, not a read of its stream.
+    expect(first.log.reads).toEqual([]);
+  });
+
+  it('gives the lease back when the run ended between the listing and the lease', async () => {
+    const first = world();
+    await first.coordinator.start(start);
+    const second = world(first.log);
+    // The driver ends the run right after the second orchestrator listed it as open.
+    const listed = await first.log.openRuns();
+    first.log.openRuns = async () => listed;
+    await first.succeed('a@n1');
+    await first.succeed('a@n2');
+    await first.succeed('b@n1');
+    await first.succeed('b@n2');
+    first.leases.clear();
+    expect((await first.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+    expect(await second.coordinator.recover()).toEqual([]);
+    expect([second.coordinator.owned(), second.leases.size]).toEqual([[], 0]);
   });
 
   it('retries only the failed and dep_failed task instances in a new run', async () => {

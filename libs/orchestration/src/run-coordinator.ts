@@ -3,8 +3,8 @@ import type { DeploymentRequested, PlanReplyMessage, RetryFailed, RunEvent, Star
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { InstanceStatus, decide, evolve, initialRunState, knownNodeStatuses, nodeStatusChanges } from '@granule/execution';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/execution';
-import type { CoordinatorPorts } from './ports';
-import { requestData } from './request-data';
+import type { CoordinatorPorts, OpenRun } from './ports';
+import { isStrategyParent, requestData } from './request-data';
 
 export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
 
@@ -164,24 +164,34 @@ export class RunCoordinator {
     }
   }
 
-  /** Rebuilds every open run from the event log and continues the ones whose lease it gets. */
-  async recover(): Promise<string[]> {
+  /**
+   * Rebuilds every open run (strategy parents aside) whose lease it gets from the event log and
+   * continues it. Runs another orchestrator drives cost a lease attempt, not a read of their
+   * stream: this runs on every tick. `open` is a listing of `openRuns` to use instead of asking
+   * for one (one listing per tick serves both coordinators).
+   */
+  async recover(open?: readonly OpenRun[]): Promise<string[]> {
     const recovered: string[] = [];
-    for (const runId of await this.ports.log.openRuns()) {
-      if (this.runs.has(runId)) continue;
+    for (const { runId, first } of open ?? (await this.ports.log.openRuns())) {
+      if (this.runs.has(runId) || isStrategyParent(first)) continue;
       if (await this.recoverRun(runId, false)) recovered.push(runId);
     }
     return recovered;
   }
 
   private async recoverRun(runId: string, evenIfStopped: boolean): Promise<boolean> {
-    const events = await this.ports.log.read(runId);
-    if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${runId} does not exist`);
-    const last = events[events.length - 1].type;
-    if (TERMINAL.has(last) && !(evenIfStopped && last === 'DeploymentStopped')) return false;
-    const first = events[0];
-    if (first.type === 'DeploymentRequested' && first.data.strategy && !first.data.childOf) return false; // the strategy coordinator's
     if (!(await this.ports.lease.acquire(runId))) return false;
+    const events = await this.ports.log.read(runId).catch(async (err: unknown) => {
+      await this.ports.lease.release(runId);
+      throw err;
+    });
+    const last = events[events.length - 1]?.type;
+    // Gone, ended (by its driver, between the listing and the lease) or the strategy coordinator's.
+    if (events.length === 0 || (TERMINAL.has(last) && !(evenIfStopped && last === 'DeploymentStopped')) || isStrategyParent(events[0])) {
+      await this.ports.lease.release(runId);
+      if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${runId} does not exist`);
+      return false;
+    }
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     const plan = accepted?.type === 'PlanAccepted' ? await this.ports.plans.load(accepted.data.planId) : undefined;
     let state = initialRunState(runId);

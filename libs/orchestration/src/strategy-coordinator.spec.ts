@@ -133,8 +133,14 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
     // Process a few dispatches, then "crash": a new strategy coordinator over the same log.
     await w.runs.progress({ runId: 's1-1-prepare', key: 'image@mon01', node: 'mon01', attempt: 1, dispatchId: 's1-1-prepare/image@mon01/1', status: 'succeeded', at: '2026-01-01T00:00:01Z' });
     const again = world({}, { log: w.log, plans: w.plans });
+    // Each coordinator reads only the streams of the runs it drives: the phase run; the parent
+    // (whose advance then looks at its phase run).
+    w.log.reads.length = 0;
     expect(await again.runs.recover()).toEqual(['s1-1-prepare']);
+    expect(w.log.reads).toEqual(['s1-1-prepare']);
+    w.log.reads.length = 0;
     expect(await again.strategies.recover()).toEqual(['s1']);
+    expect(w.log.reads[0]).toBe('s1');
     await again.drain();
     const events = await again.log.read('s1');
     expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });

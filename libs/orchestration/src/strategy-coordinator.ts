@@ -4,9 +4,9 @@ import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { applyResult, buildReport, createStrategyRun, nextAction, planStrategy } from '@granule/deployment-strategy';
 import type { DeploymentStrategy, StrategyAction, StrategyPlan, StrategyRunState } from '@granule/deployment-strategy';
 import type { NodeSpec } from '@granule/task-model';
-import type { CoordinatorPorts } from './ports';
+import type { CoordinatorPorts, OpenRun } from './ports';
 import type { RunCoordinator } from './run-coordinator';
-import { requestData } from './request-data';
+import { isStrategyParent, requestData } from './request-data';
 
 /** Finds the strategy document and the nodes its selectors look at. */
 export interface StrategySource {
@@ -92,19 +92,21 @@ export class StrategyCoordinator {
     if (run) await this.serial(run, () => this.advance(run));
   }
 
-  /** True for the first event of a strategy parent run. */
-  static isStrategyParent(first: RunEvent | undefined): boolean {
-    return first?.type === 'DeploymentRequested' && !!first.data.strategy && !first.data.childOf;
-  }
-
-  /** Rebuilds open strategy runs from their events. */
-  async recover(): Promise<string[]> {
+  /** Rebuilds open strategy runs whose lease it gets from their events (`open`: as `RunCoordinator.recover`). */
+  async recover(open?: readonly OpenRun[]): Promise<string[]> {
     const recovered: string[] = [];
-    for (const runId of await this.ports.log.openRuns()) {
-      if (this.runs.has(runId)) continue;
-      const events = await this.ports.log.read(runId);
-      if (!StrategyCoordinator.isStrategyParent(events[0]) || TERMINAL.has(events[events.length - 1].type)) continue;
+    for (const { runId, first } of open ?? (await this.ports.log.openRuns())) {
+      if (this.runs.has(runId) || !isStrategyParent(first)) continue;
+      // Lease first: a run another orchestrator drives is not read on every tick.
       if (!(await this.ports.lease.acquire(runId))) continue;
+      const events = await this.ports.log.read(runId).catch(async (err: unknown) => {
+        await this.ports.lease.release(runId);
+        throw err;
+      });
+      if (events.length === 0 || TERMINAL.has(events[events.length - 1].type)) {
+        await this.ports.lease.release(runId); // ended between the listing and the lease
+        continue;
+      }
       const run = this.fold(runId, events);
       if (!run) {
         // Requested but never accepted: the inputs are gone with the old process.

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { nodeStreamId, runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
 import type { EventStore } from '@granule/event-store';
-import type { RunEventLog } from '@granule/orchestration';
+import type { OpenRun, RunEventLog } from '@granule/orchestration';
 
 /** Run streams (`run-<id>`) in the PostgreSQL event log. */
 export class PostgresRunEventLog implements RunEventLog {
@@ -34,14 +34,16 @@ export class PostgresRunEventLog implements RunEventLog {
     return (await this.store.readStreamVersion(runStreamId(runId))) !== null;
   }
 
-  async openRuns(): Promise<string[]> {
-    const rows: { stream_id: string }[] = await this.dataSource.query(
-      `SELECT s.stream_id FROM granule_streams s
+  async openRuns(): Promise<OpenRun[]> {
+    const rows: { stream_id: string; first_type: string; first_data: unknown }[] = await this.dataSource.query(
+      `SELECT s.stream_id, f.type AS first_type, f.data AS first_data
+         FROM granule_streams s
          JOIN granule_events e ON e.stream_id = s.stream_id AND e.stream_version = s.version
+         JOIN granule_events f ON f.stream_id = s.stream_id AND f.stream_version = 1
         WHERE s.stream_type = 'run' AND e.type <> ALL($1::text[])
         ORDER BY s.created_at`,
       [TERMINAL_RUN_EVENTS],
     );
-    return rows.map((r) => r.stream_id.slice('run-'.length));
+    return rows.map((r) => ({ runId: r.stream_id.slice('run-'.length), first: { type: r.first_type, data: r.first_data } as RunEvent }));
   }
 }

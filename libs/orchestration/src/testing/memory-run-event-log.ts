@@ -1,6 +1,6 @@
 import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import type { RunEventLog } from '../ports';
+import type { OpenRun, RunEventLog } from '../ports';
 
 /** An event log in memory with the same expected-version rule as the PostgreSQL one (tests). */
 export class MemoryRunEventLog implements RunEventLog {
@@ -24,11 +24,14 @@ export class MemoryRunEventLog implements RunEventLog {
     for (const e of nodeEvents) this.nodeStreams.set(e.data.uid, [...(this.nodeStreams.get(e.data.uid) ?? []), e]);
     return stream.length;
   }
+  /** The run of every `read` call, in order. */
+  readonly reads: string[] = [];
   async read(runId: string): Promise<RunEvent[]> {
+    this.reads.push(runId);
     return [...(this.streams.get(runId) ?? [])];
   }
-  async openRuns(): Promise<string[]> {
-    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([id]) => id);
+  async openRuns(): Promise<OpenRun[]> {
+    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([runId, e]) => ({ runId, first: e[0] }));
   }
   async exists(runId: string): Promise<boolean> {
     return this.streams.has(runId);
