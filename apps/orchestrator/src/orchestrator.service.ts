@@ -114,8 +114,7 @@ export class OrchestratorService {
     });
     this.queries.start();
     this.registration = nats.subscribe(this.subjects.agents.register, { queue: 'orchestrator', callback: (err, msg) => void this.register(err, msg) });
-    const open = await this.runLog.openRuns();
-    const recovered = [...(await this.coordinator.recover(open)), ...(await this.strategies.recover(open))];
+    const recovered = await this.recoverRuns();
     if (recovered.length > 0) logger.info({ runs: recovered }, 'continuing runs from the event log');
     this.syncResultFeeds();
     void this.consumeCommands();
@@ -141,10 +140,7 @@ export class OrchestratorService {
     try {
       await this.coordinator.tick();
       await this.strategies.tick();
-      // One listing of the open runs serves both coordinators.
-      const open = await this.runLog.openRuns();
-      await this.coordinator.recover(open);
-      await this.strategies.recover(open);
+      await this.recoverRuns();
       this.syncResultFeeds();
       await this.keepOutbox();
       // One orchestrator records node presence changes: the one holding the outbox lease.
@@ -154,6 +150,12 @@ export class OrchestratorService {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Takes over the open runs nobody drives; one listing of them serves both coordinators. */
+  private async recoverRuns(): Promise<string[]> {
+    const open = await this.runLog.openRuns();
+    return [...(await this.coordinator.recover(open)), ...(await this.strategies.recover(open))];
   }
 
   /**

@@ -4,7 +4,8 @@ import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { InstanceStatus, decide, evolve, initialRunState, knownNodeStatuses, nodeStatusChanges } from '@granule/execution';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/execution';
 import type { CoordinatorPorts, OpenRun } from './ports';
-import { isStrategyParent, requestData } from './request-data';
+import { requestData } from './request-data';
+import { isStrategyParent, leaseAndRead } from './run-recovery';
 
 export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
 
@@ -180,11 +181,8 @@ export class RunCoordinator {
   }
 
   private async recoverRun(runId: string, evenIfStopped: boolean): Promise<boolean> {
-    if (!(await this.ports.lease.acquire(runId))) return false;
-    const events = await this.ports.log.read(runId).catch(async (err: unknown) => {
-      await this.ports.lease.release(runId);
-      throw err;
-    });
+    const events = await leaseAndRead(this.ports, runId);
+    if (!events) return false;
     const last = events[events.length - 1]?.type;
     // Gone, ended (by its driver, between the listing and the lease) or the strategy coordinator's.
     if (events.length === 0 || (TERMINAL.has(last) && !(evenIfStopped && last === 'DeploymentStopped')) || isStrategyParent(events[0])) {

@@ -6,7 +6,8 @@ import type { DeploymentStrategy, StrategyAction, StrategyPlan, StrategyRunState
 import type { NodeSpec } from '@granule/task-model';
 import type { CoordinatorPorts, OpenRun } from './ports';
 import type { RunCoordinator } from './run-coordinator';
-import { isStrategyParent, requestData } from './request-data';
+import { requestData } from './request-data';
+import { isStrategyParent, leaseAndRead } from './run-recovery';
 
 /** Finds the strategy document and the nodes its selectors look at. */
 export interface StrategySource {
@@ -97,12 +98,8 @@ export class StrategyCoordinator {
     const recovered: string[] = [];
     for (const { runId, first } of open ?? (await this.ports.log.openRuns())) {
       if (this.runs.has(runId) || !isStrategyParent(first)) continue;
-      // Lease first: a run another orchestrator drives is not read on every tick.
-      if (!(await this.ports.lease.acquire(runId))) continue;
-      const events = await this.ports.log.read(runId).catch(async (err: unknown) => {
-        await this.ports.lease.release(runId);
-        throw err;
-      });
+      const events = await leaseAndRead(this.ports, runId);
+      if (!events) continue;
       if (events.length === 0 || TERMINAL.has(events[events.length - 1].type)) {
         await this.ports.lease.release(runId); // ended between the listing and the lease
         continue;
