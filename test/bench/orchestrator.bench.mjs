@@ -248,7 +248,8 @@ async function cleanup() {
 
 /**
  * Deploys the bench graph as `runId` through the CLI and waits for the run's end in the event
- * log; returns its wall time (first to last event), task runs and CPU snapshots around it.
+ * log; returns its wall time (first to last event), events, task runs, CPU snapshots around it
+ * and the agents' CPU per task run.
  */
 async function deployRun(db, runId) {
   const cpuBefore = cpuSnapshot();
@@ -264,11 +265,14 @@ async function deployRun(db, runId) {
   const cpuAfter = cpuSnapshot();
   if (last !== 'DeploymentSucceeded') throw new Error(`run ${runId} ended with ${last}`);
   const span = await db.query(
-    `SELECT count(*) FILTER (WHERE type = 'TaskSucceeded')::int AS tasks, extract(epoch FROM max(created_at) - min(created_at)) AS seconds
+    `SELECT count(*)::int AS events, count(*) FILTER (WHERE type = 'TaskSucceeded')::int AS tasks,
+            extract(epoch FROM max(created_at) - min(created_at)) AS seconds
        FROM granule_events WHERE stream_id = $1`,
     [`run-${runId}`],
   );
-  return { cpuBefore, cpuAfter, cliWall, wall: Number(span.rows[0].seconds), tasks: span.rows[0].tasks };
+  const { events, tasks, seconds } = span.rows[0];
+  const agentsCpu = cpuBefore && cpuAfter ? (cpuAfter.agents - cpuBefore.agents) / tasks : undefined;
+  return { cpuBefore, cpuAfter, cliWall, wall: Number(seconds), events, tasks, agentsCpu };
 }
 
 async function main() {
@@ -319,25 +323,17 @@ async function main() {
   await db.connect();
   try {
     // Agents are long-lived daemons: a fleet's deployments find them warm. The first run after
-    // they start pays for loading and compiling their code on its first tasks; it is run (and
-    // reported) on its own, and the figures below are those of the next run (BENCH_WARMUP=0: none).
-    let warmup;
-    if (WARMUP) {
-      warmup = await deployRun(db, `bench-${id}-warmup`);
-      log(`warm-up run (the agents' first): ${warmup.wall.toFixed(2)} s for ${warmup.tasks} task runs; agents' CPU ${((warmup.cpuAfter?.agents - warmup.cpuBefore?.agents) / warmup.tasks).toFixed(2)} ms per task run`);
-    }
+    // they start may pay for compiling their code on its first tasks; it is run (and reported)
+    // on its own, and the figures below are those of the next run (BENCH_WARMUP=0: none).
+    const warmup = WARMUP ? await deployRun(db, `bench-${id}-warmup`) : undefined;
+    const agentsCpuText = (run) => (run.agentsCpu === undefined ? '' : `; agents' CPU ${run.agentsCpu.toFixed(2)} ms per task run`);
+    if (warmup) log(`warm-up run (the agents' first): ${warmup.wall.toFixed(2)} s for ${warmup.tasks} task runs${agentsCpuText(warmup)}`);
     const runId = `bench-${id}`;
     // What the idle stack costs (heartbeats, consumers' pull loops): 3 s with nothing to do.
     const idleStart = cpuSnapshot();
     await sleep(3000);
     const idleEnd = cpuSnapshot();
-    const { cpuBefore, cpuAfter, cliWall } = await deployRun(db, runId);
-    const span = await db.query(
-      `SELECT count(*)::int AS events, count(*) FILTER (WHERE type = 'TaskSucceeded')::int AS tasks,
-              extract(epoch FROM max(created_at) - min(created_at)) AS seconds
-         FROM granule_events WHERE stream_id = $1`,
-      [`run-${runId}`],
-    );
+    const { cpuBefore, cpuAfter, cliWall, wall, events, tasks } = await deployRun(db, runId);
     const all = await db.query(`SELECT count(*)::int AS n FROM granule_events`);
     // Commit-side times (created_at) for dispatch and success; the agent's own clock (data.at of
     // TaskStarted / TaskSucceeded) splits the overhead into its legs (same host, same clock).
@@ -360,17 +356,12 @@ async function main() {
          FROM granule_events WHERE stream_id = $1 AND type = 'TaskSucceeded'`,
       [`run-${runId}`],
     );
-    const { events, tasks, seconds } = span.rows[0];
-    const wall = Number(seconds);
     const over = overhead.rows.map((r) => Number(r.overhead_ms)).sort((a, b) => a - b);
     const dur = overhead.rows.map((r) => Number(r.duration_ms)).sort((a, b) => a - b);
     const f = (n) => n.toFixed(2);
     console.log(`orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs   (spawn helper: ${helperKind})`);
     console.log(`run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)`);
-    if (warmup) {
-      const agentCpu = warmup.cpuAfter && warmup.cpuBefore ? `; agents' CPU ${((warmup.cpuAfter.agents - warmup.cpuBefore.agents) / warmup.tasks).toFixed(2)} ms per task run` : '';
-      console.log(`  (the figures are the agents' second run; their first, right after they started, took ${warmup.wall.toFixed(2)} s${agentCpu}. BENCH_WARMUP=0 measures the first)`);
-    }
+    if (warmup) console.log(`  (the figures are the agents' second run; their first, right after they started, took ${warmup.wall.toFixed(2)} s${agentsCpuText(warmup)}. BENCH_WARMUP=0 measures the first)`);
     console.log(`task runs per second:                 ${(tasks / wall).toFixed(0)}`);
     console.log(`events written per second:            ${(events / wall).toFixed(0)}   (${events} run events; ${all.rows[0].n} rows in granule_events)`);
     console.log(`per-task overhead (ms):               median ${f(percentile(over, 50))}   p99 ${f(percentile(over, 99))}   (succeeded - dispatched - agent durationMs)`);
