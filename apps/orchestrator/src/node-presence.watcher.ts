@@ -70,9 +70,7 @@ export class NodePresenceWatcher {
   private async learn(uids: string[]): Promise<void> {
     if (uids.length === 0) return;
     const rows: { stream_id: string; type: string }[] = await this.dataSource.query(
-      `SELECT s.stream_id, e.type FROM granule_streams s
-         JOIN granule_events e ON e.stream_id = s.stream_id AND e.stream_version = s.version
-        WHERE s.stream_id = ANY($1::text[])`,
+      `SELECT stream_id, last_event_type AS type FROM granule_streams WHERE stream_id = ANY($1::text[])`,
       [uids.map(nodeStreamId)],
     );
     for (const r of rows) this.online.set(r.stream_id.slice('node-'.length), r.type !== 'NodeWentOffline');

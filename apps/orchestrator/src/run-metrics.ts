@@ -88,11 +88,10 @@ function remember<K, V>(collection: Map<K, V> | Set<K>, key: K, value?: V): void
 /** Counts of run streams by their last event's type, mapped to `RUN_STATES`. */
 export async function countRunsByState(dataSource: Pick<DataSource, 'query'>): Promise<Record<(typeof RUN_STATES)[number], number>> {
   const rows: Array<{ type: string; runs: string }> = await dataSource.query(
-    `SELECT e.type, count(*)::text AS runs
-       FROM granule_streams s
-       JOIN granule_events e ON e.stream_id = s.stream_id AND e.stream_version = s.version
-      WHERE s.stream_type = 'run'
-      GROUP BY e.type`,
+    `SELECT last_event_type AS type, count(*)::text AS runs
+       FROM granule_streams
+      WHERE stream_type = 'run'
+      GROUP BY last_event_type`,
   );
   const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as Record<(typeof RUN_STATES)[number], number>;
   for (const row of rows) counts[STATE_OF_LAST_EVENT[row.type] ?? 'running'] += Number(row.runs);

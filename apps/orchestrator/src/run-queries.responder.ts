@@ -67,10 +67,9 @@ export class RunQueriesResponder {
   async list(q: RunsListRequest): Promise<RunListEntry[]> {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
     const rows: { stream_id: string; version: string; first_data: { envId?: string; graph?: string }; last_type: string; started: Date; updated: Date }[] = await this.dataSource.query(
-      `SELECT s.stream_id, s.version, f.data AS first_data, l.type AS last_type, f.created_at AS started, l.created_at AS updated
+      `SELECT s.stream_id, s.version, f.data AS first_data, s.last_event_type AS last_type, f.created_at AS started, s.updated_at AS updated
          FROM granule_streams s
          JOIN granule_events f ON f.stream_id = s.stream_id AND f.stream_version = 1
-         JOIN granule_events l ON l.stream_id = s.stream_id AND l.stream_version = s.version
         WHERE s.stream_type = 'run'
         ORDER BY s.created_at DESC LIMIT $1`,
       [limit],

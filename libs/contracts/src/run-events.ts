@@ -166,28 +166,32 @@ export type RunEvent =
 
 export type RunEventType = RunEvent['type'];
 
-export const RUN_EVENT_TYPES: readonly RunEventType[] = [
-  'DeploymentRequested',
-  'StrategyAccepted',
-  'StrategyPhaseStarted',
-  'StrategyPhaseFinished',
-  'StrategyReported',
-  'PlanAccepted',
-  'DeploymentRefused',
-  'NodeFailed',
-  'TaskDispatched',
-  'TaskStarted',
-  'TaskSucceeded',
-  'TaskFailed',
-  'TaskTimedOut',
-  'TaskSkipped',
-  'GroupToleranceExceeded',
-  'DeploymentStopRequested',
-  'DeploymentResumed',
-  'DeploymentSucceeded',
-  'DeploymentFailed',
-  'DeploymentStopped',
-];
+/** Every run event type, once: keyed by the union, so a new type that is not listed here does not compile. */
+const RUN_EVENT_TYPE_KEYS: Record<RunEventType, true> = {
+  DeploymentRequested: true,
+  StrategyAccepted: true,
+  StrategyPhaseStarted: true,
+  StrategyPhaseFinished: true,
+  StrategyReported: true,
+  PlanAccepted: true,
+  DeploymentRefused: true,
+  NodeFailed: true,
+  TaskDispatched: true,
+  TaskStarted: true,
+  TaskSucceeded: true,
+  TaskFailed: true,
+  TaskTimedOut: true,
+  TaskSkipped: true,
+  GroupToleranceExceeded: true,
+  DeploymentStopRequested: true,
+  DeploymentResumed: true,
+  DeploymentSucceeded: true,
+  DeploymentFailed: true,
+  DeploymentStopped: true,
+};
+
+/** Every run event type (open-run queries list the non-terminal ones). */
+export const RUN_EVENT_TYPES: readonly RunEventType[] = Object.keys(RUN_EVENT_TYPE_KEYS) as RunEventType[];
 
 /** Terminal events: after one of them the run takes no command but RetryFailed. */
 export const TERMINAL_RUN_EVENTS: readonly RunEventType[] = ['DeploymentRefused', 'DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped'];

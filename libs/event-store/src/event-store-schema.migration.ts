@@ -51,5 +51,30 @@ export class EventStoreSchema1732000000000 implements MigrationInterface {
   }
 }
 
+/**
+ * Keeps each stream's last event type on its `granule_streams` row (every append sets it in the
+ * statement that claims the versions), indexed with the stream type. "Which runs are still
+ * open" then reads the index entries of open runs only, instead of joining every stream ever
+ * written to its last event: that join grew with history and ran on every orchestrator tick.
+ * Existing rows are filled from their streams' last events.
+ */
+export class EventStoreStreamLastEventType1795000000000 implements MigrationInterface {
+  name = 'EventStoreStreamLastEventType1795000000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE granule_streams ADD COLUMN last_event_type text`);
+    await queryRunner.query(`
+      UPDATE granule_streams s SET last_event_type = e.type
+        FROM granule_events e
+       WHERE e.stream_id = s.stream_id AND e.stream_version = s.version`);
+    await queryRunner.query(`CREATE INDEX granule_streams_type_last_event_idx ON granule_streams (stream_type, last_event_type)`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP INDEX granule_streams_type_last_event_idx`);
+    await queryRunner.query(`ALTER TABLE granule_streams DROP COLUMN last_event_type`);
+  }
+}
+
 /** Every event-store migration, oldest first; add them to the service's DataSource `migrations`. */
-export const EVENT_STORE_MIGRATIONS: Array<new () => MigrationInterface> = [EventStoreSchema1732000000000];
+export const EVENT_STORE_MIGRATIONS: Array<new () => MigrationInterface> = [EventStoreSchema1732000000000, EventStoreStreamLastEventType1795000000000];

@@ -146,6 +146,37 @@ describe('EventStore (PostgreSQL)', () => {
     expect(await store.readStreamVersion('node-b2')).toBeNull();
   });
 
+  it("keeps each stream's last event type on its row, whichever way the events were appended", async () => {
+    const lastType = async (streamId: string) =>
+      ((await db.dataSource.query(`SELECT last_event_type FROM granule_streams WHERE stream_id = $1`, [streamId])) as Array<{ last_event_type: string }>)[0]?.last_event_type;
+    const succeeded = (taskId: string): NewEvent => ({ type: 'TaskSucceeded', data: { taskId } });
+
+    await store.appendToStream('run-last', [started('a'), succeeded('a')], { expectedVersion: 'no_stream' });
+    expect(await lastType('run-last')).toBe('TaskSucceeded');
+    await store.appendToStream('run-last', [succeeded('b'), started('c')], { expectedVersion: 2 });
+    expect(await lastType('run-last')).toBe('TaskStarted');
+    await store.appendToStream('run-last', [{ type: 'DeploymentSucceeded', data: {} }], { expectedVersion: 'any' });
+    expect(await lastType('run-last')).toBe('DeploymentSucceeded');
+    await store.appendToStream('run-last-any', [succeeded('a')], { expectedVersion: 'any' });
+    expect(await lastType('run-last-any')).toBe('TaskSucceeded');
+
+    await store.appendBatch([
+      { streamId: 'run-last', events: [{ type: 'DeploymentResumed', data: {} }], expectedVersion: 5 },
+      { streamId: 'node-last', events: [started('n'), { type: 'NodeStatusChanged', data: {} }], expectedVersion: 'any' },
+    ]);
+    expect([await lastType('run-last'), await lastType('node-last')]).toEqual(['DeploymentResumed', 'NodeStatusChanged']);
+
+    // A losing append changes nothing on the row.
+    await expect(store.appendToStream('run-last', [started('x')], { expectedVersion: 5 })).rejects.toBeInstanceOf(ConcurrencyError);
+    await expect(
+      store.appendBatch([
+        { streamId: 'node-last', events: [started('y')], expectedVersion: 'any' },
+        { streamId: 'run-last', events: [started('y')], expectedVersion: 5 },
+      ]),
+    ).rejects.toBeInstanceOf(ConcurrencyError);
+    expect([await lastType('run-last'), await lastType('node-last')]).toEqual(['DeploymentResumed', 'NodeStatusChanged']);
+  });
+
   it('rejects a malformed append naming every problem and writes nothing', async () => {
     const attempt = store.appendBatch([
       { streamId: 'nodash', events: [started('a')], expectedVersion: 'any' },

@@ -86,22 +86,24 @@ function maxBigint(values: string[]): string {
  * The statement that claims `count` versions on a stream's row after checking `expected`,
  * returning the new version (no row: the check failed). Placeholders: `id` the stream id,
  * `count` the number of events, `extra` the stream type (to create the row) or, for a numbered
- * expected version, that version.
+ * expected version, that version, `last` the type of the last event appended (kept on the row,
+ * so "streams whose last event is X" is an index lookup, not a join over every stream).
  */
-function claimStatement(expected: ExpectedVersion, p: { id: string; count: string; extra: string }): string {
+function claimStatement(expected: ExpectedVersion, p: { id: string; count: string; extra: string; last: string }): string {
   if (expected === 'any') {
-    return `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES (${p.id}, ${p.extra}, ${p.count})
-         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version, updated_at = now()
+    return `INSERT INTO granule_streams (stream_id, stream_type, version, last_event_type) VALUES (${p.id}, ${p.extra}, ${p.count}, ${p.last})
+         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version,
+           last_event_type = EXCLUDED.last_event_type, updated_at = now()
          RETURNING version`;
   }
   if (expected === 'no_stream' || expected === 0) {
-    return `INSERT INTO granule_streams (stream_id, stream_type, version) VALUES (${p.id}, ${p.extra}, ${p.count})
+    return `INSERT INTO granule_streams (stream_id, stream_type, version, last_event_type) VALUES (${p.id}, ${p.extra}, ${p.count}, ${p.last})
          ON CONFLICT (stream_id) DO NOTHING
          RETURNING version`;
   }
   // Under READ COMMITTED a concurrent winner's committed row is re-checked against the expected
   // version after its lock is released, so the loser updates nothing.
-  return `UPDATE granule_streams SET version = version + ${p.count}, updated_at = now()
+  return `UPDATE granule_streams SET version = version + ${p.count}, last_event_type = ${p.last}, updated_at = now()
          WHERE stream_id = ${p.id} AND version = ${p.extra}
          RETURNING version`;
 }
@@ -175,7 +177,8 @@ export class EventStore implements EventStorePort {
     const lockOrder = appends.map((_, i) => i).sort((a, b) => (appends[a].streamId < appends[b].streamId ? -1 : 1));
     const newVersions: number[] = [];
     for (const i of lockOrder) {
-      newVersions[i] = await this.advanceStream(runner, appends[i].streamId, appends[i].expectedVersion, appends[i].events.length);
+      const { streamId, expectedVersion, events } = appends[i];
+      newVersions[i] = await this.advanceStream(runner, streamId, expectedVersion, events.length, events[events.length - 1].type);
     }
 
     const streamIds: string[] = [];
@@ -233,7 +236,7 @@ export class EventStore implements EventStorePort {
       events.map((e) => JSON.stringify(e.data)),
       events.map((e) => JSON.stringify({ ...batchMetadata, ...e.metadata })),
     ];
-    const claim = claimStatement(expected, { id: '$1', count: '$2', extra: '$7' });
+    const claim = claimStatement(expected, { id: '$1', count: '$2', extra: '$7', last: '($3::text[])[cardinality($3::text[])]' });
     params.push(claimExtra(streamId, expected));
     const rows = await this.prepared<{ version: string | null; last_global_position: string | null; transaction_id: string | null }>(
       `append_one_${expected === 'any' ? 'any' : expected === 'no_stream' || expected === 0 ? 'new' : 'at'}`,
@@ -264,9 +267,13 @@ export class EventStore implements EventStorePort {
     };
   }
 
-  /** Claims `count` versions on the stream's row after checking `expected`; returns the new version. */
-  private async advanceStream(runner: QueryRunner, streamId: string, expected: ExpectedVersion, count: number): Promise<number> {
-    const claimed = await runner.query(claimStatement(expected, { id: '$1', count: '$3', extra: '$2' }), [streamId, claimExtra(streamId, expected), count], true);
+  /** Claims `count` versions on the stream's row after checking `expected` (recording the last event's type); returns the new version. */
+  private async advanceStream(runner: QueryRunner, streamId: string, expected: ExpectedVersion, count: number, lastType: string): Promise<number> {
+    const claimed = await runner.query(
+      claimStatement(expected, { id: '$1', count: '$3', extra: '$2', last: '$4' }),
+      [streamId, claimExtra(streamId, expected), count, lastType],
+      true,
+    );
     const row = claimed.records[0] as { version: string } | undefined;
     if (row) return Number(row.version);
 

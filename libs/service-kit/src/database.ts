@@ -4,10 +4,25 @@ import { GranuleError } from '@granule/core';
 import { redactUrl } from './env-config';
 
 export class DatabaseUnreachableError extends GranuleError<'DATABASE_UNREACHABLE'> {}
+export class DatabaseNotMigratedError extends GranuleError<'DATABASE_NOT_MIGRATED'> {}
 
 /**
- * Opens a PostgreSQL DataSource (synchronize off) and, when asked, runs the migrations.
- * A connection failure is one line naming the URL (password hidden) and what to do.
+ * Names of the DataSource's migrations that its migrations table does not record as run (every
+ * one when there is no such table yet). Reads only: unlike TypeORM's `showMigrations`, it
+ * creates nothing.
+ */
+export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+  const table = dataSource.options.migrationsTableName ?? 'migrations';
+  const [{ present }]: Array<{ present: boolean }> = await dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [table]);
+  const rows: Array<{ name: string }> = present ? await dataSource.query(`SELECT name FROM "${table.replace(/"/g, '""')}"`) : [];
+  const applied = new Set(rows.map((r) => r.name));
+  return dataSource.migrations.map((m) => m.name ?? m.constructor.name).filter((name) => !applied.has(name));
+}
+
+/**
+ * Opens a PostgreSQL DataSource (synchronize off) and, when asked, runs the migrations; refuses
+ * a database that lacks any of `migrations`. A connection failure is one line naming the URL
+ * (password hidden) and what to do.
  */
 export async function openDatabase(options: {
   url: string;
@@ -32,6 +47,19 @@ export async function openDatabase(options: {
     const reason = err instanceof Error ? err.message : String(err);
     throw new DatabaseUnreachableError('DATABASE_UNREACHABLE', `cannot connect to PostgreSQL at ${redactUrl(options.url)}: ${reason} — start it (tools/setup.sh) or set GRANULE_DATABASE_URL`, { cause: err });
   }
-  if (options.runMigrations) await dataSource.runMigrations({ transaction: 'each' });
+  try {
+    if (options.runMigrations) await dataSource.runMigrations({ transaction: 'each' });
+    // Code newer than its schema would fail on its first write, mid-run: refuse to start instead.
+    const pending = await pendingMigrations(dataSource);
+    if (pending.length > 0) {
+      throw new DatabaseNotMigratedError(
+        'DATABASE_NOT_MIGRATED',
+        `the database at ${redactUrl(options.url)} lacks migration${pending.length > 1 ? 's' : ''} ${pending.join(', ')} — run them (GRANULE_RUN_MIGRATIONS=1, \`npm run migrate\` or the Helm migration job)`,
+      );
+    }
+  } catch (err) {
+    await dataSource.destroy();
+    throw err;
+  }
   return dataSource;
 }

@@ -1,5 +1,7 @@
 import { createTestDatabase } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
+import { EVENT_STORE_MIGRATIONS } from '@granule/event-store';
+import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
 import { ALL_MIGRATIONS, CONFIG_STORE_MIGRATIONS } from '../migrations';
 import { CONFIG_STORE_ENTITIES } from './config-store.entities';
 
@@ -19,16 +21,20 @@ describe('config-store schema', () => {
     expect(pending.upQueries.map((q) => q.query)).toEqual([]);
   });
 
-  it('one migration run covers the event store and the config-store', async () => {
+  it('one migration run covers the event store, the plan store and the config-store, in timestamp order', async () => {
     const rows: { name: string }[] = await db.dataSource.query('SELECT name FROM migrations ORDER BY id');
     expect(rows.map((r) => r.name)).toEqual(ALL_MIGRATIONS.map((m) => new m().name));
-    expect(ALL_MIGRATIONS.slice(-CONFIG_STORE_MIGRATIONS.length)).toEqual(CONFIG_STORE_MIGRATIONS);
+    expect(new Set(ALL_MIGRATIONS)).toEqual(new Set([...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS, ...CONFIG_STORE_MIGRATIONS]));
+    const stamps = rows.map((r) => Number(r.name.slice(-13)));
+    expect(stamps).toEqual([...stamps].sort((a, b) => a - b));
   });
 
-  it('the config-store migration reverts cleanly and applies again', async () => {
-    await db.dataSource.undoLastMigration({ transaction: 'all' });
-    const tables: { n: number }[] = await db.dataSource.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name LIKE 'config\\_%'");
-    expect(tables[0].n).toBe(0);
+  it('every migration reverts cleanly, newest first, and they all apply again', async () => {
+    for (let i = 0; i < ALL_MIGRATIONS.length; i++) await db.dataSource.undoLastMigration({ transaction: 'all' });
+    const tables: { table_name: string }[] = await db.dataSource.query(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name <> 'migrations' ORDER BY table_name",
+    );
+    expect(tables.map((t) => t.table_name)).toEqual([]);
     await db.dataSource.runMigrations({ transaction: 'all' });
     expect((await db.dataSource.driver.createSchemaBuilder().log()).upQueries).toEqual([]);
   });

@@ -30,4 +30,9 @@ describe('PostgresRunEventLog', () => {
     await log.append('plain', [{ type: 'DeploymentFailed', data: {} } as never], 2);
     expect((await log.openRuns()).map((r) => r.runId)).toEqual(['parent']);
   });
+
+  it('a stopped run that is resumed (ResumeDeployment) is listed again, in its original place', async () => {
+    await log.append('done', [{ type: 'DeploymentResumed', data: {} } as never], 2);
+    expect((await log.openRuns()).map((r) => r.runId)).toEqual(['done', 'parent']);
+  });
 });
