@@ -146,6 +146,55 @@ describe('EventStore (PostgreSQL)', () => {
     expect(await store.readStreamVersion('node-b2')).toBeNull();
   });
 
+  it("claims a batch of 'any' appends over new and existing streams together, with each stream's versions, positions and last type", async () => {
+    await store.appendToStream('node-any1', [started('old')], { expectedVersion: 'no_stream' });
+    const result = await store.appendBatch([
+      { streamId: 'node-any2', events: [started('a'), { type: 'NodeWentOffline', data: {} }], expectedVersion: 'any' },
+      { streamId: 'node-any1', events: [{ type: 'NodeCameOnline', data: {} }], expectedVersion: 'any' },
+    ]);
+    expect(result.streams.map((r) => [r.streamId, r.nextExpectedVersion])).toEqual([
+      ['node-any2', 2],
+      ['node-any1', 2],
+    ]);
+    const any1 = await store.readStream('node-any1');
+    const any2 = await store.readStream('node-any2');
+    expect(any1.map((e) => e.type)).toEqual(['TaskStarted', 'NodeCameOnline']);
+    expect(any2.map((e) => [e.streamVersion, e.type])).toEqual([
+      [1, 'TaskStarted'],
+      [2, 'NodeWentOffline'],
+    ]);
+    expect(result.streams[0].lastGlobalPosition).toBe(any2[1].globalPosition);
+    expect(result.streams[1].lastGlobalPosition).toBe(any1[1].globalPosition);
+    expect(result.lastGlobalPosition).toBe(any1[1].globalPosition); // given last, inserted last
+    const rows: Array<{ stream_id: string; last_event_type: string }> = await db.dataSource.query(
+      `SELECT stream_id, last_event_type FROM granule_streams WHERE stream_id IN ('node-any1', 'node-any2') ORDER BY stream_id`,
+    );
+    expect(rows.map((r) => [r.stream_id, r.last_event_type])).toEqual([
+      ['node-any1', 'NodeCameOnline'],
+      ['node-any2', 'NodeWentOffline'],
+    ]);
+  });
+
+  it("lets concurrent batches over the same streams in any order all commit, 'any' and checked ones alike, with no gap in any stream", async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `node-crowd${String(i).padStart(2, '0')}`);
+    await store.appendBatch(ids.map((streamId) => ({ streamId, events: [started('0')], expectedVersion: 'no_stream' as const })));
+    const anyBatch = (order: string[], tag: string) => store.appendBatch(order.map((streamId) => ({ streamId, events: [started(tag)], expectedVersion: 'any' as const })));
+    // A batch with one checked stream takes the one-by-one path; it must not deadlock with the others.
+    const mixed = (tag: string) =>
+      store.appendBatch([
+        ...ids.slice(0, 20).map((streamId) => ({ streamId, events: [started(tag)], expectedVersion: 'any' as const })),
+        { streamId: `run-crowd-${tag}`, events: [started(tag)], expectedVersion: 'no_stream' as const },
+      ]);
+    const results = await Promise.allSettled([anyBatch(ids, 'a'), anyBatch([...ids].reverse(), 'b'), mixed('c'), anyBatch(ids.slice(10), 'd'), mixed('e')]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    for (const [i, id] of ids.entries()) {
+      const versions = (await store.readStream(id)).map((e) => e.streamVersion);
+      const expected = 1 + 2 + (i < 20 ? 2 : 0) + (i >= 10 ? 1 : 0);
+      expect(versions).toEqual(Array.from({ length: expected }, (_, v) => v + 1));
+      expect(await store.readStreamVersion(id)).toBe(expected);
+    }
+  });
+
   it("keeps each stream's last event type on its row, whichever way the events were appended", async () => {
     const lastType = async (streamId: string) =>
       ((await db.dataSource.query(`SELECT last_event_type FROM granule_streams WHERE stream_id = $1`, [streamId])) as Array<{ last_event_type: string }>)[0]?.last_event_type;

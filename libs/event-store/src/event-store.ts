@@ -78,6 +78,11 @@ function validate(appends: StreamAppend[]): void {
   if (problems.length > 0) throw new InvalidAppendError(problems.join('\n'));
 }
 
+/** Byte order of the UTF-8 encodings, as PostgreSQL's "C" collation sorts: the order rows are locked in. */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
 function maxBigint(values: string[]): string {
   return values.reduce((a, b) => (BigInt(b) > BigInt(a) ? b : a));
 }
@@ -120,7 +125,8 @@ function claimExtra(streamId: string, expected: ExpectedVersion): string | numbe
  * Concurrency: each append moves the stream's row in `granule_streams` with a version check,
  * so of two writers expecting the same version exactly one wins; the other waits for the
  * row lock and then fails with `ConcurrencyError`. Streams of a batch are locked in stream
- * id order so two batches cannot deadlock.
+ * id (byte) order so two batches cannot deadlock; a batch of 'any' appends claims all its
+ * streams in one statement.
  */
 export class EventStore implements EventStorePort {
   constructor(private readonly dataSource: DataSource) {}
@@ -174,11 +180,16 @@ export class EventStore implements EventStorePort {
   }
 
   private async write(runner: QueryRunner, appends: StreamAppend[], batchMetadata: EventMetadata | undefined): Promise<AppendBatchResult> {
-    const lockOrder = appends.map((_, i) => i).sort((a, b) => (appends[a].streamId < appends[b].streamId ? -1 : 1));
-    const newVersions: number[] = [];
-    for (const i of lockOrder) {
-      const { streamId, expectedVersion, events } = appends[i];
-      newVersions[i] = await this.advanceStream(runner, streamId, expectedVersion, events.length, events[events.length - 1].type);
+    let newVersions: number[];
+    if (appends.length > 1 && appends.every((a) => a.expectedVersion === 'any')) {
+      newVersions = await this.advanceStreamsAny(runner, appends);
+    } else {
+      const lockOrder = appends.map((_, i) => i).sort((a, b) => byteOrder(appends[a].streamId, appends[b].streamId));
+      newVersions = [];
+      for (const i of lockOrder) {
+        const { streamId, expectedVersion, events } = appends[i];
+        newVersions[i] = await this.advanceStream(runner, streamId, expectedVersion, events.length, events[events.length - 1].type);
+      }
     }
 
     const streamIds: string[] = [];
@@ -214,8 +225,14 @@ export class EventStore implements EventStorePort {
     const rows = inserted.records as Array<{ stream_id: string; global_position: string; transaction_id: string }>;
     const transactionId = rows[0].transaction_id;
     const lastGlobalPosition = maxBigint(rows.map((r) => r.global_position));
+    // One pass (a batch may hold thousands of streams): each stream's highest position.
+    const lastOf = new Map<string, bigint>();
+    for (const r of rows) {
+      const position = BigInt(r.global_position);
+      if (position > (lastOf.get(r.stream_id) ?? -1n)) lastOf.set(r.stream_id, position);
+    }
     const streams = appends.map(({ streamId }, i) => {
-      const last = maxBigint(rows.filter((r) => r.stream_id === streamId).map((r) => r.global_position));
+      const last = String(lastOf.get(streamId));
       return { streamId, nextExpectedVersion: newVersions[i], lastGlobalPosition: last, lastPosition: { transactionId, globalPosition: last } };
     });
     return { streams, lastGlobalPosition, lastPosition: { transactionId, globalPosition: lastGlobalPosition } };
@@ -265,6 +282,27 @@ export class EventStore implements EventStorePort {
       lastGlobalPosition: row.last_global_position,
       lastPosition,
     };
+  }
+
+  /**
+   * Claims the versions of a batch whose every stream expects 'any' (nothing to check, so
+   * nothing can fail) in one statement instead of one per stream: a thousand node streams
+   * marked offline at once are one round trip. Rows are locked in the same (byte) order as the
+   * one-by-one path, so the two cannot deadlock each other.
+   */
+  private async advanceStreamsAny(runner: QueryRunner, appends: StreamAppend[]): Promise<number[]> {
+    const claimed = await runner.query(
+      `INSERT INTO granule_streams (stream_id, stream_type, version, last_event_type)
+       SELECT id, type, count, last FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS c(id, type, count, last)
+       ORDER BY id COLLATE "C"
+       ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version,
+         last_event_type = EXCLUDED.last_event_type, updated_at = now()
+       RETURNING stream_id, version::text AS version`,
+      [appends.map((a) => a.streamId), appends.map((a) => streamTypeOf(a.streamId)), appends.map((a) => a.events.length), appends.map((a) => a.events[a.events.length - 1].type)],
+      true,
+    );
+    const versions = new Map((claimed.records as Array<{ stream_id: string; version: string }>).map((r) => [r.stream_id, Number(r.version)]));
+    return appends.map((a) => versions.get(a.streamId) as number);
   }
 
   /** Claims `count` versions on the stream's row after checking `expected` (recording the last event's type); returns the new version. */
