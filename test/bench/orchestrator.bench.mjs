@@ -393,7 +393,7 @@ async function main() {
       .sort((a, b) => a - b);
     if (handled.length > 0) {
       console.log(
-        `in the agent (ms):                    median ${f(percentile(handled, 50))}   p99 ${f(percentile(handled, 99))}   -> over the bare spawn: median ${f(percentile(handled, 50) - bashMedian)}   p99 ${f(percentile(handled, 99) - percentile(bashMs, 99))}   (dispatch delivered -> outcome reported, the process included; agent b1, ${handled.length} tasks)`,
+        `in the agent (ms):                    median ${f(percentile(handled, 50))}   p99 ${f(percentile(handled, 99))}   -> over the bare spawn: median ${f(percentile(handled, 50) - bashMedian)}   p99 ${f(percentile(handled, 99) - bashMedian)}   (dispatch delivered -> outcome reported, the process included; agent b1, ${handled.length} tasks; overheads are over the bare spawn's median)`,
       );
     }
     if (cpuBefore && cpuAfter) {

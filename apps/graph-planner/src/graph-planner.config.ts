@@ -57,8 +57,3 @@ export function loadGraphPlannerConfig(env: Record<string, string | undefined>):
   }
   return config;
 }
-
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]+):[^@/]*@/i, '$1:***@');
-}

@@ -219,7 +219,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     const service = start({ GRANULE_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/granule' });
     expect(await service.exited).toBe(1);
     expect(service.stderr()).toBe(
-      'graph-planner: cannot connect to PostgreSQL at postgres://postgres@127.0.0.1:1/granule: connect ECONNREFUSED 127.0.0.1:1 — start it or set GRANULE_DATABASE_URL\n',
+      'graph-planner: cannot connect to PostgreSQL at postgres://postgres@127.0.0.1:1/granule: connect ECONNREFUSED 127.0.0.1:1 — start it (tools/setup.sh) or set GRANULE_DATABASE_URL\n',
     );
   });
 
@@ -236,7 +236,9 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     try {
       const refused = start({ GRANULE_DATABASE_URL: empty.url, GRANULE_SUBJECT_PREFIX: `${prefix}_m` });
       expect(await refused.exited).toBe(1);
-      expect(refused.stderr()).toBe(`graph-planner: table granule_plans is missing in ${empty.url}: run the migrations (GRANULE_RUN_MIGRATIONS=1 or the Helm migration job)\n`);
+      expect(refused.stderr()).toBe(
+        `graph-planner: the database at ${empty.url} lacks migration PlanStoreSchema1733000000000 — run them (GRANULE_RUN_MIGRATIONS=1, \`npm run migrate\` or the Helm migration job)\n`,
+      );
       const migrating = start({ GRANULE_DATABASE_URL: empty.url, GRANULE_SUBJECT_PREFIX: `${prefix}_m`, GRANULE_RUN_MIGRATIONS: '1' });
       const until = Date.now() + 30_000;
       while (!migrating.stdout().includes('answering') && migrating.child.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 50));

@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { ConsoleLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { GranuleError } from '@granule/core';
 import { createMetrics, natsCheck, postgresCheck, serveHealthChecks } from '@granule/observability';
+import { runService } from '@granule/service-kit';
 import { loadGraphPlannerConfig } from './graph-planner.config';
 import { GraphPlannerModule } from './graph-planner.module';
 import { connectNats, openDatabase } from './graph-planner.startup';
 
-async function main(): Promise<void> {
+// Operators get one line on failure: what is wrong and what to do, never a stack trace.
+runService('graph-planner', async () => {
   const config = loadGraphPlannerConfig(process.env);
   const dataSource = await openDatabase(config);
   const nats = await connectNats(config).catch(async (err: unknown) => {
@@ -23,11 +24,4 @@ async function main(): Promise<void> {
   const checks = [natsCheck(nats), postgresCheck(dataSource)];
   const metrics = createMetrics('graph-planner', { runMetrics: false });
   await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => process.stderr.write(`graph-planner: ${message}\n`));
-}
-
-main().catch((err: unknown) => {
-  // Operators get one line: what is wrong and what to do, never a stack trace.
-  const message = err instanceof GranuleError ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
-  process.stderr.write(`graph-planner: ${message}\n`);
-  process.exit(1);
 });

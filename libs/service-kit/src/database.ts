@@ -5,6 +5,17 @@ import { redactUrl } from './env-config';
 
 export class DatabaseUnreachableError extends GranuleError<'DATABASE_UNREACHABLE'> {}
 export class DatabaseNotMigratedError extends GranuleError<'DATABASE_NOT_MIGRATED'> {}
+export class DatabaseMigrationError extends GranuleError<'DATABASE_MIGRATION_FAILED'> {}
+
+/**
+ * A failure's own words: `connect ECONNREFUSED 127.0.0.1:5432`. An AggregateError (one
+ * connection attempt per address of a host name) has no message of its own: its first error's.
+ */
+export function reasonOf(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) return reasonOf(err.errors[0]);
+  if (err instanceof Error) return err.message || (err as { code?: string }).code || err.name;
+  return String(err);
+}
 
 /**
  * Names of the DataSource's migrations that its migrations table does not record as run (every
@@ -44,11 +55,16 @@ export async function openDatabase(options: {
   try {
     await dataSource.initialize();
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new DatabaseUnreachableError('DATABASE_UNREACHABLE', `cannot connect to PostgreSQL at ${redactUrl(options.url)}: ${reason} — start it (tools/setup.sh) or set GRANULE_DATABASE_URL`, { cause: err });
+    throw new DatabaseUnreachableError('DATABASE_UNREACHABLE', `cannot connect to PostgreSQL at ${redactUrl(options.url)}: ${reasonOf(err)} — start it (tools/setup.sh) or set GRANULE_DATABASE_URL`, {
+      cause: err,
+    });
   }
   try {
-    if (options.runMigrations) await dataSource.runMigrations({ transaction: 'each' });
+    if (options.runMigrations) {
+      await dataSource.runMigrations({ transaction: 'each' }).catch((err: unknown) => {
+        throw new DatabaseMigrationError('DATABASE_MIGRATION_FAILED', `cannot migrate the database at ${redactUrl(options.url)}: ${reasonOf(err)}`, { cause: err });
+      });
+    }
     // Code newer than its schema would fail on its first write, mid-run: refuse to start instead.
     const pending = await pendingMigrations(dataSource);
     if (pending.length > 0) {
