@@ -56,13 +56,32 @@ export class EventStoreSchema1732000000000 implements MigrationInterface {
  * statement that claims the versions), indexed with the stream type. "Which runs are still
  * open" then reads the index entries of open runs only, instead of joining every stream ever
  * written to its last event: that join grew with history and ran on every orchestrator tick.
- * Existing rows are filled from their streams' last events.
+ * Existing rows are filled from their streams' last events; a trigger keeps the rows that
+ * writers of the previous release touch during the upgrade right (ADR 0010).
  */
 export class EventStoreStreamLastEventType1795000000000 implements MigrationInterface {
   name = 'EventStoreStreamLastEventType1795000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE granule_streams ADD COLUMN last_event_type text`);
+    // Writers of the previous release append without setting the column and keep running while
+    // the upgrade rolls out: once per insert statement this trigger sets it on every stream whose
+    // newest event it inserted and whose row says otherwise. Current writers set it in the claim
+    // statement already, so for them it only looks the rows up and writes nothing.
+    await queryRunner.query(`
+      CREATE FUNCTION granule_streams_keep_last_event_type() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE granule_streams s SET last_event_type = n.type
+          FROM (SELECT DISTINCT ON (stream_id) stream_id, stream_version, type
+                  FROM inserted ORDER BY stream_id, stream_version DESC) n
+         WHERE s.stream_id = n.stream_id AND s.version = n.stream_version
+           AND s.last_event_type IS DISTINCT FROM n.type;
+        RETURN NULL;
+      END $$`);
+    await queryRunner.query(`
+      CREATE TRIGGER granule_events_keep_last_event_type AFTER INSERT ON granule_events
+        REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT
+        EXECUTE FUNCTION granule_streams_keep_last_event_type()`);
     await queryRunner.query(`
       UPDATE granule_streams s SET last_event_type = e.type
         FROM granule_events e
@@ -72,6 +91,8 @@ export class EventStoreStreamLastEventType1795000000000 implements MigrationInte
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP INDEX granule_streams_type_last_event_idx`);
+    await queryRunner.query(`DROP TRIGGER granule_events_keep_last_event_type ON granule_events`);
+    await queryRunner.query(`DROP FUNCTION granule_streams_keep_last_event_type()`);
     await queryRunner.query(`ALTER TABLE granule_streams DROP COLUMN last_event_type`);
   }
 }
