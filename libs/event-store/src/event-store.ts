@@ -83,9 +83,9 @@ function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
-function maxBigint(values: string[]): string {
-  return values.reduce((a, b) => (BigInt(b) > BigInt(a) ? b : a));
-}
+/** How an 'any' claim moves a stream row that exists: by the number of events, whatever its version. */
+const CLAIM_ANY_ON_CONFLICT = `ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version,
+           last_event_type = EXCLUDED.last_event_type, updated_at = now()`;
 
 /**
  * The statement that claims `count` versions on a stream's row after checking `expected`,
@@ -97,8 +97,7 @@ function maxBigint(values: string[]): string {
 function claimStatement(expected: ExpectedVersion, p: { id: string; count: string; extra: string; last: string }): string {
   if (expected === 'any') {
     return `INSERT INTO granule_streams (stream_id, stream_type, version, last_event_type) VALUES (${p.id}, ${p.extra}, ${p.count}, ${p.last})
-         ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version,
-           last_event_type = EXCLUDED.last_event_type, updated_at = now()
+         ${CLAIM_ANY_ON_CONFLICT}
          RETURNING version`;
   }
   if (expected === 'no_stream' || expected === 0) {
@@ -224,13 +223,15 @@ export class EventStore implements EventStorePort {
     );
     const rows = inserted.records as Array<{ stream_id: string; global_position: string; transaction_id: string }>;
     const transactionId = rows[0].transaction_id;
-    const lastGlobalPosition = maxBigint(rows.map((r) => r.global_position));
-    // One pass (a batch may hold thousands of streams): each stream's highest position.
+    // One pass (a batch may hold thousands of streams): each stream's highest position, and the batch's.
     const lastOf = new Map<string, bigint>();
+    let highest = -1n;
     for (const r of rows) {
       const position = BigInt(r.global_position);
       if (position > (lastOf.get(r.stream_id) ?? -1n)) lastOf.set(r.stream_id, position);
+      if (position > highest) highest = position;
     }
+    const lastGlobalPosition = String(highest);
     const streams = appends.map(({ streamId }, i) => {
       const last = String(lastOf.get(streamId));
       return { streamId, nextExpectedVersion: newVersions[i], lastGlobalPosition: last, lastPosition: { transactionId, globalPosition: last } };
@@ -295,8 +296,7 @@ export class EventStore implements EventStorePort {
       `INSERT INTO granule_streams (stream_id, stream_type, version, last_event_type)
        SELECT id, type, count, last FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS c(id, type, count, last)
        ORDER BY id COLLATE "C"
-       ON CONFLICT (stream_id) DO UPDATE SET version = granule_streams.version + EXCLUDED.version,
-         last_event_type = EXCLUDED.last_event_type, updated_at = now()
+       ${CLAIM_ANY_ON_CONFLICT}
        RETURNING stream_id, version::text AS version`,
       [appends.map((a) => a.streamId), appends.map((a) => streamTypeOf(a.streamId)), appends.map((a) => a.events.length), appends.map((a) => a.events[a.events.length - 1].type)],
       true,
