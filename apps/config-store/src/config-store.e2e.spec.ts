@@ -59,7 +59,20 @@ describe('config-store service (built, real processes)', () => {
 
   it('a wrong database URL - one line that says what to do, exit code 1', async () => {
     const r = await run(process.execPath, [MAIN], { GRANULE_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere', GRANULE_SUBJECT_PREFIX: prefix });
-    expect([r.code, r.stderr]).toEqual([1, 'config-store: cannot connect to PostgreSQL at postgres://postgres@127.0.0.1:1/nowhere: connection refused — start it or set GRANULE_DATABASE_URL\n']);
+    expect([r.code, r.stderr]).toEqual([1, 'config-store: cannot connect to PostgreSQL at postgres://postgres@127.0.0.1:1/nowhere: connect ECONNREFUSED 127.0.0.1:1 — start it (tools/setup.sh) or set GRANULE_DATABASE_URL\n']);
+  });
+
+  it('a database without its migrations and GRANULE_RUN_MIGRATIONS=0 - refused in one line naming them, nothing created', async () => {
+    const empty = await createTestDatabase('config_store_unmigrated', { migrations: [] });
+    try {
+      const r = await run(process.execPath, [MAIN], { GRANULE_DATABASE_URL: empty.url, GRANULE_SUBJECT_PREFIX: prefix, GRANULE_RUN_MIGRATIONS: '0' });
+      const names = ALL_MIGRATIONS.map((m) => m.name).join(', ');
+      expect([r.code, r.stderr]).toEqual([1, `config-store: the database at ${empty.url} lacks migrations ${names} — run them (GRANULE_RUN_MIGRATIONS=1, \`npm run migrate\` or the Helm migration job)\n`]);
+      const tables: Array<{ n: number }> = await empty.dataSource.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'config_%'`);
+      expect(tables[0].n).toBe(0);
+    } finally {
+      await empty.drop();
+    }
   });
 
   it('HTTP - refuses requests without the API token or with a wrong one', async () => {

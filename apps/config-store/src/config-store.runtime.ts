@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { connectNats } from '@granule/config-store-client';
 import { openPluginSource } from '@granule/plugin-node';
 import type { ConfigStoreConfig } from './config/config.service';
-import { openDatabase } from './persistence/database';
+import { openConfigDatabase } from './persistence/database';
 import { ConfigStoreApi } from './transport/config-store.api';
 import { NatsRpcServer } from './transport/nats-rpc.server';
 import type { ErrorLog } from './transport/nats-rpc.server';
@@ -20,18 +20,18 @@ export interface ConfigStoreRuntime {
 }
 
 /**
- * Starts the config-store's core from validated config. Throws `DatabaseUnavailableError` /
+ * Starts the config-store's core from validated config. Throws service-kit's database errors /
  * `NatsUnavailableError` with one-line messages; cleans up what it opened on failure.
  */
 export async function startConfigStore(config: ConfigStoreConfig, logError: ErrorLog): Promise<ConfigStoreRuntime> {
   const notes: string[] = [];
-  const dataSource = await openDatabase(config.databaseUrl, { create: config.createDatabase });
+  const dataSource = await openConfigDatabase(config.databaseUrl, {
+    create: config.createDatabase,
+    runMigrations: config.runMigrations,
+    onMigrated: (ran) => notes.push(ran.length > 0 ? `migrations: ran ${ran.join(', ')}` : 'migrations: up to date'),
+  });
   let nc: NatsConnection | undefined;
   try {
-    if (config.runMigrations) {
-      const ran = await dataSource.runMigrations({ transaction: 'all' });
-      notes.push(ran.length > 0 ? `migrations: ran ${ran.map((m) => m.name).join(', ')}` : 'migrations: up to date');
-    }
     const api = new ConfigStoreApi(dataSource, config.subjectPrefix);
     if (config.preinstalledRelease) {
       const source = config.preinstalledRelease;

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { GranuleError } from '@granule/core';
 import { ConfigService } from './config/config.service';
-import { openDatabase } from './persistence/database';
+import { openConfigDatabase } from './persistence/database';
 
 /**
  * `npm run migrate`: runs every pending migration of the Granule database (event store and
@@ -9,13 +9,12 @@ import { openDatabase } from './persistence/database';
  */
 async function migrate(): Promise<void> {
   const { config } = ConfigService.fromEnvironment();
-  const ds = await openDatabase(config.databaseUrl, { create: config.createDatabase });
-  try {
-    const ran = await ds.runMigrations({ transaction: 'all' });
-    process.stdout.write(ran.length > 0 ? `migrated: ${ran.map((m) => m.name).join(', ')}\n` : 'migrations: up to date\n');
-  } finally {
-    await ds.destroy();
-  }
+  const ds = await openConfigDatabase(config.databaseUrl, {
+    create: config.createDatabase,
+    runMigrations: true,
+    onMigrated: (ran) => process.stdout.write(ran.length > 0 ? `migrated: ${ran.join(', ')}\n` : 'migrations: up to date\n'),
+  });
+  await ds.destroy();
 }
 
 migrate().catch((err: unknown) => {

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { DatabaseNotMigratedError, openDatabase, pendingMigrations } from './database';
+import { DatabaseNotMigratedError, DatabaseUnreachableError, openDatabase, pendingMigrations } from './database';
 
 class FirstTable1700000000000 implements MigrationInterface {
   name = 'FirstTable1700000000000';
@@ -61,5 +63,48 @@ describe('openDatabase (PostgreSQL)', () => {
     } finally {
       await ds.destroy();
     }
+  });
+
+  describe('a database that does not exist', () => {
+    const admin = new URL(process.env['GRANULE_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+    const name = `granule_test_kit_created_${randomBytes(4).toString('hex')}`;
+    const url = Object.assign(new URL(admin.toString()), { pathname: `/${name}` }).toString();
+    const onAdmin = async (sql: string): Promise<unknown[]> => {
+      const client = new Client({ connectionString: admin.toString() });
+      await client.connect();
+      try {
+        return (await client.query(sql)).rows;
+      } finally {
+        await client.end();
+      }
+    };
+
+    afterAll(() => onAdmin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+
+    it('without create: refused in one line that names it and what to do, and not created', async () => {
+      const attempt = openDatabase({ url, migrations: [FirstTable1700000000000] });
+      await expect(attempt).rejects.toBeInstanceOf(DatabaseUnreachableError);
+      await expect(attempt).rejects.toThrow(
+        `cannot connect to PostgreSQL at ${url}: database "${name}" does not exist — create it (the config-store does with GRANULE_DATABASE_CREATE=true) or set GRANULE_DATABASE_URL`,
+      );
+      expect(await onAdmin(`SELECT 1 FROM pg_database WHERE datname = '${name}'`)).toHaveLength(0);
+    });
+
+    it('with create: created, migrated (names told), then opened; a second open finds it', async () => {
+      const told: string[][] = [];
+      const ds = await openDatabase({ url, migrations: [FirstTable1700000000000, SecondColumn1700000000001], create: true, runMigrations: true, migrationsTransaction: 'all', onMigrated: (n) => told.push(n) });
+      try {
+        await ds.query(`INSERT INTO kit_first (id, label) VALUES (1, 'one')`);
+      } finally {
+        await ds.destroy();
+      }
+      const again = await openDatabase({ url, migrations: [FirstTable1700000000000, SecondColumn1700000000001], create: true, runMigrations: true, onMigrated: (n) => told.push(n) });
+      try {
+        expect(await again.query(`SELECT label FROM kit_first`)).toEqual([{ label: 'one' }]);
+      } finally {
+        await again.destroy();
+      }
+      expect(told).toEqual([['FirstTable1700000000000', 'SecondColumn1700000000001'], []]);
+    });
   });
 });

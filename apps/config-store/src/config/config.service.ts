@@ -107,14 +107,3 @@ export class ConfigService {
     return new ConfigService(Object.freeze(config));
   }
 }
-
-/** A URL for messages: the password replaced by `***`. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
