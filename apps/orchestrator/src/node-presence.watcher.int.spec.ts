@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { nodeStreamId, redisKeys } from '@granule/contracts';
 import { createTestDatabase, EVENT_STORE_MIGRATIONS, EventStore } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
+import { RedisPresence } from './adapters/redis-presence.adapter';
 import { NodePresenceWatcher } from './node-presence.watcher';
 
 describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
@@ -32,7 +33,7 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
     await register('n1');
     await register('n2');
     await redis.set(keys.presence('n1'), '{}', 'EX', 30);
-    const watcher = new NodePresenceWatcher(redis, store, db.dataSource, prefix);
+    const watcher = new NodePresenceWatcher(new RedisPresence(redis, prefix), store, db.dataSource);
     expect((await watcher.check()).map((e) => `${e.type} ${e.data.uid}`)).toEqual(['NodeWentOffline n2']);
     expect(await watcher.check()).toEqual([]);
     await redis.set(keys.presence('n2'), '{}', 'EX', 30);
@@ -40,11 +41,11 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
     expect((await watcher.check()).map((e) => `${e.type} ${e.data.uid}`).sort()).toEqual(['NodeCameOnline n2', 'NodeWentOffline n1']);
     expect(await typesOf('n2')).toEqual(['NodeRegistered', 'NodeWentOffline', 'NodeCameOnline']);
     // A new watcher (another orchestrator taking over) starts from the streams, not from scratch.
-    expect(await new NodePresenceWatcher(redis, store, db.dataSource, prefix).check()).toEqual([]);
+    expect(await new NodePresenceWatcher(new RedisPresence(redis, prefix), store, db.dataSource).check()).toEqual([]);
   });
   it('starts again from the streams after forget(): a change another orchestrator wrote is not written twice, a stale memory is not trusted', async () => {
     await register('n3');
-    const watcher = new NodePresenceWatcher(redis, store, db.dataSource, prefix);
+    const watcher = new NodePresenceWatcher(new RedisPresence(redis, prefix), store, db.dataSource);
     expect((await watcher.check()).map((e) => `${e.type} ${e.data.uid}`)).toEqual(['NodeWentOffline n3']);
     // Meanwhile another orchestrator watched, saw n3 come back and wrote it; the key has lapsed again since.
     await store.appendToStream(nodeStreamId('n3'), [{ type: 'NodeCameOnline', data: { uid: 'n3', at: new Date().toISOString() } }], { expectedVersion: 'any' });
@@ -63,7 +64,7 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
     }
     const up = uids.filter((_, i) => i % 3 === 0);
     await redis.pipeline(up.map((uid) => ['set', keys.presence(uid), '{}', 'EX', 60])).exec();
-    const watcher = new NodePresenceWatcher(redis, store, db.dataSource, prefix);
+    const watcher = new NodePresenceWatcher(new RedisPresence(redis, prefix), store, db.dataSource);
     const before: Array<{ n: string }> = await db.dataSource.query(`SELECT count(DISTINCT transaction_id)::text AS n FROM granule_events`);
     const written = await watcher.check(); // n1-n3 of the tests before are offline and known so: no event
     expect(written).toHaveLength(800);

@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { nodeStreamId } from '@granule/contracts';
 import type { NodeEvent } from '@granule/contracts';
 import type { EventStore } from '@granule/event-store';
-import { presentNodes } from './adapters/redis-presence.adapter';
+import type { RedisPresence } from './adapters/redis-presence.adapter';
 
 /** Node streams written per transaction when many nodes change at once. */
 const WRITE_BATCH = 500;
@@ -15,17 +14,17 @@ const WRITE_BATCH = 500;
  *
  * Built for fleets of 10,000 nodes checked every tick: the node list is one read of the streams
  * table, a node's last known state is read from its stream only on first sight, the
- * presence keys are read with MGET, and a mass change (a rack going dark) is written in a few
+ * presence keys are read with MGET (answers the runs' health checks read in the same tick are
+ * reused), and a mass change (a rack going dark) is written in a few
  * transactions rather than one per node.
  */
 export class NodePresenceWatcher {
   private readonly online = new Map<string, boolean>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly presence: Pick<RedisPresence, 'present' | 'forget'>,
     private readonly store: EventStore,
     private readonly dataSource: DataSource,
-    private readonly prefix: string,
   ) {}
 
   /** Checks every node that ever registered (node streams) against its presence key. */
@@ -34,7 +33,7 @@ export class NodePresenceWatcher {
     if (rows.length === 0) return [];
     const uids = rows.map((r) => r.stream_id.slice('node-'.length));
     await this.learn(uids.filter((uid) => !this.online.has(uid)));
-    const present = await presentNodes(this.redis, this.prefix, uids);
+    const present = await this.presence.present(uids);
     const at = now.toISOString();
     const changes: NodeEvent[] = [];
     for (const uid of uids) {
@@ -61,9 +60,10 @@ export class NodePresenceWatcher {
     this.online.clear();
   }
 
-  /** A registration is a node coming (back) online. */
+  /** A registration is a node coming (back) online; what was read of its key before is stale. */
   registered(uid: string): void {
     this.online.set(uid, true);
+    this.presence.forget(uid);
   }
 
   /** Reads the last known state of nodes seen for the first time from their streams. */

@@ -79,14 +79,16 @@ export class OrchestratorService {
     this.outboxLease = lease;
     const planStore = new PlanStore(dataSource);
     const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore);
-    this.presenceWatcher = new NodePresenceWatcher(redis, this.store, dataSource, config.subjectPrefix);
+    // One tick reads each presence key once: the watcher reuses what the runs' health checks read.
+    const presence = new RedisPresence(redis, config.subjectPrefix, config.tickMs / 2);
+    this.presenceWatcher = new NodePresenceWatcher(presence, this.store, dataSource);
     this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans, planStore);
     this.runLog = new PostgresRunEventLog(this.store, dataSource);
     const ports: CoordinatorPorts = {
       log: this.runLog,
       plans,
       dispatcher: new JetStreamDispatcher(this.js, config.subjectPrefix),
-      presence: new RedisPresence(redis, config.subjectPrefix),
+      presence,
       lease,
       clock: { now: () => new Date() },
       logger: {

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import { redisKeys } from '@granule/contracts';
+import { RedisPresence, RedisRunLease } from './redis-presence.adapter';
+
+describe('RedisPresence and RedisRunLease (Redis)', () => {
+  let redis: Redis;
+  const prefix = `presadapter${randomBytes(3).toString('hex')}`;
+  const keys = redisKeys(prefix);
+  /** The keys each MGET asked for (a spy on the real client: the commands still reach Redis). */
+  let mgets: string[][];
+
+  beforeAll(() => {
+    redis = new Redis('redis://127.0.0.1:6379');
+  });
+  beforeEach(() => {
+    mgets = [];
+    const real = redis.mget.bind(redis) as (keys: string[]) => Promise<Array<string | null>>;
+    jest.spyOn(redis, 'mget').mockImplementation(((k: string[]) => {
+      mgets.push(k.map((key) => key.slice(key.lastIndexOf(':') + 1)));
+      return real(k);
+    }) as never);
+  });
+  afterEach(() => jest.restoreAllMocks());
+  afterAll(async () => {
+    const left = await redis.keys(`${prefix}:*`);
+    if (left.length) await redis.del(...left);
+    redis.disconnect();
+  });
+
+  const up = (...nodes: string[]) => Promise.all(nodes.map((n) => redis.set(keys.presence(n), '{}', 'EX', 30)));
+
+  it('reads each key once within maxAge: a second question reads only the nodes not asked about yet', async () => {
+    await up('a', 'c');
+    let now = 1000;
+    const presence = new RedisPresence(redis, prefix, 500, () => now);
+    expect(await presence.offline(['a', 'b'])).toEqual(['b']);
+    now += 100;
+    // The watcher's question after a run's health check, in the same tick.
+    expect([...(await presence.present(['a', 'b', 'c', 'd']))].sort()).toEqual(['a', 'c']);
+    expect(mgets).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(await presence.offline(['d', 'c'])).toEqual(['d']);
+    expect(mgets).toHaveLength(2);
+  });
+
+  it('reads again once an answer is maxAge old, and after forget() (the node just registered)', async () => {
+    await up('e');
+    let now = 0;
+    const presence = new RedisPresence(redis, prefix, 500, () => now);
+    expect(await presence.offline(['e', 'f'])).toEqual(['f']);
+    await up('f');
+    await redis.del(keys.presence('e'));
+    now = 499;
+    expect(await presence.offline(['e', 'f'])).toEqual(['f']); // both answers still fresh
+    presence.forget('f');
+    expect(await presence.offline(['e', 'f'])).toEqual([]); // f read again; e still fresh
+    now = 500;
+    expect(await presence.offline(['e', 'f'])).toEqual(['e']);
+    expect(mgets).toEqual([['e', 'f'], ['f'], ['e']]); // f, read again at 499, is still fresh at 500
+  });
+
+  it('without maxAge every question reads Redis', async () => {
+    await up('g');
+    const presence = new RedisPresence(redis, prefix);
+    expect(await presence.offline(['g', 'h'])).toEqual(['h']);
+    await redis.del(keys.presence('g'));
+    expect(await presence.offline(['g', 'h'])).toEqual(['g', 'h']);
+    expect(mgets).toHaveLength(2);
+  });
+
+  it('reads 2,500 nodes in MGETs of 1,000 keys', async () => {
+    const nodes = Array.from({ length: 2500 }, (_, i) => `big${i}`);
+    await redis.pipeline(nodes.filter((_, i) => i % 2 === 0).map((n) => ['set', keys.presence(n), '{}', 'EX', 30])).exec();
+    const offline = await new RedisPresence(redis, prefix, 500).offline(nodes);
+    expect(offline).toEqual(nodes.filter((_, i) => i % 2 === 1));
+    expect(mgets.map((k) => k.length)).toEqual([1000, 1000, 500]);
+  });
+
+  it('a run lease is held by one holder at a time, renewed and released only by it', async () => {
+    const a = new RedisRunLease(redis, prefix, 'orch-a', 10_000);
+    const b = new RedisRunLease(redis, prefix, 'orch-b', 10_000);
+    expect([await a.acquire('r1'), await b.acquire('r1'), await a.acquire('r1')]).toEqual([true, false, true]);
+    expect(await b.renew('r1')).toBe(false);
+    await b.release('r1');
+    expect(await b.acquire('r1')).toBe(false);
+    await a.release('r1');
+    expect(await b.acquire('r1')).toBe(true);
+  });
+});
