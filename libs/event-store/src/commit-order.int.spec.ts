@@ -1,6 +1,7 @@
 import type { QueryRunner } from 'typeorm';
 import { EventStore } from './event-store';
 import type { NewEvent, Position, StoredEvent } from './event-store.types';
+import { startPollingSubscription } from './polling-subscription';
 import { START_POSITION } from './position';
 import { createTestDatabase, type TestDatabase } from './testing/test-database';
 
@@ -208,5 +209,70 @@ describe('EventStore commit-ordered reading and consumers', () => {
     );
     await expect(subscription.done).rejects.toThrow('no handler today');
     expect(await store.readCheckpoint('failing-consumer')).toBeNull();
+  });
+
+  describe('waking on appends (a 60 s poll interval: only the wake-up can deliver in time)', () => {
+    const HOUR_LIKE = 60_000;
+
+    it("an append through the same store is read at once; another process's append waits for the poll", async () => {
+      const seen: string[] = [];
+      await store.appendToStream('wake-0', [noted('0')], { expectedVersion: 'no_stream' });
+      const subscription = store.subscribe('wake-consumer', (events) => void seen.push(...mine(events, 'wake').map((e) => e.streamId)), { pollIntervalMs: HOUR_LIKE });
+      try {
+        await waitFor(() => seen.includes('wake-0'), 'the first read');
+        // Another EventStore object stands for another process: its commit tells this one nothing.
+        await new EventStore(db.dataSource).appendToStream('wake-other', [noted('x')], { expectedVersion: 'no_stream' });
+        await sleep(300);
+        expect(seen).toEqual(['wake-0']);
+        await store.appendToStream('wake-1', [noted('1')], { expectedVersion: 'no_stream' });
+        await waitFor(() => seen.length === 3, 'wake-other and wake-1');
+        expect(seen).toEqual(['wake-0', 'wake-other', 'wake-1']);
+      } finally {
+        await subscription.stop();
+      }
+    });
+
+    it('an append held back by an older open transaction is read as soon as that one commits', async () => {
+      const seen: string[] = [];
+      const subscription = store.subscribe('held-consumer', (events) => void seen.push(...mine(events, 'held').map((e) => e.streamId)), { pollIntervalMs: HOUR_LIKE });
+      try {
+        const late = await beginTransaction();
+        await store.appendToStream('held-late', [noted('late')], { expectedVersion: 'no_stream', queryRunner: late });
+        await store.appendToStream('held-1', [noted('1')], { expectedVersion: 'no_stream' });
+        await sleep(200);
+        expect(seen).toEqual([]); // held-1 is committed but held back behind the open transaction
+        await late.commitTransaction(); // a caller's commit: no wake-up of its own
+        await waitFor(() => seen.length === 2, 'held-late and held-1');
+        expect(seen).toEqual(['held-late', 'held-1']);
+      } finally {
+        await subscription.stop();
+      }
+    });
+
+    it('a burst of appends is read in a few batches, not once per append (minIntervalMs)', async () => {
+      const seen: string[] = [];
+      let reads = 0;
+      const counting = {
+        readAll: (options: { after?: Position; maxCount: number }) => {
+          reads++;
+          return store.readAll(options);
+        },
+        readCheckpoint: (c: string) => store.readCheckpoint(c),
+        storeCheckpoint: (c: string, p: Position) => store.storeCheckpoint(c, p),
+        onAppended: (listener: (p: Position) => void) => store.onAppended(listener),
+      };
+      const subscription = startPollingSubscription(counting, 'burst-consumer', (events) => void seen.push(...mine(events, 'burst').map((e) => e.streamId)), {
+        pollIntervalMs: HOUR_LIKE,
+        minIntervalMs: 1000,
+      });
+      try {
+        await waitFor(() => reads === 1, 'the first read');
+        for (let i = 0; i < 20; i++) await store.appendToStream(`burst-${i}`, [noted(String(i))], { expectedVersion: 'no_stream' });
+        await waitFor(() => seen.length === 20, 'the 20 burst events');
+        expect(reads).toBeLessThanOrEqual(4); // once per append would be 21
+      } finally {
+        await subscription.stop();
+      }
+    });
   });
 });

@@ -128,7 +128,26 @@ function claimExtra(streamId: string, expected: ExpectedVersion): string | numbe
  * streams in one statement.
  */
 export class EventStore implements EventStorePort {
+  private readonly appendListeners = new Set<(lastPosition: Position) => void>();
+
   constructor(private readonly dataSource: DataSource) {}
+
+  onAppended(listener: (lastPosition: Position) => void): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
+  }
+
+  /** After a commit of ours: wakes this process's subscriptions (a listener's failure is its own). */
+  private appended(result: AppendBatchResult): AppendBatchResult {
+    for (const listener of this.appendListeners) {
+      try {
+        listener(result.lastPosition);
+      } catch {
+        // A subscription's wake-up cannot fail an append that committed.
+      }
+    }
+    return result;
+  }
 
   /**
    * Runs one of the store's hot, fixed statements as a named prepared statement on the pg pool
@@ -161,7 +180,7 @@ export class EventStore implements EventStorePort {
     }
 
     // The common case, one stream: a single statement (its own transaction), one round trip.
-    if (appends.length === 1) return this.appendOne(appends[0], options.metadata);
+    if (appends.length === 1) return this.appended(await this.appendOne(appends[0], options.metadata));
 
     const runner = this.dataSource.createQueryRunner();
     try {
@@ -169,7 +188,7 @@ export class EventStore implements EventStorePort {
       await runner.startTransaction();
       const result = await write(runner);
       await runner.commitTransaction();
-      return result;
+      return this.appended(result);
     } catch (error) {
       if (runner.isTransactionActive) await runner.rollbackTransaction();
       throw error;

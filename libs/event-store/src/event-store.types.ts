@@ -105,8 +105,17 @@ export interface ReadAllOptions {
 export type EventBatchHandler = (events: StoredEvent[]) => Promise<void> | void;
 
 export interface SubscribeOptions {
-  /** Pause after an incomplete batch before polling again. Defaults to 200 ms. */
+  /**
+   * Pause after an incomplete batch before polling again. Defaults to 200 ms. An append made
+   * through the same store object ends the pause at once (see `onAppended`), so this bounds
+   * only how late appends of other processes are seen.
+   */
   pollIntervalMs?: number;
+  /**
+   * Least time between the starts of two reads when woken by appends (at most `pollIntervalMs`).
+   * Defaults to 20 ms: events appended in a burst are read together.
+   */
+  minIntervalMs?: number;
   /** Events per batch. Defaults to 500. */
   batchSize?: number;
   /** Stops the subscription when aborted (same as `stop()`). */
@@ -151,6 +160,12 @@ export interface EventStorePort {
   /** Stored position of a consumer, or `null` if it never stored one. */
   readCheckpoint(consumer: string): Promise<Position | null>;
   storeCheckpoint(consumer: string, position: Position): Promise<void>;
+  /**
+   * Calls `listener` with the position of the last event after each append this object
+   * committed (not one made in a caller's transaction: its commit is the caller's); returns the
+   * function that stops it.
+   */
+  onAppended(listener: (lastPosition: Position) => void): () => void;
   /** Polls `readAll` from the consumer's checkpoint and stores it after each handled batch. */
   subscribe(consumer: string, handler: EventBatchHandler, options?: SubscribeOptions): Subscription;
 }

@@ -1,29 +1,42 @@
 import type { EventBatchHandler, EventStorePort, Position, StoredEvent, SubscribeOptions, Subscription } from './event-store.types';
-import { START_POSITION } from './position';
+import { comparePositions, START_POSITION } from './position';
 
 const DEFAULT_POLL_INTERVAL_MS = 200;
 const DEFAULT_BATCH_SIZE = 500;
+const DEFAULT_MIN_INTERVAL_MS = 20;
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
+/**
+ * Resolves after `ms`, when `signal` aborts, or `soon` ms after `wake(soon)` if that is earlier.
+ */
+function pause(ms: number, signal: AbortSignal): { done: Promise<void>; wake: (soon: number) => void } {
+  let wake: (soon: number) => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
-    const wake = () => {
+    const end = (): void => {
       clearTimeout(timer);
-      signal.removeEventListener('abort', wake);
+      signal.removeEventListener('abort', end);
       resolve();
     };
-    const timer = setTimeout(wake, ms);
-    signal.addEventListener('abort', wake, { once: true });
+    const until = performance.now() + ms;
+    let timer = setTimeout(end, ms);
+    signal.addEventListener('abort', end, { once: true });
+    wake = (soon) => {
+      if (performance.now() + soon >= until) return;
+      clearTimeout(timer);
+      timer = setTimeout(end, Math.max(0, soon));
+    };
   });
+  return { done, wake };
 }
 
 /**
  * Runs a checkpointed consumer of the commit-ordered log: read a batch after the stored
- * position, hand it to `handler`, store the position of its last event, repeat. Delivery is
+ * position, hand it to `handler`, store the position of its last event, repeat; between reads
+ * it waits `pollIntervalMs` or until the store says it appended. Delivery is
  * at-least-once: a crash between the handler and the checkpoint re-delivers that batch.
  */
 export function startPollingSubscription(
-  store: Pick<EventStorePort, 'readAll' | 'readCheckpoint' | 'storeCheckpoint'>,
+  store: Pick<EventStorePort, 'readAll' | 'readCheckpoint' | 'storeCheckpoint'> & Partial<Pick<EventStorePort, 'onAppended'>>,
   consumer: string,
   handler: EventBatchHandler,
   options: SubscribeOptions = {},
@@ -36,10 +49,26 @@ export function startPollingSubscription(
   if (external?.aborted) stopping.abort();
   external?.addEventListener('abort', onExternalAbort, { once: true });
 
+  // An append committed through the same store names its position: the subscription reads
+  // again within `minIntervalMs` (not a poll interval) and keeps doing so until it has read that
+  // far, even when the first read finds the event still held back by an older open transaction.
+  // Reads start at least `minIntervalMs` apart, so a busy log is still read in batches rather
+  // than once per append. Appends of other processes are seen by polling.
+  const minIntervalMs = Math.min(pollIntervalMs, options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS);
+  let readStartedAt = -Infinity;
+  const untilNextRead = (): number => readStartedAt + minIntervalMs - performance.now();
+  let awaited: Position | undefined;
+  let sleeping: ReturnType<typeof pause> | undefined;
+  const stopListening = store.onAppended?.((appended) => {
+    if (awaited === undefined || comparePositions(appended, awaited) > 0) awaited = appended;
+    sleeping?.wake(untilNextRead());
+  });
+
   const loop = async (): Promise<void> => {
     let position: Position | null = null;
     try {
       while (!stopping.signal.aborted) {
+        readStartedAt = performance.now();
         try {
           position ??= (await store.readCheckpoint(consumer)) ?? START_POSITION;
           const events: StoredEvent[] = await store.readAll({ after: position, maxCount: batchSize });
@@ -55,10 +84,17 @@ export function startPollingSubscription(
         } catch (error) {
           if (!options.onError) throw error;
           options.onError(error);
+          // A failure waits out the whole interval, appends or not: no retry storm.
+          await pause(pollIntervalMs, stopping.signal).done;
+          continue;
         }
-        await pause(pollIntervalMs, stopping.signal);
+        sleeping = pause(pollIntervalMs, stopping.signal);
+        if (awaited !== undefined && position !== null && comparePositions(position, awaited) < 0) sleeping.wake(untilNextRead());
+        await sleeping.done;
+        sleeping = undefined;
       }
     } finally {
+      stopListening?.();
       external?.removeEventListener('abort', onExternalAbort);
     }
   };
