@@ -169,7 +169,9 @@ export class OrchestratorService {
     if (holding && !this.outbox) {
       this.outbox = new NatsOutboxPublisher(this.deps.nats, this.store, {
         subjectPrefix: `${this.deps.config.subjectPrefix}.events`,
+        // Watchers see this orchestrator's events within 25 ms, other replicas' within a poll.
         pollIntervalMs: 100,
+        minIntervalMs: 25,
         onError: (err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'outbox publishing failed; retrying'),
       });
       this.outbox.start();

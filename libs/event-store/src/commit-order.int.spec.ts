@@ -1,6 +1,6 @@
 import type { QueryRunner } from 'typeorm';
 import { EventStore } from './event-store';
-import type { NewEvent, Position, StoredEvent } from './event-store.types';
+import type { NewEvent, Position, ReadAllOptions, StoredEvent } from './event-store.types';
 import { startPollingSubscription } from './polling-subscription';
 import { START_POSITION } from './position';
 import { createTestDatabase, type TestDatabase } from './testing/test-database';
@@ -217,7 +217,10 @@ describe('EventStore commit-ordered reading and consumers', () => {
     it("an append through the same store is read at once; another process's append waits for the poll", async () => {
       const seen: string[] = [];
       await store.appendToStream('wake-0', [noted('0')], { expectedVersion: 'no_stream' });
-      const subscription = store.subscribe('wake-consumer', (events) => void seen.push(...mine(events, 'wake').map((e) => e.streamId)), { pollIntervalMs: HOUR_LIKE });
+      const subscription = store.subscribe('wake-consumer', (events) => void seen.push(...mine(events, 'wake').map((e) => e.streamId)), {
+        pollIntervalMs: HOUR_LIKE,
+        minIntervalMs: 20,
+      });
       try {
         await waitFor(() => seen.includes('wake-0'), 'the first read');
         // Another EventStore object stands for another process: its commit tells this one nothing.
@@ -232,9 +235,26 @@ describe('EventStore commit-ordered reading and consumers', () => {
       }
     });
 
+    it('without minIntervalMs a subscription only polls', async () => {
+      const seen: string[] = [];
+      await store.appendToStream('poll-0', [noted('0')], { expectedVersion: 'no_stream' });
+      const subscription = store.subscribe('poll-consumer', (events) => void seen.push(...mine(events, 'poll').map((e) => e.streamId)), { pollIntervalMs: HOUR_LIKE });
+      try {
+        await waitFor(() => seen.includes('poll-0'), 'the first read');
+        await store.appendToStream('poll-1', [noted('1')], { expectedVersion: 'no_stream' });
+        await sleep(300);
+        expect(seen).toEqual(['poll-0']);
+      } finally {
+        await subscription.stop();
+      }
+    });
+
     it('an append held back by an older open transaction is read as soon as that one commits', async () => {
       const seen: string[] = [];
-      const subscription = store.subscribe('held-consumer', (events) => void seen.push(...mine(events, 'held').map((e) => e.streamId)), { pollIntervalMs: HOUR_LIKE });
+      const subscription = store.subscribe('held-consumer', (events) => void seen.push(...mine(events, 'held').map((e) => e.streamId)), {
+        pollIntervalMs: HOUR_LIKE,
+        minIntervalMs: 20,
+      });
       try {
         const late = await beginTransaction();
         await store.appendToStream('held-late', [noted('late')], { expectedVersion: 'no_stream', queryRunner: late });
@@ -253,9 +273,9 @@ describe('EventStore commit-ordered reading and consumers', () => {
       const seen: string[] = [];
       let reads = 0;
       const counting = {
-        readAll: (options: { after?: Position; maxCount: number }) => {
+        readAll: <E extends NewEvent = NewEvent>(options: ReadAllOptions) => {
           reads++;
-          return store.readAll(options);
+          return store.readAll<E>(options);
         },
         readCheckpoint: (c: string) => store.readCheckpoint(c),
         storeCheckpoint: (c: string, p: Position) => store.storeCheckpoint(c, p),

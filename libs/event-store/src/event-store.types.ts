@@ -105,15 +105,13 @@ export interface ReadAllOptions {
 export type EventBatchHandler = (events: StoredEvent[]) => Promise<void> | void;
 
 export interface SubscribeOptions {
-  /**
-   * Pause after an incomplete batch before polling again. Defaults to 200 ms. An append made
-   * through the same store object ends the pause at once (see `onAppended`), so this bounds
-   * only how late appends of other processes are seen.
-   */
+  /** Pause after an incomplete batch before polling again. Defaults to 200 ms. */
   pollIntervalMs?: number;
   /**
-   * Least time between the starts of two reads when woken by appends (at most `pollIntervalMs`).
-   * Defaults to 20 ms: events appended in a burst are read together.
+   * Wake on appends: an append committed through the same store object ends the pause, and the
+   * next read starts `minIntervalMs` after the previous one (at most `pollIntervalMs`), so a
+   * burst is read in batches. `pollIntervalMs` then only bounds how late appends of other
+   * processes are seen. Without it the subscription only polls.
    */
   minIntervalMs?: number;
   /** Events per batch. Defaults to 500. */

@@ -109,4 +109,19 @@ describe('NatsOutboxPublisher', () => {
     expect((errors[0] as Error).name).toBe('ClosedConnectionError');
     expect(await store.readCheckpoint('closed-outbox')).toBeNull();
   });
+
+  it('with minIntervalMs publishes an event appended through its store at once, whatever the poll interval', async () => {
+    const publisher = new NatsOutboxPublisher(nc, store, { subjectPrefix: prefix, consumerName: 'outbox-wake', pollIntervalMs: 60_000, minIntervalMs: 25 });
+    publisher.start();
+    try {
+      // The first read publishes again what the earlier tests left; then the publisher sleeps for a minute.
+      await sleep(300);
+      const wake = () => received.filter((m) => m.subject === `${prefix}.run.run-wake`);
+      await store.appendToStream('run-wake', [happened(99)], { expectedVersion: 'no_stream' });
+      await waitFor(() => wake().length > 0, 'the woken publish');
+      expect(wake().map((m) => m.json<PublishedEvent>().data)).toEqual([{ n: 99 }]);
+    } finally {
+      await publisher.stop();
+    }
+  });
 });

@@ -33,6 +33,8 @@ export interface NatsOutboxPublisherOptions {
   /** Defaults to `granule.events`. */
   subjectPrefix?: string;
   pollIntervalMs?: number;
+  /** Wake on this process's appends, reading at most this often (`SubscribeOptions.minIntervalMs`). */
+  minIntervalMs?: number;
   batchSize?: number;
   /**
    * Called on a failed batch (closed connection, database error); the batch is retried
@@ -67,6 +69,7 @@ export class NatsOutboxPublisher {
     if (this.subscription) throw new Error('NatsOutboxPublisher is already started');
     this.subscription = this.store.subscribe(this.consumerName, (events) => this.publish(events), {
       pollIntervalMs: this.options.pollIntervalMs,
+      minIntervalMs: this.options.minIntervalMs,
       batchSize: this.options.batchSize,
       onError: this.options.onError ?? (() => undefined),
     });

@@ -3,7 +3,6 @@ import { comparePositions, START_POSITION } from './position';
 
 const DEFAULT_POLL_INTERVAL_MS = 200;
 const DEFAULT_BATCH_SIZE = 500;
-const DEFAULT_MIN_INTERVAL_MS = 20;
 
 /**
  * Resolves after `ms`, when `signal` aborts, or `soon` ms after `wake(soon)` if that is earlier.
@@ -32,7 +31,7 @@ function pause(ms: number, signal: AbortSignal): { done: Promise<void>; wake: (s
 /**
  * Runs a checkpointed consumer of the commit-ordered log: read a batch after the stored
  * position, hand it to `handler`, store the position of its last event, repeat; between reads
- * it waits `pollIntervalMs` or until the store says it appended. Delivery is
+ * it waits `pollIntervalMs` or, given `minIntervalMs`, until the store says it appended. Delivery is
  * at-least-once: a crash between the handler and the checkpoint re-delivers that batch.
  */
 export function startPollingSubscription(
@@ -49,17 +48,17 @@ export function startPollingSubscription(
   if (external?.aborted) stopping.abort();
   external?.addEventListener('abort', onExternalAbort, { once: true });
 
-  // An append committed through the same store names its position: the subscription reads
-  // again within `minIntervalMs` (not a poll interval) and keeps doing so until it has read that
+  // With `minIntervalMs`, an append committed through the same store names its position: the
+  // subscription reads again within `minIntervalMs` (not a poll interval) and keeps doing so until it has read that
   // far, even when the first read finds the event still held back by an older open transaction.
   // Reads start at least `minIntervalMs` apart, so a busy log is still read in batches rather
   // than once per append. Appends of other processes are seen by polling.
-  const minIntervalMs = Math.min(pollIntervalMs, options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS);
+  const minIntervalMs = Math.min(pollIntervalMs, options.minIntervalMs ?? pollIntervalMs);
   let readStartedAt = -Infinity;
   const untilNextRead = (): number => readStartedAt + minIntervalMs - performance.now();
   let awaited: Position | undefined;
   let sleeping: ReturnType<typeof pause> | undefined;
-  const stopListening = store.onAppended?.((appended) => {
+  const stopListening = options.minIntervalMs === undefined ? undefined : store.onAppended?.((appended) => {
     if (awaited === undefined || comparePositions(appended, awaited) > 0) awaited = appended;
     sleeping?.wake(untilNextRead());
   });
