@@ -31,8 +31,9 @@ function pause(ms: number, signal: AbortSignal): { done: Promise<void>; wake: (s
 /**
  * Runs a checkpointed consumer of the commit-ordered log: read a batch after the stored
  * position, hand it to `handler`, store the position of its last event, repeat; between reads
- * it waits `pollIntervalMs` or, given `minIntervalMs`, until the store says it appended. Delivery is
- * at-least-once: a crash between the handler and the checkpoint re-delivers that batch.
+ * it waits `pollIntervalMs` or, given `minIntervalMs`, until the store says it appended.
+ * Delivery is at-least-once: a crash between the handler and the checkpoint re-delivers that
+ * batch.
  */
 export function startPollingSubscription(
   store: Pick<EventStorePort, 'readAll' | 'readCheckpoint' | 'storeCheckpoint'> & Partial<Pick<EventStorePort, 'onAppended'>>,
@@ -49,10 +50,10 @@ export function startPollingSubscription(
   external?.addEventListener('abort', onExternalAbort, { once: true });
 
   // With `minIntervalMs`, an append committed through the same store names its position: the
-  // subscription reads again within `minIntervalMs` (not a poll interval) and keeps doing so until it has read that
-  // far, even when the first read finds the event still held back by an older open transaction.
-  // Reads start at least `minIntervalMs` apart, so a busy log is still read in batches rather
-  // than once per append. Appends of other processes are seen by polling.
+  // subscription reads again within `minIntervalMs` (not a poll interval), and keeps doing so
+  // until it has read that far, even when a read finds the event still held back by an older
+  // open transaction. Reads start at least `minIntervalMs` apart, so a busy log is still read in
+  // batches rather than once per append. Appends of other processes are seen by polling.
   const minIntervalMs = Math.min(pollIntervalMs, options.minIntervalMs ?? pollIntervalMs);
   let readStartedAt = -Infinity;
   const untilNextRead = (): number => readStartedAt + minIntervalMs - performance.now();
