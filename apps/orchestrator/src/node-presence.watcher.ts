@@ -14,15 +14,15 @@ const WRITE_BATCH = 500;
  *
  * Built for fleets of 10,000 nodes checked every tick: the node list is one read of the streams
  * table, a node's last known state is read from its stream only on first sight, the
- * presence keys are read with MGET (answers the runs' health checks read in the same tick are
- * reused), and a mass change (a rack going dark) is written in a few
+ * presence keys are read with MGET (a node the runs' health checks found online in the same tick
+ * is not asked again), and a mass change (a rack going dark) is written in a few
  * transactions rather than one per node.
  */
 export class NodePresenceWatcher {
   private readonly online = new Map<string, boolean>();
 
   constructor(
-    private readonly presence: Pick<RedisPresence, 'present' | 'forget'>,
+    private readonly presence: Pick<RedisPresence, 'present'>,
     private readonly store: EventStore,
     private readonly dataSource: DataSource,
   ) {}
@@ -60,10 +60,9 @@ export class NodePresenceWatcher {
     this.online.clear();
   }
 
-  /** A registration is a node coming (back) online; what was read of its key before is stale. */
+  /** A registration is a node coming (back) online. */
   registered(uid: string): void {
     this.online.set(uid, true);
-    this.presence.forget(uid);
   }
 
   /** Reads the last known state of nodes seen for the first time from their streams. */

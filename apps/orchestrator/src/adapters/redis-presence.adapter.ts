@@ -25,13 +25,15 @@ export async function presentNodes(redis: Redis, prefix: string, nodes: readonly
 /**
  * A node is online while its agent's presence key exists (agents refresh it with a TTL).
  *
- * Answers read less than `maxAgeMs` ago are reused, so one tick reads each key once: the runs'
- * health checks read their nodes first, and the presence watcher then reads only the nodes no run
- * asked about (10,000 nodes: one MGET pass per tick instead of two). Pass half the tick: no
- * answer is older than that, far inside a presence TTL.
+ * A node found online less than `maxAgeMs` ago is taken as still online, so one tick reads each
+ * live node's key once: the runs' health checks read their nodes first, and the presence watcher
+ * then reads only the nodes no run asked about (10,000 nodes: one MGET pass per tick instead of
+ * two). Pass half the tick: far inside a presence TTL, which already lets a dead agent look alive
+ * for longer. A node found offline is asked again every time, so one that has just come up is
+ * never failed on an old answer.
  */
 export class RedisPresence implements Presence {
-  private readonly seen = new Map<string, { up: boolean; at: number }>();
+  private readonly seenUp = new Map<string, number>();
 
   constructor(
     private readonly redis: Redis,
@@ -44,19 +46,21 @@ export class RedisPresence implements Presence {
   async present(nodes: readonly string[]): Promise<Set<string>> {
     const now = this.clock();
     const up = new Set<string>();
-    const unknown: string[] = [];
+    const ask: string[] = [];
     for (const n of nodes) {
-      const known = this.seen.get(n);
-      if (known && now - known.at < this.maxAgeMs) {
-        if (known.up) up.add(n);
-      } else unknown.push(n);
+      const at = this.seenUp.get(n);
+      if (at !== undefined && now - at < this.maxAgeMs) up.add(n);
+      else ask.push(n);
     }
-    if (unknown.length === 0) return up;
-    const read = await presentNodes(this.redis, this.prefix, unknown);
+    if (ask.length === 0) return up;
+    const read = await presentNodes(this.redis, this.prefix, ask);
     if (this.maxAgeMs > 0) {
-      for (const n of unknown) this.seen.set(n, { up: read.has(n), at: now });
+      for (const n of ask) {
+        if (read.has(n)) this.seenUp.set(n, now);
+        else this.seenUp.delete(n);
+      }
       // Nodes nobody asks about any more (removed from the fleet) are not kept forever.
-      if (this.seen.size > 2 * nodes.length + 1000) for (const [n, known] of this.seen) if (now - known.at >= this.maxAgeMs) this.seen.delete(n);
+      if (this.seenUp.size > 2 * nodes.length + 1000) for (const [n, at] of this.seenUp) if (now - at >= this.maxAgeMs) this.seenUp.delete(n);
     }
     for (const n of read) up.add(n);
     return up;
@@ -66,11 +70,6 @@ export class RedisPresence implements Presence {
     if (nodes.length === 0) return [];
     const present = await this.present(nodes);
     return nodes.filter((n) => !present.has(n));
-  }
-
-  /** Drops what is known of `node` (it just registered): the next question reads its key. */
-  forget(node: string): void {
-    this.seen.delete(node);
   }
 }
 
