@@ -9,13 +9,18 @@ export class DatabaseNotMigratedError extends GranuleError<'DATABASE_NOT_MIGRATE
 export class DatabaseMigrationError extends GranuleError<'DATABASE_MIGRATION_FAILED'> {}
 
 /**
- * A failure's own words: `connect ECONNREFUSED 127.0.0.1:5432`. An AggregateError (one
- * connection attempt per address of a host name) has no message of its own: its first error's.
+ * The error that says what went wrong: an AggregateError (one connection attempt per address of
+ * a host name) has no message or code of its own, so its first error stands for it.
  */
+function firstError(err: unknown): unknown {
+  return err instanceof AggregateError && err.errors.length > 0 ? firstError(err.errors[0]) : err;
+}
+
+/** A failure's own words: `connect ECONNREFUSED 127.0.0.1:5432` (see `firstError`). */
 export function reasonOf(err: unknown): string {
-  if (err instanceof AggregateError && err.errors.length > 0) return reasonOf(err.errors[0]);
-  if (err instanceof Error) return err.message || (err as { code?: string }).code || err.name;
-  return String(err);
+  const e = firstError(err);
+  if (e instanceof Error) return e.message || (e as { code?: string }).code || e.name;
+  return String(e);
 }
 
 /**
@@ -35,9 +40,8 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
 const DATABASE_MISSING = '3D000';
 
 function sqlStateOf(err: unknown): string | undefined {
-  const e = err as { code?: unknown; errors?: unknown[] } | undefined;
-  if (err instanceof AggregateError && err.errors.length > 0) return sqlStateOf(err.errors[0]);
-  return typeof e?.code === 'string' ? e.code : undefined;
+  const code = (firstError(err) as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** A failed connection in one line: the URL (password hidden), the reason and what to do about it. */
@@ -92,7 +96,7 @@ export interface OpenDatabaseOptions {
  * leaves no connection open.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSource> {
-  const create = (): DataSource =>
+  const newDataSource = (): DataSource =>
     new DataSource({
       type: 'postgres',
       url: options.url,
@@ -103,14 +107,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSo
       extra: { max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 },
       logging: false,
     });
-  let dataSource = create();
+  let dataSource = newDataSource();
   try {
     await dataSource.initialize();
   } catch (err) {
     if (sqlStateOf(err) !== DATABASE_MISSING || !options.create) throw connectionFailure(options.url, err);
     try {
       await createDatabase(options.url);
-      dataSource = create();
+      dataSource = newDataSource();
       await dataSource.initialize();
     } catch (again) {
       throw connectionFailure(options.url, again);
