@@ -17,6 +17,9 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   const plan: ExecutablePlan = toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency });
   const dispatched: TaskDispatchMessage[] = [];
   const offline = new Set<string>();
+  const warnings: string[] = [];
+  /** While set, the dispatcher fails as a publish to an unreachable NATS does. */
+  const nats = { down: false };
   let time = Date.parse('2026-01-01T00:00:00Z');
   const ports: CoordinatorPorts = {
     log,
@@ -24,7 +27,12 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
       request: async (): Promise<PlanReplyMessage> => ({ ok: true, planId: 'p1', planHash: 'h1', instances: plan.size, tasks: 4, nodes: plan.nodeNames }),
       load: async () => plan,
     },
-    dispatcher: { dispatch: async (m) => void dispatched.push(m) },
+    dispatcher: {
+      dispatch: async (m) => {
+        if (nats.down) throw new Error('TIMEOUT');
+        dispatched.push(m);
+      },
+    },
     presence: { offline: async (nodes) => nodes.filter((n) => offline.has(n)) },
     lease: {
       acquire: async (id) => (leases.has(id) ? false : (leases.add(id), true)),
@@ -32,7 +40,7 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
       release: async (id) => void leases.delete(id),
     },
     clock: { now: () => new Date(time) },
-    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    logger: { info: () => undefined, warn: (message) => void warnings.push(message), error: () => undefined },
   };
   const coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: 10 } });
   const plannerDown = (): void => {
@@ -42,7 +50,7 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   };
   const succeed = (key: string, attempt = 1) =>
     coordinator.progress({ runId: 'r1', key, node: key.split('@')[1], attempt, dispatchId: `r1/${key}/${attempt}`, status: 'succeeded', at: new Date(time).toISOString(), exitCode: 0 });
-  return { coordinator, log, dispatched, offline, leases, succeed, plannerDown, advance: (s: number) => (time += s * 1000) };
+  return { coordinator, log, dispatched, offline, leases, nats, warnings, succeed, plannerDown, advance: (s: number) => (time += s * 1000) };
 }
 
 const start = { commandId: 'c1', runId: 'r1', graph: 'default', dryRun: false, noop: false, inline: { graphs: {}, nodes: [] } };
@@ -93,6 +101,45 @@ describe('RunCoordinator', () => {
     await w.succeed('a@n1');
     expect((await w.log.read('r1')).filter((e) => e.type === 'TaskSucceeded')).toHaveLength(1);
     expect(w.dispatched.map((d) => d.key)).toContain('b@n1');
+  });
+
+  it('a dispatch NATS did not accept is recorded, not lost: the report is taken and the dispatch is sent again on the next ticks until it gets through', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.nats.down = true;
+    // The result is recorded (no error for the caller, so it is not delivered again) ...
+    await w.succeed('a@n1');
+    const log = await w.log.read('r1');
+    expect(log.filter((e) => e.type === 'TaskDispatched').map((e) => e.data.key)).toEqual(['a@n1', 'a@n2', 'b@n1']);
+    expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2']);
+    expect(w.warnings).toEqual(['could not send dispatches; sending them again on every tick']);
+    // ... ticks while NATS is down try again, and warn only once ...
+    await w.coordinator.tick();
+    await w.coordinator.tick();
+    expect(w.warnings).toHaveLength(1);
+    // ... and the first tick after NATS is back sends it, once, with the recorded dispatch id.
+    w.nats.down = false;
+    await w.coordinator.tick();
+    await w.coordinator.tick();
+    expect(w.dispatched.map((d) => d.dispatchId)).toEqual(['r1/a@n1/1', 'r1/a@n2/1', 'r1/b@n1/1']);
+    await w.succeed('a@n2');
+    await w.succeed('b@n1');
+    await w.succeed('b@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+  });
+
+  it('an unsent dispatch whose task was settled meanwhile (its node failed) is not sent any more', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.nats.down = true;
+    await w.succeed('a@n1');
+    // n1 goes away: its pending dispatch b@n1 is settled by the health check, not sent later.
+    w.offline.add('n1');
+    await w.coordinator.tick();
+    w.nats.down = false;
+    await w.coordinator.tick();
+    expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2']);
+    expect((await w.log.read('r1')).map((e) => e.type)).toContain('NodeFailed');
   });
 
   it('refuses a run id that was used before', async () => {

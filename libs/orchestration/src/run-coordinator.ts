@@ -16,6 +16,11 @@ interface ActiveRun {
   nodeStatus: Map<number, RunNodeStatus>;
   /** Serialises everything that touches this run. */
   queue: Promise<unknown>;
+  /**
+   * Dispatches recorded in the log that the message stream has not accepted yet (NATS was
+   * unreachable), by dispatch id: sent again on every tick until they get through.
+   */
+  unsent: Map<string, TaskDispatchMessage>;
 }
 
 export interface CoordinatorOptions {
@@ -61,7 +66,7 @@ export class RunCoordinator {
       throw new CoordinatorError('RUN_EXISTS', `run ${command.runId} already exists`);
     }
     if (!(await this.ports.lease.acquire(command.runId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
-    const run: ActiveRun = { state: initialRunState(command.runId), nodeStatus: new Map(), queue: Promise.resolve() };
+    const run: ActiveRun = { state: initialRunState(command.runId), nodeStatus: new Map(), queue: Promise.resolve(), unsent: new Map() };
     this.runs.set(command.runId, run);
     await this.serial(run, async () => {
       await this.apply(run, { type: 'RequestDeployment', request: { ...requestData(command), ...extra } });
@@ -93,7 +98,7 @@ export class RunCoordinator {
     }
     if (await this.ports.log.exists(command.newRunId)) throw new CoordinatorError('RUN_EXISTS', `run ${command.newRunId} already exists`);
     if (!(await this.ports.lease.acquire(command.newRunId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.newRunId} is driven by another orchestrator`);
-    const run: ActiveRun = { state: initialRunState(command.newRunId), plan, nodeStatus: new Map(), queue: Promise.resolve() };
+    const run: ActiveRun = { state: initialRunState(command.newRunId), plan, nodeStatus: new Map(), queue: Promise.resolve(), unsent: new Map() };
     this.runs.set(command.newRunId, run);
     await this.serial(run, async () => {
       await this.apply(run, { type: 'RequestDeployment', request: { ...requested.data, runId: command.newRunId, retryOf: { runId: command.runId, failedOnly: command.failedOnly } } });
@@ -152,12 +157,15 @@ export class RunCoordinator {
   async tick(): Promise<void> {
     for (const [runId, run] of [...this.runs]) {
       if (!(await this.ports.lease.renew(runId))) {
-        this.ports.logger.warn('lost the lease of a run; another orchestrator drives it now', { runId });
+        // Another orchestrator took it, or Redis restarted and lost it: whoever holds it next
+        // (this one, on its next recovery pass) goes on from the event log.
+        this.ports.logger.warn('lost the lease of a run (another orchestrator took it, or Redis lost it); letting go of it', { runId });
         this.runs.delete(runId);
         continue;
       }
       await this.serial(run, async () => {
         if (run.state.phase === 'requested') return;
+        await this.resend(run);
         const offline = run.plan ? await this.ports.presence.offline(run.plan.nodeNames) : [];
         await this.apply(run, { type: 'CheckHealth', at: this.now(), offlineNodes: offline });
         await this.advance(run);
@@ -194,7 +202,7 @@ export class RunCoordinator {
     const plan = accepted?.type === 'PlanAccepted' ? await this.ports.plans.load(accepted.data.planId) : undefined;
     let state = initialRunState(runId);
     for (const e of events) state = evolve(state, e, plan);
-    const run: ActiveRun = { state, plan, nodeStatus: plan ? knownNodeStatuses(state, plan) : new Map(), queue: Promise.resolve() };
+    const run: ActiveRun = { state, plan, nodeStatus: plan ? knownNodeStatuses(state, plan) : new Map(), queue: Promise.resolve(), unsent: new Map() };
     this.runs.set(runId, run);
     this.ports.logger.info('recovered run from the event log', { runId, events: events.length, phase: state.phase });
     await this.serial(run, async () => {
@@ -213,10 +221,12 @@ export class RunCoordinator {
       // Dispatches that were recorded but maybe never sent: send them again (same dispatchId,
       // so JetStream and the agent's journal drop the copy if the first one went out).
       if (plan) {
+        const again: TaskDispatchMessage[] = [];
         for (let n = 0; n < plan.nodeNames.length; n++) {
           const i = state.busy[n];
-          if (i >= 0 && state.status[i] === InstanceStatus.Dispatched) await this.ports.dispatcher.dispatch(this.dispatchMessage(run, plan, i));
+          if (i >= 0 && state.status[i] === InstanceStatus.Dispatched) again.push(this.dispatchMessage(run, plan, i));
         }
+        await this.send(run, again);
       }
       // A stopped run taken back by `resume` waits for its Resume: advancing would settle it
       // (stopped is terminal) and let go of it again.
@@ -309,9 +319,48 @@ export class RunCoordinator {
     const plan = run.plan;
     if (plan) {
       const dispatches = events.flatMap((e) => (e.type === 'TaskDispatched' ? [this.dispatchMessage(run, plan, plan.index.get(e.data.key) as number)] : []));
-      await Promise.all(dispatches.map((m) => this.ports.dispatcher.dispatch(m)));
+      await this.send(run, dispatches);
     }
     return events;
+  }
+
+  /**
+   * Sends dispatches that are in the log. One the message stream does not accept (NATS is
+   * unreachable, or slower than the publish timeout) is kept in `run.unsent` and sent again on
+   * every tick: the events are committed, so failing the caller would only have the same
+   * report recorded again, with no dispatch. A copy that did get through is dropped by its
+   * message id (the dispatch id) or answered from the agent's journal.
+   */
+  private async send(run: ActiveRun, messages: TaskDispatchMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const results = await Promise.allSettled(messages.map((m) => this.ports.dispatcher.dispatch(m)));
+    const failed: string[] = [];
+    let reason = '';
+    results.forEach((r, k) => {
+      const m = messages[k];
+      if (r.status === 'fulfilled') {
+        if (run.unsent.delete(m.dispatchId)) this.ports.logger.info('sent a dispatch that could not be sent before', { runId: m.runId, dispatchId: m.dispatchId });
+        return;
+      }
+      if (!run.unsent.has(m.dispatchId)) failed.push(m.dispatchId);
+      run.unsent.set(m.dispatchId, m);
+      reason = (r.reason as Error)?.message ?? String(r.reason);
+    });
+    if (failed.length > 0) {
+      this.ports.logger.warn('could not send dispatches; sending them again on every tick', { runId: run.state.runId, count: failed.length, dispatchIds: failed.slice(0, 10), error: reason });
+    }
+  }
+
+  /** Sends again the dispatches not sent yet whose task instance still waits for them. */
+  private async resend(run: ActiveRun): Promise<void> {
+    if (run.unsent.size === 0) return;
+    const plan = run.plan;
+    for (const [id, m] of run.unsent) {
+      const i = plan?.index.get(m.key);
+      const waiting = i !== undefined && run.state.status[i] === InstanceStatus.Dispatched && run.state.attempt[i] === m.attempt;
+      if (!waiting) run.unsent.delete(id);
+    }
+    await this.send(run, [...run.unsent.values()]);
   }
 
   private dispatchMessage(run: ActiveRun, plan: ExecutablePlan, i: number): TaskDispatchMessage {
