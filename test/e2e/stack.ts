@@ -44,8 +44,13 @@ export interface StackOptions {
   /** Orchestrator settings; defaults: tick 200 ms, lease 3000 ms. */
   tickMs?: number;
   leaseMs?: number;
-  /** Presence TTL the orchestrator hands to agents (default 3 s; heartbeats every second). */
+  /** Presence TTL the orchestrator hands to agents (default 3 s). */
   presenceTtlSeconds?: number;
+  /** Agents' heartbeat interval (default 1 s). */
+  heartbeatSeconds?: number;
+  /** NATS and Redis of the stack's own (default: the machine's, on their standard ports). */
+  natsUrl?: string;
+  redisUrl?: string;
   /** Extra environment for the orchestrator. */
   orchestratorEnv?: Record<string, string>;
 }
@@ -199,6 +204,14 @@ export class E2eStack {
     return stack;
   }
 
+  get natsUrl(): string {
+    return this.options.natsUrl ?? NATS_URL;
+  }
+
+  get redisUrl(): string {
+    return this.options.redisUrl ?? REDIS_URL;
+  }
+
   /** The ledger file tasks append `<run> <task>@<node>` lines to. */
   get ledgerPath(): string {
     return path.join(this.dir, 'ledger.log');
@@ -215,8 +228,8 @@ export class E2eStack {
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GRANULE_') && k !== 'NODE_OPTIONS') env[k] = v;
     return {
       ...env,
-      GRANULE_NATS_URL: NATS_URL,
-      GRANULE_REDIS_URL: REDIS_URL,
+      GRANULE_NATS_URL: this.natsUrl,
+      GRANULE_REDIS_URL: this.redisUrl,
       GRANULE_SUBJECT_PREFIX: this.prefix,
       GRANULE_E2E_DIR: this.dir,
       GRANULE_E2E_LEDGER: this.ledgerPath,
@@ -247,7 +260,7 @@ export class E2eStack {
             GRANULE_RUN_MIGRATIONS: '1',
             GRANULE_TICK_MS: String(o.tickMs ?? 200),
             GRANULE_LEASE_MS: String(o.leaseMs ?? 3000),
-            GRANULE_HEARTBEAT_SECONDS: '1',
+            GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
             GRANULE_PRESENCE_TTL_SECONDS: String(o.presenceTtlSeconds ?? 3),
             ...o.orchestratorEnv,
           };
@@ -266,7 +279,7 @@ export class E2eStack {
       ...this.baseEnv(),
       GRANULE_NODE_UID: uid,
       GRANULE_ROOT: this.agentRoot(uid),
-      GRANULE_HEARTBEAT_SECONDS: '1',
+      GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
       GRANULE_PRESENCE_TTL_SECONDS: String(this.options.presenceTtlSeconds ?? 3),
       GRANULE_AGENT_HOSTNAME: `host-${uid}`,
     };
@@ -370,13 +383,13 @@ export class E2eStack {
 
   /** A NATS connection of the test itself (closed by `stop`). */
   async natsConnection(): Promise<NatsConnection> {
-    this.nats ??= await connect({ servers: NATS_URL, name: `granule-e2e-${this.prefix}` });
+    this.nats ??= await connect({ servers: this.natsUrl, name: `granule-e2e-${this.prefix}` });
     return this.nats;
   }
 
   /** A Redis client of the test itself (closed by `stop`). */
   redisClient(): Redis {
-    this.redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    this.redis ??= new Redis(this.redisUrl, { maxRetriesPerRequest: 1 });
     return this.redis;
   }
 

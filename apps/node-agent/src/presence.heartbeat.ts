@@ -30,10 +30,14 @@ export class PresenceHeartbeat {
     this.uid = config.nodeUid;
   }
 
-  /** Beats now, then every heartbeat. */
+  /**
+   * Beats now, then every heartbeat, and at once whenever the Redis connection is back: a
+   * restarted Redis has lost the key, and the orchestrator waits only one TTL for it.
+   */
   async start(): Promise<void> {
     await this.beat();
     this.schedule();
+    this.redis.on('ready', this.beatOnReconnect);
   }
 
   /** Adopts the orchestrator's timing (from its registration reply). */
@@ -53,6 +57,7 @@ export class PresenceHeartbeat {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.redis.off('ready', this.beatOnReconnect);
     await this.redis.del(this.key).catch((err: Error) => this.log.warn({ err: err.message }, 'cannot delete the presence key; it expires by itself'));
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
@@ -61,6 +66,8 @@ export class PresenceHeartbeat {
     if (this.timer) clearInterval(this.timer);
     this.timer = setInterval(() => void this.beat(), this.heartbeatSeconds * 1000);
   }
+
+  private readonly beatOnReconnect = (): void => void this.beat();
 
   private async beat(): Promise<void> {
     try {

@@ -22,7 +22,7 @@ export class NodePresenceWatcher {
   private readonly online = new Map<string, boolean>();
 
   constructor(
-    private readonly presence: Pick<RedisPresence, 'present'>,
+    private readonly presence: Pick<RedisPresence, 'present' | 'absenceKnown'>,
     private readonly store: EventStore,
     private readonly dataSource: DataSource,
   ) {}
@@ -34,11 +34,13 @@ export class NodePresenceWatcher {
     const uids = rows.map((r) => r.stream_id.slice('node-'.length));
     await this.learn(uids.filter((uid) => !this.online.has(uid)));
     const present = await this.presence.present(uids);
+    // Right after a Redis restart a missing key may be a lost one: only returns are recorded.
+    const absenceKnown = present.size === uids.length || (await this.presence.absenceKnown());
     const at = now.toISOString();
     const changes: NodeEvent[] = [];
     for (const uid of uids) {
       const isUp = present.has(uid);
-      if (isUp === this.online.get(uid)) continue;
+      if (isUp === this.online.get(uid) || (!isUp && !absenceKnown)) continue;
       changes.push(isUp ? { type: 'NodeCameOnline', data: { uid, at } } : { type: 'NodeWentOffline', data: { uid, at } });
     }
     const written: NodeEvent[] = [];

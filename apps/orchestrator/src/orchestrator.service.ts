@@ -80,7 +80,7 @@ export class OrchestratorService {
     const planStore = new PlanStore(dataSource);
     const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore);
     // One tick reads each presence key once: the watcher reuses what the runs' health checks read.
-    const presence = new RedisPresence(redis, config.subjectPrefix, config.tickMs / 2);
+    const presence = new RedisPresence(redis, config.subjectPrefix, { maxAgeMs: config.tickMs / 2, ttlMs: config.presenceTtlSeconds * 1000 });
     this.presenceWatcher = new NodePresenceWatcher(presence, this.store, dataSource);
     this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans, planStore);
     this.runLog = new PostgresRunEventLog(this.store, dataSource);

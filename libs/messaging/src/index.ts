@@ -18,3 +18,5 @@ export {
 } from './execution-streams';
 export { decodeJson, publishJson } from './json-messages';
 export { JetStreamSetupError, MessageDecodeError, NatsUnreachableError, RedisUnreachableError, redactUrl } from './messaging.errors';
+export { startPrivateNats, startPrivateRedis } from './testing/private-servers';
+export type { PrivateServer } from './testing/private-servers';

@@ -22,27 +22,57 @@ export async function presentNodes(redis: Redis, prefix: string, nodes: readonly
   return present;
 }
 
+export interface RedisPresenceOptions {
+  /**
+   * Takes a node found online this long ago (ms) as still online, so one tick reads each live
+   * node's key once: the runs' health checks read their nodes first, and the presence watcher
+   * then reads only the nodes no run asked about. Pass half the tick. Default 0: always read.
+   */
+  maxAgeMs?: number;
+  /**
+   * The agents' presence TTL (ms). A Redis that has been up for less than this may have lost
+   * keys that live agents will set again at their next heartbeat: until it has been up this
+   * long, a missing key is not taken as an absent agent. Default 0: always taken.
+   */
+  ttlMs?: number;
+  /** Milliseconds, monotonic. */
+  clock?: () => number;
+}
+
 /**
  * A node is online while its agent's presence key exists (agents refresh it with a TTL).
  *
- * A node found online less than `maxAgeMs` ago is taken as still online, so one tick reads each
- * live node's key once: the runs' health checks read their nodes first, and the presence watcher
- * then reads only the nodes no run asked about (10,000 nodes: one MGET pass per tick instead of
- * two). Pass half the tick: far inside a presence TTL, which already lets a dead agent look alive
- * for longer. A node found offline is asked again every time, so one that has just come up is
- * never failed on an old answer.
+ * A node found online less than `maxAgeMs` ago is taken as still online (10,000 nodes: one MGET
+ * pass per tick instead of two); that is far inside a presence TTL, which already lets a dead
+ * agent look alive for longer. A node found offline is asked again every time, so one that has
+ * just come up is never failed on an old answer.
+ *
+ * A missing key means an absent agent only once Redis has been up for a whole TTL
+ * (`absenceKnown`): Redis keeps presence in memory, so a restarted Redis has none, and
+ * failing every node of every run for it would turn a Redis restart into failed deployments.
+ * Redis' uptime is asked at the first question and again after every reconnection; where INFO
+ * is not allowed, a whole TTL from that moment is waited for instead.
  */
 export class RedisPresence implements Presence {
   private readonly seenUp = new Map<string, number>();
+  private readonly maxAgeMs: number;
+  private readonly ttlMs: number;
+  private readonly clock: () => number;
+  /** From when (clock) a missing key means an absent agent; asked again after a reconnection. */
+  private trustedFrom?: Promise<number>;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-    private readonly maxAgeMs = 0,
-    private readonly clock: () => number = () => performance.now(),
-  ) {}
+    options: RedisPresenceOptions = {},
+  ) {
+    this.maxAgeMs = options.maxAgeMs ?? 0;
+    this.ttlMs = options.ttlMs ?? 0;
+    this.clock = options.clock ?? (() => performance.now());
+    if (this.ttlMs > 0) redis.on('ready', () => (this.trustedFrom = undefined));
+  }
 
-  /** Which of `nodes` are online. */
+  /** Which of `nodes` have their presence key. */
   async present(nodes: readonly string[]): Promise<Set<string>> {
     const now = this.clock();
     const up = new Set<string>();
@@ -66,10 +96,31 @@ export class RedisPresence implements Presence {
     return up;
   }
 
+  /**
+   * False while Redis has been up for less than a presence TTL (it may have restarted and lost
+   * the keys): a missing key then says nothing about the agent.
+   */
+  async absenceKnown(): Promise<boolean> {
+    if (this.ttlMs <= 0) return true;
+    this.trustedFrom ??= this.redis.info('server').then(
+      (info) => {
+        // Whole seconds, and up to one ahead of the time actually up: count one less.
+        const uptime = /^uptime_in_seconds:(\d+)/m.exec(info);
+        const upMs = uptime ? Math.max(0, Number(uptime[1]) - 1) * 1000 : 0;
+        return this.clock() + Math.max(0, this.ttlMs - upMs);
+      },
+      () => this.clock() + this.ttlMs,
+    );
+    return this.clock() >= (await this.trustedFrom);
+  }
+
+  /** The nodes whose agent is absent; none while `absenceKnown()` is false. */
   async offline(nodes: string[]): Promise<string[]> {
     if (nodes.length === 0) return [];
     const present = await this.present(nodes);
-    return nodes.filter((n) => !present.has(n));
+    const missing = nodes.filter((n) => !present.has(n));
+    if (missing.length === 0 || !(await this.absenceKnown())) return [];
+    return missing;
   }
 }
 

@@ -1,0 +1,108 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer, type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * A Redis or NATS server of a test's own (the machine's `redis-server` / `nats-server`, on a
+ * port of its own), for tests that restart the server under a running system. `restart` stops
+ * it (SIGTERM: NATS flushes its JetStream store first) and starts it again on the same port and
+ * store; `stop` removes everything it made.
+ */
+export interface PrivateServer {
+  readonly url: string;
+  readonly port: number;
+  /** False between `halt()` and `resume()`. */
+  readonly running: boolean;
+  /** Stops the server and waits until it is gone (SIGKILL after 5 s). */
+  halt(): Promise<void>;
+  /** Starts it again after `halt()`, on the same port and store. */
+  resume(): Promise<void>;
+  /** `halt()`, `pauseMs` of outage, `resume()`. */
+  restart(pauseMs?: number): Promise<void>;
+  /** Stops it for good and deletes its store. */
+  stop(): Promise<void>;
+}
+
+/** A Redis of its own: no persistence, as the machine's (a restart loses every key). */
+export function startPrivateRedis(): Promise<PrivateServer> {
+  return startPrivate('redis-server', (port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], (port) => `redis://127.0.0.1:${port}`);
+}
+
+/** A NATS server with JetStream of its own, its store in a temporary directory kept across restarts. */
+export function startPrivateNats(): Promise<PrivateServer> {
+  const store = mkdtempSync(path.join(os.tmpdir(), 'granule-private-nats-'));
+  return startPrivate('nats-server', (port) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], (port) => `nats://127.0.0.1:${port}`, store);
+}
+
+async function startPrivate(command: string, args: (port: number) => string[], url: (port: number) => string, store?: string): Promise<PrivateServer> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let output = '';
+  const launch = async (): Promise<void> => {
+    output = '';
+    const c = spawn(command, args(port), { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = c;
+    c.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    c.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    const deadline = Date.now() + 15_000;
+    while (!(await accepts(port))) {
+      if (c.exitCode !== null || c.signalCode !== null) throw new Error(`${command} on port ${port} exited at start: ${output.trim().slice(-1000)}`);
+      if (Date.now() > deadline) throw new Error(`${command} on port ${port} did not accept connections within 15 s: ${output.trim().slice(-1000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const halt = async (): Promise<void> => {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const gone = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+    c.kill('SIGTERM');
+    const timer = setTimeout(() => c.kill('SIGKILL'), 5000);
+    await gone;
+    clearTimeout(timer);
+  };
+  await launch();
+  return {
+    url: url(port),
+    port,
+    get running() {
+      return child !== undefined;
+    },
+    halt,
+    resume: launch,
+    async restart(pauseMs = 0) {
+      await halt();
+      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+      await launch();
+    },
+    async stop() {
+      await halt();
+      if (store) rmSync(store, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A port nothing listens on now (the kernel's pick for an ephemeral listener). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

@@ -1,0 +1,86 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startPrivateNats, startPrivateRedis, type PrivateServer } from '@granule/messaging';
+import { E2eStack, FIXTURES, keysOf, sleep, waitUntil, type StoredEvent } from './stack';
+
+// The infrastructure restarts under a run: the stack runs on a NATS and a Redis of its own
+// (real servers on ports of their own), which are restarted while four workers are in the
+// middle of six chained steps. A restart is an outage, not a failure of the fleet: the run must
+// succeed with every task run once.
+const CHAIN = ['--tasks', path.join(FIXTURES, 'chain/tasks.yaml'), '--nodes', path.join(FIXTURES, 'chain/nodes.yaml')];
+const NODES = ['1', '2', '3', '4'];
+const EVERY_KEY = NODES.flatMap((n) => [1, 2, 3, 4, 5, 6].map((s) => `step${s}@${n}`)).sort();
+
+describe('NATS and Redis restarted under a run (whole stack)', () => {
+  let nats: PrivateServer;
+  let redis: PrivateServer;
+  let stack: E2eStack;
+
+  beforeAll(async () => {
+    nats = await startPrivateNats();
+    redis = await startPrivateRedis();
+    // Heartbeats every 2 s, presence TTL 4 s: a node whose key is missing for a tick would be
+    // failed at once if a missing key were always taken for a dead agent.
+    stack = await E2eStack.start({ name: 'infra', agents: NODES, natsUrl: nats.url, redisUrl: redis.url, heartbeatSeconds: 2, presenceTtlSeconds: 4 });
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await nats?.stop();
+    await redis?.stop();
+  }, 60_000);
+
+  /** Makes step3 take `seconds` on every worker, deploys, and waits until all four are in it. */
+  async function deployAndWaitForStep3(runId: string, seconds: number): Promise<void> {
+    for (const n of NODES) stack.setSlow(`step3@${n}`, seconds);
+    const started = await stack.granule(['deploy', ...CHAIN, '--run-id', runId]);
+    stack.assertExitedOk(started, `granule deploy ${runId}`);
+    const startedLog = path.join(stack.dir, 'started.log');
+    await waitUntil(
+      () => existsSync(startedLog) && NODES.every((n) => readFileSync(startedLog, 'utf8').includes(`${runId} step3@${n} started`)),
+      'step3 to be running on every worker',
+    );
+    for (const n of NODES) stack.setSlow(`step3@${n}`, 0);
+  }
+
+  function expectEveryTaskOnce(runId: string, events: StoredEvent[]): void {
+    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([]);
+    expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
+    const ran = stack.ledger(runId);
+    expect([...ran].sort()).toEqual(EVERY_KEY);
+    const dispatched = events.filter((e) => e.type === 'TaskDispatched');
+    expect(dispatched.map((e) => String(e.data.key)).sort()).toEqual(EVERY_KEY);
+    expect(dispatched.every((e) => e.data.attempt === 1)).toBe(true);
+    expect(keysOf(events, 'TaskSucceeded').sort()).toEqual(EVERY_KEY);
+  }
+
+  it('Redis restarted mid-run (every presence key and run lease lost) - no node is failed or marked offline, the run succeeds, every task once', async () => {
+    await deployAndWaitForStep3('infra-redis', 3);
+    const restartedAt = new Date();
+    // Agent 2 is frozen over the restart, as an agent on a loaded host that is slow to reconnect:
+    // its key stays missing for 2 s after Redis is back, well over a tick of the orchestrator.
+    const frozen = stack.agent('2').pid as number;
+    process.kill(frozen, 'SIGSTOP');
+    try {
+      await redis.restart(300);
+      await sleep(2000);
+    } finally {
+      process.kill(frozen, 'SIGCONT');
+    }
+    const events = await stack.waitForEnd('infra-redis');
+    expectEveryTaskOnce('infra-redis', events);
+    // The agents set their keys again as soon as they were connected, not at their next beat.
+    await waitUntil(async () => (await stack.redisClient().exists(...NODES.map((n) => `${stack.prefix}:presence:${n}`))) === NODES.length, 'presence keys back');
+    // No node stream says the node went offline.
+    const offline: { stream_id: string }[] = await stack.dataSource.query(`SELECT stream_id FROM granule_events WHERE type = 'NodeWentOffline' AND created_at >= $1`, [restartedAt]);
+    expect(offline).toEqual([]);
+  }, 120_000);
+
+  it('NATS restarted mid-run (agents report while it is down) - the run succeeds, every task once, none dispatched twice', async () => {
+    await deployAndWaitForStep3('infra-nats', 2);
+    // Down for longer than step3 has left to run: the outcomes are reported while NATS is away.
+    await nats.restart(3000);
+    const events = await stack.waitForEnd('infra-nats');
+    expectEveryTaskOnce('infra-nats', events);
+  }, 120_000);
+});
