@@ -1,33 +1,37 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { startPrivatePostgres, type PrivatePostgres } from '@granule/event-store';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '@granule/messaging';
 import { E2eStack, FIXTURES, keysOf, sleep, waitUntil, type StoredEvent } from './stack';
 
-// The infrastructure restarts under a run: the stack runs on a NATS and a Redis of its own
-// (real servers on ports of their own), which are restarted while four workers are in the
+// The infrastructure restarts under a run: the stack runs on a NATS, a Redis and a PostgreSQL
+// cluster of its own (real servers on ports of their own), which are restarted while four workers are in the
 // middle of six chained steps. A restart is an outage, not a failure of the fleet: the run must
 // succeed with every task run once.
 const CHAIN = ['--tasks', path.join(FIXTURES, 'chain/tasks.yaml'), '--nodes', path.join(FIXTURES, 'chain/nodes.yaml')];
 const NODES = ['1', '2', '3', '4'];
 const EVERY_KEY = NODES.flatMap((n) => [1, 2, 3, 4, 5, 6].map((s) => `step${s}@${n}`)).sort();
 
-describe('NATS and Redis restarted under a run (whole stack)', () => {
+describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () => {
   let nats: PrivateServer;
   let redis: PrivateServer;
+  let postgres: PrivatePostgres;
   let stack: E2eStack;
 
   beforeAll(async () => {
     nats = await startPrivateNats();
     redis = await startPrivateRedis();
+    postgres = await startPrivatePostgres();
     // Heartbeats every 2 s, presence TTL 4 s: a node whose key is missing for a tick would be
     // failed at once if a missing key were always taken for a dead agent.
-    stack = await E2eStack.start({ name: 'infra', agents: NODES, natsUrl: nats.url, redisUrl: redis.url, heartbeatSeconds: 2, presenceTtlSeconds: 4 });
+    stack = await E2eStack.start({ name: 'infra', agents: NODES, natsUrl: nats.url, redisUrl: redis.url, databaseAdminUrl: postgres.adminUrl, heartbeatSeconds: 2, presenceTtlSeconds: 4 });
   }, 90_000);
 
   afterAll(async () => {
     await stack?.stop();
     await nats?.stop();
     await redis?.stop();
+    await postgres?.stop();
   }, 60_000);
 
   /** Makes step3 take `seconds` on every worker, deploys, and waits until all four are in it. */
@@ -82,5 +86,13 @@ describe('NATS and Redis restarted under a run (whole stack)', () => {
     await nats.restart(3000);
     const events = await stack.waitForEnd('infra-nats');
     expectEveryTaskOnce('infra-nats', events);
+  }, 120_000);
+
+  it('PostgreSQL stopped mid-run (the event log unreachable while tasks finish) - the run succeeds, every task once, none dispatched twice', async () => {
+    await deployAndWaitForStep3('infra-pg', 2);
+    // Down for longer than step3 has left to run: its outcomes arrive while nothing can be recorded.
+    await postgres.restart(4000);
+    const events = await stack.waitForEnd('infra-pg');
+    expectEveryTaskOnce('infra-pg', events);
   }, 120_000);
 });

@@ -51,6 +51,8 @@ export interface StackOptions {
   /** NATS and Redis of the stack's own (default: the machine's, on their standard ports). */
   natsUrl?: string;
   redisUrl?: string;
+  /** A database on this server (default: the machine's PostgreSQL) from which the stack's database is created. */
+  databaseAdminUrl?: string;
   /** Extra environment for the orchestrator. */
   orchestratorEnv?: Record<string, string>;
 }
@@ -187,7 +189,7 @@ export class E2eStack {
   static async start(options: StackOptions): Promise<E2eStack> {
     assertBuilt();
     const prefix = `e2e${randomBytes(4).toString('hex')}`;
-    const db = await createTestDatabase(`e2e_${options.name}`, { migrations: [] });
+    const db = await createTestDatabase(`e2e_${options.name}`, { migrations: [], ...(options.databaseAdminUrl ? { adminUrl: options.databaseAdminUrl } : {}) });
     const dir = await mkdtemp(path.join(os.tmpdir(), `granule-e2e-${options.name}-`));
     mkdirSync(path.join(dir, 'logs'));
     const stack = new E2eStack(options, prefix, db, dir);

@@ -7,3 +7,4 @@ export * from './polling-subscription';
 export * from './position';
 export * from './stream-id';
 export * from './testing/test-database';
+export * from './testing/private-postgres';

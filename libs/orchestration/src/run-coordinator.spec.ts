@@ -142,6 +142,22 @@ describe('RunCoordinator', () => {
     expect((await w.log.read('r1')).map((e) => e.type)).toContain('NodeFailed');
   });
 
+  it('with the database down, a report is refused until it can be recorded, however often it comes, and is then recorded once', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.log.down = true;
+    // Neither the append nor the fold from the log works: memory must not keep what was decided.
+    await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
+    await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
+    await expect(w.coordinator.tick()).rejects.toThrow('ECONNREFUSED');
+    w.log.down = false;
+    await w.succeed('a@n1');
+    const log = await w.log.read('r1');
+    expect(log.filter((e) => e.type === 'TaskSucceeded').map((e) => e.data.key)).toEqual(['a@n1']);
+    expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2', 'b@n1']);
+    expect(w.coordinator.stateOf('r1')?.version).toBe(log.length);
+  });
+
   it('refuses a run id that was used before', async () => {
     const w = world();
     await w.coordinator.start(start);

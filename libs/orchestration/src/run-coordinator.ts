@@ -21,6 +21,8 @@ interface ActiveRun {
    * unreachable), by dispatch id: sent again on every tick until they get through.
    */
   unsent: Map<string, TaskDispatchMessage>;
+  /** Set when an append failed and the state could not be folded again from the log yet. */
+  stale?: boolean;
 }
 
 export interface CoordinatorOptions {
@@ -310,9 +312,10 @@ export class RunCoordinator {
     try {
       await this.ports.log.append(run.state.runId, events, before, { correlationId: run.state.runId }, nodeEvents);
     } catch (err) {
-      let state = initialRunState(run.state.runId);
-      for (const e of await this.ports.log.read(run.state.runId)) state = evolve(state, e, run.plan);
-      run.state = state;
+      // Memory is ahead of the log now. Fold it again from the log; when the log cannot be read
+      // either (the database is down), the run stays stale and every later step folds it first.
+      run.stale = true;
+      await this.refold(run).catch(() => undefined);
       throw err;
     }
     run.nodeStatus = known;
@@ -385,7 +388,23 @@ export class RunCoordinator {
     return run;
   }
 
-  private serial<T>(run: ActiveRun, work: () => Promise<T>): Promise<T> {
+  /** The run's state folded again from its events (memory may hold events the log does not). */
+  private async refold(run: ActiveRun): Promise<void> {
+    let state = initialRunState(run.state.runId);
+    for (const e of await this.ports.log.read(run.state.runId)) state = evolve(state, e, run.plan);
+    run.state = state;
+    run.stale = false;
+  }
+
+  /**
+   * Runs `work` after everything queued for the run. A stale run is folded from the log first;
+   * while that fails, so does `work` (a report is then delivered again, a tick tried again).
+   */
+  private serial<T>(run: ActiveRun, job: () => Promise<T>): Promise<T> {
+    const work = async (): Promise<T> => {
+      if (run.stale) await this.refold(run);
+      return job();
+    };
     const next = run.queue.then(work, work);
     run.queue = next.catch(() => undefined);
     return next;

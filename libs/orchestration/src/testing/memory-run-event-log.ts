@@ -9,9 +9,12 @@ export class MemoryRunEventLog implements RunEventLog {
   readonly appends: { runId: string; types: string[] }[] = [];
   /** Set to make the next append fail (as a database outage would). */
   failNextAppend = false;
+  /** While set, every append and read fails, as with the database down. */
+  down = false;
   /** NodeStatusChanged events by node uid, as appended with the run events. */
   readonly nodeStreams = new Map<string, NodeStatusChanged[]>();
   async append(runId: string, events: RunEvent[], expectedVersion: number, _metadata?: Record<string, unknown>, nodeEvents: NodeStatusChanged[] = []): Promise<number> {
+    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     if (this.failNextAppend) {
       this.failNextAppend = false;
       throw new Error('the database is gone');
@@ -28,6 +31,7 @@ export class MemoryRunEventLog implements RunEventLog {
   readonly reads: string[] = [];
   async read(runId: string): Promise<RunEvent[]> {
     this.reads.push(runId);
+    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     return [...(this.streams.get(runId) ?? [])];
   }
   async openRuns(): Promise<OpenRun[]> {
