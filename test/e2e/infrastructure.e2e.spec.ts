@@ -94,5 +94,10 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     await postgres.restart(4000);
     const events = await stack.waitForEnd('infra-pg');
     expectEveryTaskOnce('infra-pg', events);
+    // The outage is said once per kind of failure, and its end once, not at every retry.
+    const lines = stack.service('orchestrator').text.split('\n').filter((l) => l.includes('ECONNREFUSED'));
+    expect(lines.filter((l) => l.includes('"msg":"tick failed; trying again every tick"'))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes('"msg":"could not record task results; they will be delivered again"'))).toHaveLength(1);
+    expect(stack.service('orchestrator').text).toMatch(/"runId":"infra-pg","failedAttempts":\d+,"failedForS":\d+,"msg":"task results are recorded again"/);
   }, 120_000);
 });

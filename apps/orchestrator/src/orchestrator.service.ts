@@ -13,6 +13,7 @@ import type { AgentRegistration, AgentRegistrationReply, CommandReply, Deploymen
 import { RetryFailedCommand, ResumeDeploymentCommand, StartDeploymentCommand, StopDeploymentCommand } from '@granule/contracts/dto';
 import { EventStore, NatsOutboxPublisher } from '@granule/event-store';
 import { decodeJson, ensureExecutionStreams } from '@granule/messaging';
+import { RepeatedFailureLog } from '@granule/observability';
 import { RunCoordinator, StrategyCoordinator } from '@granule/orchestration';
 import type { CoordinatorPorts } from '@granule/orchestration';
 import { ConfigStoreClient } from '@granule/config-store-client';
@@ -68,9 +69,14 @@ export class OrchestratorService {
   private readonly presenceWatcher: NodePresenceWatcher;
   private timer?: NodeJS.Timeout;
   private ticking = false;
+  // A database or broker outage is said once (then a reminder every 30 s), not at every retry.
+  private readonly tickFailures: RepeatedFailureLog;
+  private readonly outboxFailures: RepeatedFailureLog;
   private stopped = false;
 
   constructor(private readonly deps: OrchestratorDeps) {
+    this.tickFailures = new RepeatedFailureLog(deps.logger, { failing: 'tick failed; trying again every tick', recovered: 'ticks work again', level: 'error' });
+    this.outboxFailures = new RepeatedFailureLog(deps.logger, { failing: 'outbox publishing failed; retrying', recovered: 'outbox publishing works again' });
     const { config, nats, redis, dataSource, logger } = deps;
     this.subjects = executionSubjects(config.subjectPrefix);
     this.js = jetstream(nats);
@@ -147,8 +153,9 @@ export class OrchestratorService {
       await this.keepOutbox();
       // One orchestrator records node presence changes: the one holding the outbox lease.
       if (this.outbox) for (const e of await this.presenceWatcher.check()) this.deps.logger.info({ node: e.data.uid }, e.type);
+      this.tickFailures.succeeded();
     } catch (err) {
-      this.deps.logger.error({ err: (err as Error).message }, 'tick failed');
+      this.tickFailures.failed(err);
     } finally {
       this.ticking = false;
     }
@@ -172,7 +179,8 @@ export class OrchestratorService {
         // Watchers see this orchestrator's events within 25 ms, other replicas' within a poll.
         pollIntervalMs: 100,
         minIntervalMs: 25,
-        onError: (err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'outbox publishing failed; retrying'),
+        onError: (err: unknown) => this.outboxFailures.failed(err),
+        onRecovered: () => this.outboxFailures.succeeded(),
       });
       this.outbox.start();
       this.nodeStatuses?.start();
@@ -221,6 +229,7 @@ export class OrchestratorService {
       this.resultFeeds.set(runId, feed);
       // Results that arrive while a batch is being recorded form the next batch (one commit each).
       const pending: JsMsg[] = [];
+      const failures = new RepeatedFailureLog(this.deps.logger, { failing: 'could not record task results; they will be delivered again', recovered: 'task results are recorded again', level: 'error' });
       let draining: Promise<void> | undefined;
       const drain = async (): Promise<void> => {
         while (pending.length > 0) {
@@ -239,9 +248,10 @@ export class OrchestratorService {
           try {
             await this.coordinator.progressBatch(reports);
             for (const msg of readable) msg.ack();
+            failures.succeeded({ runId });
           } catch (err) {
             // Not recorded: the results come again (the coordinator's state matches the log).
-            this.deps.logger.error({ runId, err: (err as Error).message }, 'could not record task results; they will be delivered again');
+            failures.failed(err, { runId });
             for (const msg of readable) msg.nak(1000);
           }
         }

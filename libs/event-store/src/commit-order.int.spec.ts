@@ -180,23 +180,27 @@ describe('EventStore commit-ordered reading and consumers', () => {
     expect(seen).toEqual(['sub-1@1', 'sub-1@2', 'sub-late@1', 'sub-2@1', 'sub-3@1']);
   });
 
-  it('re-delivers a batch whose handler failed and reports the failure to onError', async () => {
+  it('re-delivers a batch whose handler failed, reports the failures to onError and the first batch that works to onRecovered', async () => {
     await store.appendToStream('retry-1', [noted('1')], { expectedVersion: 'no_stream' });
     const deliveries: string[][] = [];
     const errors: string[] = [];
-    let failures = 1;
+    let failures = 2;
+    let recovered = 0;
     const subscription = store.subscribe(
       'retry-consumer',
       (events) => {
         deliveries.push(mine(events, 'retry').map((e) => e.streamId));
         if (failures-- > 0) throw new Error('handler broke');
       },
-      { pollIntervalMs: 20, onError: (error) => errors.push((error as Error).message) },
+      { pollIntervalMs: 20, onError: (error) => errors.push((error as Error).message), onRecovered: () => recovered++ },
     );
-    await waitFor(() => deliveries.length === 2, 'the retry');
+    await waitFor(() => deliveries.length === 3, 'the retries');
+    // Polls after the recovery read nothing new: no second onRecovered.
+    await new Promise((r) => setTimeout(r, 100));
     await subscription.stop();
-    expect(deliveries).toEqual([['retry-1'], ['retry-1']]);
-    expect(errors).toEqual(['handler broke']);
+    expect(deliveries).toEqual([['retry-1'], ['retry-1'], ['retry-1']]);
+    expect(errors).toEqual(['handler broke', 'handler broke']);
+    expect(recovered).toBe(1);
   });
 
   it('ends the subscription and rejects done when the handler fails and no onError is given', async () => {

@@ -123,6 +123,8 @@ export interface SubscribeOptions {
    * `pollIntervalMs`; without it, the subscription ends and `done` rejects with the error.
    */
   onError?: (error: unknown) => void;
+  /** Called at the first read (and handled batch) that works after a failure. */
+  onRecovered?: () => void;
 }
 
 /** A running polling subscription. */

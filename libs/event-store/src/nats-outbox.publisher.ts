@@ -41,6 +41,8 @@ export interface NatsOutboxPublisherOptions {
    * after `pollIntervalMs` either way. Without it failures are retried silently: pass a logger.
    */
   onError?: (error: unknown) => void;
+  /** Called at the first batch that works after a failure. */
+  onRecovered?: () => void;
 }
 
 /**
@@ -72,6 +74,7 @@ export class NatsOutboxPublisher {
       minIntervalMs: this.options.minIntervalMs,
       batchSize: this.options.batchSize,
       onError: this.options.onError ?? (() => undefined),
+      ...(this.options.onRecovered ? { onRecovered: this.options.onRecovered } : {}),
     });
   }
 

@@ -66,6 +66,7 @@ export function startPollingSubscription(
 
   const loop = async (): Promise<void> => {
     let position: Position | null = null;
+    let failing = false;
     try {
       while (!stopping.signal.aborted) {
         readStartedAt = performance.now();
@@ -78,11 +79,16 @@ export function startPollingSubscription(
             const next = { transactionId: last.transactionId, globalPosition: last.globalPosition };
             await store.storeCheckpoint(consumer, next);
             position = next;
-            // A full batch means more is probably waiting: read on without pausing.
-            if (events.length === batchSize) continue;
           }
+          if (failing) {
+            failing = false;
+            options.onRecovered?.();
+          }
+          // A full batch means more is probably waiting: read on without pausing.
+          if (events.length === batchSize) continue;
         } catch (error) {
           if (!options.onError) throw error;
+          failing = true;
           options.onError(error);
           // A failure waits out the whole interval, appends or not: no retry storm.
           await pause(pollIntervalMs, stopping.signal).done;

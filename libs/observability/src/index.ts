@@ -9,3 +9,5 @@ export { DEFAULT_CHECK_TIMEOUT_MS, natsCheck, postgresCheck, redisCheck, runRead
 export type { CheckResult, ReadinessCheck, ReadinessReport } from './readiness-checks';
 export { DEFAULT_EVENT_LOOP_PRECISION_MS, DISPATCH_TO_START_BUCKETS, createMetrics } from './granule-metrics';
 export type { CreateMetricsOptions, GranuleMetrics, MetricsCollector } from './granule-metrics';
+export { RepeatedFailureLog } from './repeated-failure-log';
+export type { FailureLogger, RepeatedFailureLogOptions } from './repeated-failure-log';
