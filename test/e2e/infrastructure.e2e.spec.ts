@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startPrivatePostgres, type PrivatePostgres } from '@granule/event-store';
 import { startPrivateNats, startPrivateRedis, type PrivateServer } from '@granule/messaging';
-import { E2eStack, FIXTURES, keysOf, sleep, waitUntil, type StoredEvent } from './stack';
+import { E2eStack, FIXTURES, keysOf, sleep, waitUntil, type CliResult, type StoredEvent } from './stack';
 
 // The infrastructure restarts under a run: the stack runs on a NATS, a Redis and a PostgreSQL
 // cluster of its own (real servers on ports of their own), which are restarted while four workers are in the
@@ -35,16 +35,22 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
   }, 60_000);
 
   /** Makes step3 take `seconds` on every worker, deploys, and waits until all four are in it. */
-  async function deployAndWaitForStep3(runId: string, seconds: number): Promise<void> {
+  async function deployAndWaitForStep3(runId: string, seconds: number, watch = false): Promise<Promise<CliResult> | undefined> {
     for (const n of NODES) stack.setSlow(`step3@${n}`, seconds);
-    const started = await stack.granule(['deploy', ...CHAIN, '--run-id', runId]);
-    stack.assertExitedOk(started, `granule deploy ${runId}`);
+    let watching: Promise<CliResult> | undefined;
+    if (watch) {
+      watching = stack.granule(['deploy', ...CHAIN, '--run-id', runId, '--watch']);
+      await stack.waitForEvent(runId, 'TaskDispatched');
+    } else {
+      stack.assertExitedOk(await stack.granule(['deploy', ...CHAIN, '--run-id', runId]), `granule deploy ${runId}`);
+    }
     const startedLog = path.join(stack.dir, 'started.log');
     await waitUntil(
       () => existsSync(startedLog) && NODES.every((n) => readFileSync(startedLog, 'utf8').includes(`${runId} step3@${n} started`)),
       'step3 to be running on every worker',
     );
     for (const n of NODES) stack.setSlow(`step3@${n}`, 0);
+    return watching;
   }
 
   function expectEveryTaskOnce(runId: string, events: StoredEvent[]): void {
@@ -81,11 +87,18 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
   }, 120_000);
 
   it('NATS restarted mid-run (agents report while it is down) - the run succeeds, every task once, none dispatched twice', async () => {
-    await deployAndWaitForStep3('infra-nats', 2);
+    const watch = await deployAndWaitForStep3('infra-nats', 2, true);
     // Down for longer than step3 has left to run: the outcomes are reported while NATS is away.
     await nats.restart(3000);
     const events = await stack.waitForEnd('infra-nats');
     expectEveryTaskOnce('infra-nats', events);
+    // The operator's watch outlived the outage and saw the run to its end.
+    const r = (await watch) as CliResult;
+    expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'RECAP run infra-nats: succeeded']);
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(/#\d+ +DeploymentSucceeded$/);
+    // Every event once, in order: none lost to the outage, none printed twice.
+    const printed = [...r.stderr.matchAll(/^\d\d:\d\d:\d\d {2}#(\d+) +([A-Z][A-Za-z]+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(printed).toEqual(events.map((e) => `${e.version} ${e.type}`));
   }, 120_000);
 
   it('PostgreSQL stopped mid-run (the event log unreachable while tasks finish) - the run succeeds, every task once, none dispatched twice', async () => {
