@@ -74,6 +74,12 @@ describe('RedisPresence and RedisRunLease (Redis)', () => {
     expect(mgets.map((k) => k.length)).toEqual([1000, 1000, 500]);
   });
 
+  it('with a Redis up for longer than the TTL, the very first question already reports a missing node (real clock)', async () => {
+    await up('m1');
+    const presence = new RedisPresence(redis, prefix, { maxAgeMs: 500, ttlMs: 1000 });
+    expect(await presence.offline(['m1', 'm2'])).toEqual(['m2']);
+  });
+
   it('a run lease is held by one holder at a time, renewed and released only by it', async () => {
     const a = new RedisRunLease(redis, prefix, 'orch-a', 10_000);
     const b = new RedisRunLease(redis, prefix, 'orch-b', 10_000);

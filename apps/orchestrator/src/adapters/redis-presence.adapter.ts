@@ -111,7 +111,8 @@ export class RedisPresence implements Presence {
       },
       () => this.clock() + this.ttlMs,
     );
-    return this.clock() >= (await this.trustedFrom);
+    const from = await this.trustedFrom;
+    return this.clock() >= from;
   }
 
   /** The nodes whose agent is absent; none while `absenceKnown()` is false. */
