@@ -45,10 +45,11 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
       stack.assertExitedOk(await stack.granule(['deploy', ...CHAIN, '--run-id', runId]), `granule deploy ${runId}`);
     }
     const startedLog = path.join(stack.dir, 'started.log');
-    await waitUntil(
-      () => existsSync(startedLog) && NODES.every((n) => readFileSync(startedLog, 'utf8').includes(`${runId} step3@${n} started`)),
-      'step3 to be running on every worker',
-    );
+    await waitUntil(async () => {
+      const ended = (await stack.events(runId)).find((e) => e.type === 'DeploymentRefused' || e.type === 'DeploymentFailed');
+      if (ended) throw new Error(`run ${runId} ended before step3 ran everywhere: ${ended.type} ${JSON.stringify(ended.data)}\n${stack.logsTail(20)}`);
+      return existsSync(startedLog) && NODES.every((n) => readFileSync(startedLog, 'utf8').includes(`${runId} step3@${n} started`));
+    }, 'step3 to be running on every worker');
     for (const n of NODES) stack.setSlow(`step3@${n}`, 0);
     return watching;
   }

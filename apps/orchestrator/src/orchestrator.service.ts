@@ -84,7 +84,9 @@ export class OrchestratorService {
     const lease = new RedisRunLease(redis, config.subjectPrefix, config.instanceId, config.leaseMs);
     this.outboxLease = lease;
     const planStore = new PlanStore(dataSource);
-    const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore);
+    const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore, {
+      onWaiting: (message) => this.deps.logger.warn({}, message),
+    });
     // One tick reads each presence key once: the watcher reuses what the runs' health checks read.
     const presence = new RedisPresence(redis, config.subjectPrefix, { maxAgeMs: config.tickMs / 2, ttlMs: config.presenceTtlSeconds * 1000 });
     this.presenceWatcher = new NodePresenceWatcher(presence, this.store, dataSource);

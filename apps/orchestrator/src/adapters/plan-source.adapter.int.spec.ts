@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { executionSubjects } from '@granule/contracts';
+import type { PlanStore } from '@granule/plan-store';
+import { StoredPlanSource } from './plan-source.adapter';
+
+describe('StoredPlanSource waiting for a graph-planner (NATS)', () => {
+  let nc: NatsConnection;
+  const prefix = `plansrc${randomBytes(3).toString('hex')}`;
+  const request = { runId: 'r1', graph: 'default', inline: { graphs: {}, nodes: [] } };
+  const reply = { ok: true, planId: 'p1', planHash: 'h1', instances: 0, tasks: 0, nodes: [] };
+
+  beforeAll(async () => {
+    nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+  });
+  afterAll(async () => {
+    await nc.close();
+  });
+
+  it('a planner that subscribes while the request waits answers it; the wait is said once', async () => {
+    const waiting: string[] = [];
+    const source = new StoredPlanSource(nc, prefix, {} as PlanStore, { waitMs: 10_000, retryEveryMs: 200, onWaiting: (m) => waiting.push(m) });
+    const answered = source.request(request);
+    // No planner for a second (restarting, reconnecting after a NATS restart), then one.
+    await new Promise((r) => setTimeout(r, 1000));
+    const sub = nc.subscribe(executionSubjects(prefix).planner.plan, { queue: 'graph-planner', max: 1, callback: (_err, msg) => void msg.respond(JSON.stringify(reply)) });
+    expect(await answered).toEqual(reply);
+    expect(waiting).toEqual([
+      `no graph-planner answers yet (graph-planner did not answer on ${prefix}.planner.plan: start it with npm run start:graph-planner); asking again every 0.2 s for up to 10 s`,
+    ]);
+    sub.unsubscribe();
+  });
+
+  it('no planner within the wait - PLANNER_UNAVAILABLE saying how long it waited', async () => {
+    const source = new StoredPlanSource(nc, `${prefix}_none`, {} as PlanStore, { waitMs: 1000, retryEveryMs: 200 });
+    const started = Date.now();
+    await expect(source.request(request)).rejects.toMatchObject({
+      code: 'PLANNER_UNAVAILABLE',
+      message: `graph-planner did not answer on ${prefix}_none.planner.plan: start it with npm run start:graph-planner (waited 1 s)`,
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+  });
+});
