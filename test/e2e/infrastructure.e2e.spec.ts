@@ -117,4 +117,16 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     expect(said('could not record task results; they will be delivered again')).toHaveLength(1);
     expect(said('task results are recorded again')).toEqual([expect.stringMatching(/"runId":"infra-pg","failedAttempts":\d+,"failedForS":\d+,/)]);
   }, 120_000);
+
+  it('graph-planner away - a deploy is answered at once without a plan, waits for a planner, and runs once one is back', async () => {
+    await stack.service('graph-planner').kill('SIGTERM');
+    const deployed = await stack.granule(['deploy', ...CHAIN, '--run-id', 'infra-planner']);
+    stack.assertExitedOk(deployed, 'granule deploy infra-planner');
+    // Answered while no planner could have planned it.
+    expect((await stack.events('infra-planner')).map((e) => e.type)).toEqual(['DeploymentRequested']);
+    await stack.service('graph-planner').start();
+    const events = await stack.waitForEnd('infra-planner');
+    expectEveryTaskOnce('infra-planner', events);
+    expect(stack.service('orchestrator').text).toContain('"msg":"no graph-planner answers yet (graph-planner did not answer on');
+  }, 120_000);
 });

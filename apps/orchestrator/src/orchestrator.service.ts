@@ -313,8 +313,14 @@ export class OrchestratorService {
     switch (type) {
       case 'StartDeployment': {
         const start = payload as unknown as StartDeploymentCommand;
-        if (start.strategy) await this.strategies.start(start);
-        else await this.coordinator.start(start);
+        if (start.strategy) {
+          await this.strategies.start(start);
+        } else {
+          // Answered once the request is recorded: the plan may take a while, and the commands
+          // after this one must not wait for it. A refused plan ends the run (DeploymentRefused).
+          const { planned } = await this.coordinator.accept(start);
+          planned.catch((err: Error) => this.deps.logger.error({ runId: c.runId, err: err.message }, 'planning failed; trying again on the next tick'));
+        }
         return c.runId;
       }
       case 'RetryFailed':

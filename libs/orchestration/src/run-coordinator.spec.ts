@@ -50,7 +50,7 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   };
   const succeed = (key: string, attempt = 1) =>
     coordinator.progress({ runId: 'r1', key, node: key.split('@')[1], attempt, dispatchId: `r1/${key}/${attempt}`, status: 'succeeded', at: new Date(time).toISOString(), exitCode: 0 });
-  return { coordinator, log, dispatched, offline, leases, nats, warnings, succeed, plannerDown, advance: (s: number) => (time += s * 1000) };
+  return { coordinator, ports, log, dispatched, offline, leases, nats, warnings, succeed, plannerDown, advance: (s: number) => (time += s * 1000) };
 }
 
 const start = { commandId: 'c1', runId: 'r1', graph: 'default', dryRun: false, noop: false, inline: { graphs: {}, nodes: [] } };
@@ -150,12 +150,37 @@ describe('RunCoordinator', () => {
     await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
     await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
     await expect(w.coordinator.tick()).rejects.toThrow('ECONNREFUSED');
-    w.log.down = false;
     await w.succeed('a@n1');
     const log = await w.log.read('r1');
     expect(log.filter((e) => e.type === 'TaskSucceeded').map((e) => e.data.key)).toEqual(['a@n1']);
     expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2', 'b@n1']);
     expect(w.coordinator.stateOf('r1')?.version).toBe(log.length);
+  });
+
+  it('a start is accepted once its request is recorded: a planner that takes its time holds up neither the answer nor the ticks', async () => {
+    const w = world();
+    let answer: (reply: PlanReplyMessage) => void = () => undefined;
+    const original = w.ports.plans.request;
+    w.ports.plans.request = (req) => new Promise((resolve) => (answer = resolve)).then(() => original(req));
+    const { planned } = await w.coordinator.accept(start);
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested']);
+    await w.coordinator.tick(); // does not wait for the plan
+    expect(w.dispatched).toEqual([]);
+    answer({} as PlanReplyMessage);
+    await planned;
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested', 'PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
+  });
+
+  it('a plan whose acceptance could not be recorded is asked for again on the next tick', async () => {
+    const w = world();
+    const { planned } = await w.coordinator.accept(start);
+    // The append of PlanAccepted fails (the request itself is already recorded).
+    w.log.failNextAppend = true;
+    await expect(planned).rejects.toThrow('the database is gone');
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested']);
+    await w.coordinator.tick();
+    for (let k = 0; k < 50 && w.dispatched.length === 0; k++) await new Promise((r) => setImmediate(r));
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested', 'PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
   });
 
   it('refuses a run id that was used before', async () => {

@@ -23,6 +23,10 @@ interface ActiveRun {
   unsent: Map<string, TaskDispatchMessage>;
   /** Set when an append failed and the state could not be folded again from the log yet. */
   stale?: boolean;
+  /** The request to plan, kept until a plan is accepted or refused (a failed try is made again on a tick). */
+  planRequest?: StartDeployment;
+  /** A plan is being asked for (it may take a while: a big plan, a planner that is away). */
+  planning?: boolean;
 }
 
 export interface CoordinatorOptions {
@@ -62,17 +66,49 @@ export class RunCoordinator {
   /** Called when a run this orchestrator drove has ended. */
   onRunEnded?: (runId: string) => void;
 
-  /** Starts a deployment; throws `RUN_EXISTS` for a run id that was used before. */
+  /** Starts a deployment and waits for its plan; throws `RUN_EXISTS` for a run id that was used before. */
   async start(command: StartDeployment, extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {}): Promise<void> {
+    const { planned } = await this.accept(command, extra);
+    await planned;
+  }
+
+  /**
+   * Records the request (`DeploymentRequested`) and returns with the planning going on in the
+   * run's queue, so a command can be answered without waiting for a plan (and the commands after
+   * it are not held up by a big plan or a planner that is away). `planned` settles when the plan
+   * is accepted or refused; when it rejects (the log could not be written), the next tick tries
+   * again. Throws `RUN_EXISTS` for a run id that was used before.
+   */
+  async accept(command: StartDeployment, extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {}): Promise<{ planned: Promise<void> }> {
     if (this.runs.has(command.runId) || (await this.ports.log.exists(command.runId))) {
       throw new CoordinatorError('RUN_EXISTS', `run ${command.runId} already exists`);
     }
     if (!(await this.ports.lease.acquire(command.runId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
     const run: ActiveRun = { state: initialRunState(command.runId), nodeStatus: new Map(), queue: Promise.resolve(), unsent: new Map() };
     this.runs.set(command.runId, run);
-    await this.serial(run, async () => {
-      await this.apply(run, { type: 'RequestDeployment', request: { ...requestData(command), ...extra } });
-      await this.plan(run, command);
+    try {
+      await this.serial(run, () => this.apply(run, { type: 'RequestDeployment', request: { ...requestData(command), ...extra } }));
+    } catch (err) {
+      // Nothing of the run is in the log: it does not exist.
+      this.runs.delete(command.runId);
+      await this.ports.lease.release(command.runId);
+      throw err;
+    }
+    run.planRequest = command;
+    return { planned: this.schedulePlan(run) };
+  }
+
+  /** Asks for the run's plan in its queue; `run.planning` is set meanwhile. */
+  private schedulePlan(run: ActiveRun): Promise<void> {
+    run.planning = true;
+    return this.serial(run, async () => {
+      try {
+        if (!run.planRequest || run.state.phase !== 'requested') return;
+        await this.plan(run, run.planRequest);
+        run.planRequest = undefined;
+      } finally {
+        run.planning = false;
+      }
     });
   }
 
@@ -165,6 +201,12 @@ export class RunCoordinator {
         this.runs.delete(runId);
         continue;
       }
+      // A run waiting for its plan is not waited for: the other runs' checks go on.
+      if (run.planning) continue;
+      if (run.state.phase === 'requested' && run.planRequest) {
+        this.schedulePlan(run).catch((err: Error) => this.ports.logger.error('planning failed; trying again on the next tick', { runId, error: err.message }));
+        continue;
+      }
       await this.serial(run, async () => {
         if (run.state.phase === 'requested') return;
         await this.resend(run);
@@ -213,7 +255,8 @@ export class RunCoordinator {
         // kept in the log, so such a run is refused and the operator starts it again.
         const request = state.request;
         if (request?.envId) {
-          await this.plan(run, { commandId: 'recovery', runId, envId: request.envId, graph: request.graph, filters: request.filters, dryRun: request.dryRun, noop: request.noop });
+          // Planned in the run's queue after this (see the end of recoverRun).
+          run.planRequest = { commandId: 'recovery', runId, envId: request.envId, graph: request.graph, filters: request.filters, dryRun: request.dryRun, noop: request.noop };
         } else {
           await this.apply(run, { type: 'RefusePlan', code: 'PLANNING_INTERRUPTED', reason: 'the orchestrator restarted while planning inline inputs; start the deployment again' });
           await this.settle(run);
@@ -234,6 +277,7 @@ export class RunCoordinator {
       // (stopped is terminal) and let go of it again.
       if (state.phase !== 'stopped') await this.advance(run);
     });
+    if (run.planRequest) this.schedulePlan(run).catch((err: Error) => this.ports.logger.error('planning failed; trying again on the next tick', { runId, error: err.message }));
     return true;
   }
 
