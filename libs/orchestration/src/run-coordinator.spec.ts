@@ -150,6 +150,7 @@ describe('RunCoordinator', () => {
     await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
     await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
     await expect(w.coordinator.tick()).rejects.toThrow('ECONNREFUSED');
+    w.log.down = false;
     await w.succeed('a@n1');
     const log = await w.log.read('r1');
     expect(log.filter((e) => e.type === 'TaskSucceeded').map((e) => e.data.key)).toEqual(['a@n1']);
