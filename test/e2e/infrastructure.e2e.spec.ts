@@ -68,6 +68,7 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
   it('Redis restarted mid-run (every presence key and run lease lost) - no node is failed or marked offline, the run succeeds, every task once', async () => {
     await deployAndWaitForStep3('infra-redis', 3);
     const restartedAt = new Date();
+    const logBefore = stack.service('orchestrator').text.length;
     // Agent 2 is frozen over the restart, as an agent on a loaded host that is slow to reconnect:
     // its key stays missing for 2 s after Redis is back, well over a tick of the orchestrator.
     const frozen = stack.agent('2').pid as number;
@@ -85,6 +86,10 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     // No node stream says the node went offline.
     const offline: { stream_id: string }[] = await stack.dataSource.query(`SELECT stream_id FROM granule_events WHERE type = 'NodeWentOffline' AND created_at >= $1`, [restartedAt]);
     expect(offline).toEqual([]);
+    // A tick that met the outage says what is wrong in words, once.
+    const tickFailures = stack.service('orchestrator').text.slice(logBefore).split('\n').filter((l) => l.includes('"msg":"tick failed; trying again every tick"'));
+    expect(tickFailures.length).toBeLessThanOrEqual(1);
+    for (const line of tickFailures) expect(line).toContain('"err":"Redis does not answer: the connection is down and the client is reconnecting"');
   }, 120_000);
 
   it('NATS restarted mid-run (agents report while it is down) - the run succeeds, every task once, none dispatched twice', async () => {

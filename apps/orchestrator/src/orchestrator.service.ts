@@ -12,7 +12,7 @@ import { executionSubjects, nodeStreamId } from '@granule/contracts';
 import type { AgentRegistration, AgentRegistrationReply, CommandReply, DeploymentCommandType, ExecutionSubjects, TaskProgressMessage } from '@granule/contracts';
 import { RetryFailedCommand, ResumeDeploymentCommand, StartDeploymentCommand, StopDeploymentCommand } from '@granule/contracts/dto';
 import { EventStore, NatsOutboxPublisher } from '@granule/event-store';
-import { decodeJson, ensureExecutionStreams } from '@granule/messaging';
+import { decodeJson, describeFailure, ensureExecutionStreams } from '@granule/messaging';
 import { RepeatedFailureLog } from '@granule/observability';
 import { RunCoordinator, StrategyCoordinator } from '@granule/orchestration';
 import type { CoordinatorPorts } from '@granule/orchestration';
@@ -75,7 +75,7 @@ export class OrchestratorService {
   private stopped = false;
 
   constructor(private readonly deps: OrchestratorDeps) {
-    this.tickFailures = new RepeatedFailureLog(deps.logger, { failing: 'tick failed; trying again every tick', recovered: 'ticks work again', level: 'error' });
+    this.tickFailures = new RepeatedFailureLog(deps.logger, { failing: 'tick failed; trying again every tick', recovered: 'ticks work again', level: 'error', describe: describeFailure });
     this.outboxFailures = new RepeatedFailureLog(deps.logger, { failing: 'outbox publishing failed; retrying', recovered: 'outbox publishing works again' });
     const { config, nats, redis, dataSource, logger } = deps;
     this.subjects = executionSubjects(config.subjectPrefix);

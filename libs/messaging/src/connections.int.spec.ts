@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { connectNats } from './nats-connection';
-import { connectRedis } from './redis-connection';
+import { connectRedis, describeFailure } from './redis-connection';
+import { startPrivateRedis } from './testing/private-servers';
 
 const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -51,4 +52,23 @@ describe('connectRedis', () => {
       message: `cannot reach Redis at ${url}: connect ECONNREFUSED 127.0.0.1:${port} — start it (tools/setup.sh) or set GRANULE_REDIS_URL`,
     });
   });
+});
+
+describe('describeFailure', () => {
+  it('says Redis does not answer for a command sent while the connection is down, and keeps other messages', async () => {
+    const server = await startPrivateRedis();
+    const redis = await connectRedis(server.url);
+    try {
+      await server.halt();
+      const err = await redis.get('k').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(describeFailure(err)).toBe('Redis does not answer: the connection is down and the client is reconnecting');
+      expect(describeFailure(new Error('connect ECONNREFUSED 127.0.0.1:5432'))).toBe('connect ECONNREFUSED 127.0.0.1:5432');
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  }, 30_000);
 });

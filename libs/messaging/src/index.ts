@@ -5,7 +5,7 @@
  */
 export { connectNats } from './nats-connection';
 export type { ConnectNatsOptions } from './nats-connection';
-export { connectRedis } from './redis-connection';
+export { connectRedis, describeFailure } from './redis-connection';
 export type { ConnectRedisOptions, RedisConnection } from './redis-connection';
 export {
   AGENT_CONSUMER_SETTINGS,

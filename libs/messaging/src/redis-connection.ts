@@ -38,3 +38,13 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
     throw new RedisUnreachableError(url, (lastError ?? (err as Error)).message, { cause: lastError ?? err });
   }
 }
+
+/**
+ * An error of a Redis command in words an operator can act on: ioredis fails a command sent
+ * while its connection is down with "Reached the max retries per request limit", which does not
+ * say Redis is the problem. Other errors keep their message.
+ */
+export function describeFailure(err: unknown): string {
+  if (err instanceof Error && err.name === 'MaxRetriesPerRequestError') return 'Redis does not answer: the connection is down and the client is reconnecting';
+  return err instanceof Error ? err.message : String(err);
+}

@@ -43,4 +43,14 @@ describe('RepeatedFailureLog', () => {
       ['error', 'tick failed; trying again every tick', 'second'],
     ]);
   });
+
+  it('describes the error with the given function', () => {
+    const lines: string[] = [];
+    const log = new RepeatedFailureLog(
+      { warn: (f: object) => void lines.push((f as { err: string }).err), error: () => undefined, info: () => undefined },
+      { failing: 'tick failed', recovered: 'ok', describe: (err) => `in words: ${(err as Error).name}` },
+    );
+    log.failed(new TypeError('x'));
+    expect(lines).toEqual(['in words: TypeError']);
+  });
 });

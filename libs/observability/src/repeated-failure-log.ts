@@ -16,6 +16,8 @@ export interface RepeatedFailureLogOptions {
   remindEveryMs?: number;
   /** Milliseconds; default `Date.now`. */
   clock?: () => number;
+  /** The error in words (default: its message). */
+  describe?: (err: unknown) => string;
 }
 
 /**
@@ -52,7 +54,7 @@ export class RepeatedFailureLog {
     else if (now - this.lastLine < this.remindEveryMs) return;
     this.lastLine = now;
     const level = this.options.level ?? 'warn';
-    const error = err instanceof Error ? err.message : String(err);
+    const error = this.options.describe ? this.options.describe(err) : err instanceof Error ? err.message : String(err);
     const lasting = this.failures === 1 ? {} : { failedAttempts: this.failures, failingForS: Math.round((now - this.since) / 1000) };
     this.logger[level]({ ...fields, err: error, ...lasting }, this.options.failing);
   }
