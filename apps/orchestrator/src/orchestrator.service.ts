@@ -85,7 +85,7 @@ export class OrchestratorService {
     this.outboxLease = lease;
     const planStore = new PlanStore(dataSource);
     const plans = new StoredPlanSource(nats, config.subjectPrefix, planStore, {
-      onWaiting: (message) => this.deps.logger.warn({}, message),
+      onWaiting: (message, runId) => this.deps.logger.warn({ runId }, message),
     });
     // One tick reads each presence key once: the watcher reuses what the runs' health checks read.
     const presence = new RedisPresence(redis, config.subjectPrefix, { maxAgeMs: config.tickMs / 2, ttlMs: config.presenceTtlSeconds * 1000 });

@@ -12,7 +12,7 @@ export interface PlannerWaitOptions {
   /** Pause between two questions while none answers (ms). Default 1 s. */
   retryEveryMs?: number;
   /** Told once per request that nobody answers yet and how long it is waited for. */
-  onWaiting?: (message: string) => void;
+  onWaiting?: (message: string, runId: string | undefined) => void;
 }
 
 /**
@@ -50,7 +50,7 @@ export class StoredPlanSource implements PlanSource {
           if (attempt === 1) throw err;
           throw new PlannerClientError('PLANNER_UNAVAILABLE', `${(err as Error).message} (waited ${Math.round(this.waitMs / 1000)} s)`, { cause: err });
         }
-        if (attempt === 1) this.wait.onWaiting?.(`no graph-planner answers yet (${(err as Error).message}); asking again every ${this.retryEveryMs / 1000} s for up to ${Math.round(this.waitMs / 1000)} s`);
+        if (attempt === 1) this.wait.onWaiting?.(`no graph-planner answers yet (${(err as Error).message}); asking again every ${this.retryEveryMs / 1000} s for up to ${Math.round(this.waitMs / 1000)} s`, request.runId);
         await new Promise((resolve) => setTimeout(resolve, this.retryEveryMs));
       }
     }

@@ -63,7 +63,13 @@ async function startPrivate(command: string, args: (port: number) => string[], u
     await gone;
     clearTimeout(timer);
   };
-  await launch();
+  try {
+    await launch();
+  } catch (err) {
+    await halt();
+    if (store) rmSync(store, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url: url(port),
     port,
