@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from '@granule/event-store';
@@ -118,9 +118,13 @@ describe('config-store service (built, real processes)', () => {
     const node = await cli('node', 'add', 'n2', '--hostname', 'h2', '--rack', 'r7', '--label', 'zone=b', '-o', 'yaml');
     expect(node.stdout).toContain('rack: r7');
     const dir = await mkdtemp(path.join(os.tmpdir(), 'granule-tasks-'));
-    const dl = await cli('tasks', 'download', '--env', 'web', '--dir', dir, '--start', 'b', '-o', 'json');
-    expect(JSON.parse(dl.stdout)).toMatchObject({ scope: 'environment', graph: 'default' });
-    expect(await readFile(path.join(dir, 'deployment_tasks.yaml'), 'utf8')).toMatch(/^- id: b\n/);
+    try {
+      const dl = await cli('tasks', 'download', '--env', 'web', '--dir', dir, '--start', 'b', '-o', 'json');
+      expect(JSON.parse(dl.stdout)).toMatchObject({ scope: 'environment', graph: 'default' });
+      expect(await readFile(path.join(dir, 'deployment_tasks.yaml'), 'utf8')).toMatch(/^- id: b\n/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
     const refused = await cli('env', 'create', 'web');
     expect([refused.code, refused.stderr]).toEqual([1, "error: environment 'web' already exists\n"]);
   });

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidInputError, UsageError } from '@granule/core';
@@ -9,6 +9,7 @@ const fixtures = join(__dirname, '..', '..', '..', '..', 'libs', 'deployment-str
 const STRATEGY = join(fixtures, 'seed-strategy.yaml');
 const NODES = join(fixtures, 'seed-nodes.yaml');
 const dir = mkdtempSync(join(tmpdir(), 'granule-strategy-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const write = (name: string, text: string): string => {
   const file = join(dir, name);
   writeFileSync(file, text);

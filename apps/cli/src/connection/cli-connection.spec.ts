@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseSettings } from '../commands/env.command';
@@ -25,13 +25,17 @@ describe('resolveConnection', () => {
 describe('readCliConfigFile', () => {
   it('reads nats_url; a missing file is no settings; a wrong type names the file and key', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'granule-cli-'));
-    const good = path.join(dir, 'good.yaml');
-    const bad = path.join(dir, 'bad.yaml');
-    await writeFile(good, 'nats_url: nats://10.0.0.5:4222\n');
-    await writeFile(bad, 'nats_url: 4222\n');
-    expect(await readCliConfigFile(good)).toEqual({ nats_url: 'nats://10.0.0.5:4222' });
-    expect(await readCliConfigFile(path.join(dir, 'none.yaml'))).toEqual({});
-    await expect(readCliConfigFile(bad)).rejects.toThrow(`${bad}: nats_url: expected a string, got 4222`);
+    try {
+      const good = path.join(dir, 'good.yaml');
+      const bad = path.join(dir, 'bad.yaml');
+      await writeFile(good, 'nats_url: nats://10.0.0.5:4222\n');
+      await writeFile(bad, 'nats_url: 4222\n');
+      expect(await readCliConfigFile(good)).toEqual({ nats_url: 'nats://10.0.0.5:4222' });
+      expect(await readCliConfigFile(path.join(dir, 'none.yaml'))).toEqual({});
+      await expect(readCliConfigFile(bad)).rejects.toThrow(`${bad}: nats_url: expected a string, got 4222`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
