@@ -52,6 +52,8 @@ function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: 
   runs.onRunEnded = (id) => void strategies.childEnded(id);
   const drain = async (): Promise<void> => {
     for (let guard = 0; guard < 1000; guard++) {
+      // Phase runs are planned in their own queues: let that finish before taking the queue as empty.
+      if (queue.length === 0) await new Promise((resolve) => setImmediate(resolve));
       const m = queue.shift();
       if (!m) {
         await strategies.tick();

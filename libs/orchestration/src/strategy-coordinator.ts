@@ -183,9 +183,14 @@ export class StrategyCoordinator {
     await this.startPhase(run, next, childRunId);
   }
 
-  /** Starts a phase as a run of its own: the phase's graph on the action's nodes, node failures tolerated. */
+  /**
+   * Starts a phase as a run of its own: the phase's graph on the action's nodes, node failures
+   * tolerated. Returns once the phase run is recorded; it is planned in its own queue (a planner
+   * that is away or a big plan holds up neither this strategy's queue nor the ticks), and its
+   * end is noticed like any other (`childEnded`, `tick`).
+   */
   private async startPhase(run: StrategyRun, action: StrategyAction, childRunId: string): Promise<void> {
-    await this.children.start(
+    const { planned } = await this.children.accept(
       {
         ...run.request,
         commandId: `${childRunId}-start`,
@@ -196,6 +201,7 @@ export class StrategyCoordinator {
       },
       { childOf: { runId: run.runId, group: action.group, phase: action.kind }, tolerateNodeFailures: true },
     );
+    planned.catch((err: Error) => this.ports.logger.error('planning a phase run failed; trying again on the next tick', { runId: childRunId, error: err.message }));
   }
 
   /** The outcome of a phase run, or undefined while it runs. */
