@@ -57,6 +57,7 @@ function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: 
       const m = queue.shift();
       if (!m) {
         await strategies.tick();
+        await new Promise((resolve) => setImmediate(resolve));
         if (queue.length === 0) return;
         continue;
       }
@@ -147,5 +148,43 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
     const events = await again.log.read('s1');
     expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
     expect(events.filter((e) => e.type === 'StrategyPhaseStarted')).toHaveLength(10);
+  });
+
+  it('a recovery pass while a start is being recorded leaves the run to the start: no second copy of it appends', async () => {
+    const w = world({});
+    const append = w.log.append.bind(w.log);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    w.log.append = async (runId, events, expected, metadata, nodeEvents) => {
+      if (runId === 's1' && events[0]?.type === 'StrategyAccepted' && !held) {
+        held = true;
+        await gate;
+      }
+      return append(runId, events, expected, metadata, nodeEvents);
+    };
+    const starting = w.strategies.start(start);
+    for (let k = 0; k < 50 && !held; k++) await new Promise((r) => setImmediate(r));
+    expect(held).toBe(true);
+    // The run is open in the log and this orchestrator holds its lease: the pass must leave it.
+    expect(await w.strategies.recover()).toEqual([]);
+    release();
+    await starting;
+    await w.drain();
+    const events = await w.log.read('s1');
+    expect(events.filter((e) => e.type === 'StrategyAccepted' || e.type === 'DeploymentRefused').map((e) => e.type)).toEqual(['StrategyAccepted']);
+    expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
+  });
+
+  it('an append that meets a newer stream folds the run again from the log: one tick fails, the next goes on', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    w.runs.onRunEnded = undefined; // only ticks advance the strategy here
+    // Someone else appended to the parent stream: memory is one version behind.
+    const recorded = await w.log.read('s1');
+    await w.log.append('s1', [recorded[recorded.length - 1]], recorded.length);
+    await expect(w.drain()).rejects.toThrow(/expected/);
+    await w.drain();
+    expect((await w.log.read('s1')).at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
   });
 });

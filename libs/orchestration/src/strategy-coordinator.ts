@@ -40,6 +40,8 @@ export class StrategyRunError extends GranuleError<'STRATEGY_UNRESOLVED' | 'RUN_
  */
 export class StrategyCoordinator {
   private readonly runs = new Map<string, StrategyRun>();
+  /** Runs `start` is recording: `recover` must not take them (this orchestrator holds their lease). */
+  private readonly starting = new Set<string>();
 
   constructor(
     private readonly ports: CoordinatorPorts,
@@ -52,8 +54,19 @@ export class StrategyCoordinator {
   }
 
   async start(command: StartDeployment): Promise<void> {
-    if (this.runs.has(command.runId) || (await this.ports.log.exists(command.runId))) throw new StrategyRunError('RUN_EXISTS', `run ${command.runId} already exists`);
+    if (this.runs.has(command.runId) || this.starting.has(command.runId) || (await this.ports.log.exists(command.runId))) throw new StrategyRunError('RUN_EXISTS', `run ${command.runId} already exists`);
     if (!(await this.ports.lease.acquire(command.runId))) throw new StrategyRunError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
+    // Open in the log from its first event on, but not in `runs` until accepted: a recovery pass
+    // meanwhile (same lease holder) would otherwise fold a second copy of it and both would append.
+    this.starting.add(command.runId);
+    try {
+      await this.record(command);
+    } finally {
+      this.starting.delete(command.runId);
+    }
+  }
+
+  private async record(command: StartDeployment): Promise<void> {
     let version = await this.ports.log.append(command.runId, [{ type: 'DeploymentRequested', data: requestData(command) }], 0);
     let resolved: { strategy: DeploymentStrategy; nodes: NodeSpec[] };
     let plan: StrategyPlan;
@@ -97,7 +110,7 @@ export class StrategyCoordinator {
   async recover(open?: readonly OpenRun[]): Promise<string[]> {
     const recovered: string[] = [];
     for (const { runId, first } of open ?? (await this.ports.log.openRuns())) {
-      if (this.runs.has(runId) || !isStrategyParent(first)) continue;
+      if (this.runs.has(runId) || this.starting.has(runId) || !isStrategyParent(first)) continue;
       const events = await leaseAndRead(this.ports, runId);
       if (!events) continue;
       if (events.length === 0 || TERMINAL.has(events[events.length - 1].type)) {
@@ -220,8 +233,20 @@ export class StrategyCoordinator {
     return { succeeded: nodes.filter((n) => !failed.has(n)), failed: nodes.filter((n) => failed.has(n)) };
   }
 
+  /**
+   * Appends at the run's version. When that fails (a conflict, the database), the run is folded
+   * again from the log where it can be read, so the next step starts from what is recorded
+   * instead of failing the same way on every tick.
+   */
   private async append(run: StrategyRun, events: RunEvent[]): Promise<void> {
-    run.version = await this.ports.log.append(run.runId, events, run.version, { correlationId: run.runId });
+    try {
+      run.version = await this.ports.log.append(run.runId, events, run.version, { correlationId: run.runId });
+    } catch (err) {
+      const recorded = await this.ports.log.read(run.runId).catch(() => undefined);
+      const fresh = recorded ? this.fold(run.runId, recorded) : undefined;
+      if (fresh) Object.assign(run, { version: fresh.version, state: fresh.state, pending: fresh.pending });
+      throw err;
+    }
   }
 
   private serial<T>(run: StrategyRun, work: () => Promise<T>): Promise<T> {
