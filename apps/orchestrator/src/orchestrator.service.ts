@@ -318,8 +318,7 @@ export class OrchestratorService {
         } else {
           // Answered once the request is recorded: the plan may take a while, and the commands
           // after this one must not wait for it. A refused plan ends the run (DeploymentRefused).
-          const { planned } = await this.coordinator.accept(start);
-          planned.catch((err: Error) => this.deps.logger.error({ runId: c.runId, err: err.message }, 'planning failed; trying again on the next tick'));
+          await this.coordinator.accept(start);
         }
         return c.runId;
       }

@@ -7,7 +7,7 @@ import type { PlanStore } from '@granule/plan-store';
 import type { EventStore } from '@granule/event-store';
 import { applyResult, buildReport, createStrategyRun } from '@granule/deployment-strategy';
 import type { StrategyPlan } from '@granule/deployment-strategy';
-import { evolve, initialRunState, instanceStatuses, summarizeRun } from '@granule/execution';
+import { foldRun, instanceStatuses, summarizeRun } from '@granule/execution';
 import type { PlanSource } from '@granule/orchestration';
 
 class QueryError extends GranuleError<'RUN_UNKNOWN' | 'BAD_QUERY'> {}
@@ -105,8 +105,7 @@ export class RunQueriesResponder {
       throw new QueryError('BAD_QUERY', phases.length ? `run ${q.runId} is a strategy run; each phase run has a graph: ${phases.join(', ')}` : `run ${q.runId} has no plan (it was refused or is still planning)`);
     }
     const plan = await this.plans.load(accepted.data.planId);
-    let state = initialRunState(q.runId);
-    for (const e of events) state = evolve(state, e, plan);
+    const state = foldRun(q.runId, events, plan);
     return { instances: (await this.documents.loadDocument(accepted.data.planId)).instances, statuses: Object.fromEntries(instanceStatuses(state)) };
   }
 
@@ -117,9 +116,7 @@ export class RunQueriesResponder {
     if (accepted?.type === 'StrategyAccepted') return this.showStrategy(q.runId, events, accepted.data.plan as unknown as StrategyPlan);
     const planned = events.find((e) => e.type === 'PlanAccepted');
     const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
-    let state = initialRunState(q.runId);
-    for (const e of events) state = evolve(state, e, plan);
-    return summarizeRun(state, events);
+    return summarizeRun(foldRun(q.runId, events, plan), events);
   }
 
   /** A strategy run: its groups from the strategy state machine, task counts summed over its phase runs. */
@@ -131,7 +128,7 @@ export class RunQueriesResponder {
       if (e.type === 'StrategyPhaseFinished') strategyState = applyResult(strategyState, { group: e.data.group, phase: e.data.phase, succeeded: e.data.succeeded, failed: e.data.failed });
     }
     const report = buildReport(strategyState);
-    const parent = summarizeRun(events.reduce((s, e) => evolve(s, e), initialRunState(runId)), events);
+    const parent = summarizeRun(foldRun(runId, events), events);
     const children = await Promise.all(phaseRuns.map((id) => this.show({ runId: id })));
     for (const child of children) {
       for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;

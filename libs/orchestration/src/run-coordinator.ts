@@ -1,7 +1,7 @@
 import { GranuleError } from '@granule/core';
 import type { DeploymentRequested, PlanReplyMessage, RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import { InstanceStatus, decide, evolve, initialRunState, knownNodeStatuses, nodeStatusChanges } from '@granule/execution';
+import { InstanceStatus, decide, evolve, foldRun, initialRunState, knownNodeStatuses, nodeStatusChanges } from '@granule/execution';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/execution';
 import type { CoordinatorPorts, OpenRun } from './ports';
 import { requestData } from './request-data';
@@ -76,8 +76,8 @@ export class RunCoordinator {
    * Records the request (`DeploymentRequested`) and returns with the planning going on in the
    * run's queue, so a command can be answered without waiting for a plan (and the commands after
    * it are not held up by a big plan or a planner that is away). `planned` settles when the plan
-   * is accepted or refused; when it rejects (the log could not be written), the next tick tries
-   * again. Throws `RUN_EXISTS` for a run id that was used before.
+   * is accepted or refused; when it rejects (the log could not be written; already logged), the
+   * next tick tries again: a caller need not wait for it or handle it. Throws `RUN_EXISTS` for a run id that was used before.
    */
   async accept(command: StartDeployment, extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {}): Promise<{ planned: Promise<void> }> {
     if (this.runs.has(command.runId) || (await this.ports.log.exists(command.runId))) {
@@ -98,10 +98,13 @@ export class RunCoordinator {
     return { planned: this.schedulePlan(run) };
   }
 
-  /** Asks for the run's plan in its queue; `run.planning` is set meanwhile. */
+  /**
+   * Asks for the run's plan in its queue; `run.planning` is set meanwhile. A failure is logged
+   * here (the next tick tries again); the returned promise rejects with it for a caller that waits.
+   */
   private schedulePlan(run: ActiveRun): Promise<void> {
     run.planning = true;
-    return this.serial(run, async () => {
+    const planned = this.serial(run, async () => {
       try {
         if (!run.planRequest || run.state.phase !== 'requested') return;
         await this.plan(run, run.planRequest);
@@ -110,6 +113,8 @@ export class RunCoordinator {
         run.planning = false;
       }
     });
+    planned.catch((err: Error) => this.ports.logger.error('planning failed; trying again on the next tick', { runId: run.state.runId, error: err.message }));
+    return planned;
   }
 
   /** A new run of a finished run's plan with its failed (and dep_failed) task instances, or every unfinished one. */
@@ -124,8 +129,7 @@ export class RunCoordinator {
     const last = events[events.length - 1];
     if (!TERMINAL.has(last.type)) throw new CoordinatorError('RUN_NOT_RETRYABLE', `run ${command.runId} is still going; stop it first or wait for it to end`);
     const plan = await this.ports.plans.load(accepted.data.planId);
-    let old = initialRunState(command.runId);
-    for (const e of events) old = evolve(old, e, plan);
+    const old = foldRun(command.runId, events, plan);
     const keys: string[] = [];
     for (let i = 0; i < plan.size; i++) {
       if (plan.noWork[i]) continue;
@@ -204,7 +208,7 @@ export class RunCoordinator {
       // A run waiting for its plan is not waited for: the other runs' checks go on.
       if (run.planning) continue;
       if (run.state.phase === 'requested' && run.planRequest) {
-        this.schedulePlan(run).catch((err: Error) => this.ports.logger.error('planning failed; trying again on the next tick', { runId, error: err.message }));
+        void this.schedulePlan(run);
         continue;
       }
       await this.serial(run, async () => {
@@ -244,8 +248,7 @@ export class RunCoordinator {
     }
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     const plan = accepted?.type === 'PlanAccepted' ? await this.ports.plans.load(accepted.data.planId) : undefined;
-    let state = initialRunState(runId);
-    for (const e of events) state = evolve(state, e, plan);
+    const state = foldRun(runId, events, plan);
     const run: ActiveRun = { state, plan, nodeStatus: plan ? knownNodeStatuses(state, plan) : new Map(), queue: Promise.resolve(), unsent: new Map() };
     this.runs.set(runId, run);
     this.ports.logger.info('recovered run from the event log', { runId, events: events.length, phase: state.phase });
@@ -277,7 +280,7 @@ export class RunCoordinator {
       // (stopped is terminal) and let go of it again.
       if (state.phase !== 'stopped') await this.advance(run);
     });
-    if (run.planRequest) this.schedulePlan(run).catch((err: Error) => this.ports.logger.error('planning failed; trying again on the next tick', { runId, error: err.message }));
+    if (run.planRequest) void this.schedulePlan(run);
     return true;
   }
 
@@ -434,9 +437,7 @@ export class RunCoordinator {
 
   /** The run's state folded again from its events (memory may hold events the log does not). */
   private async refold(run: ActiveRun): Promise<void> {
-    let state = initialRunState(run.state.runId);
-    for (const e of await this.ports.log.read(run.state.runId)) state = evolve(state, e, run.plan);
-    run.state = state;
+    run.state = foldRun(run.state.runId, await this.ports.log.read(run.state.runId), run.plan);
     run.stale = false;
   }
 

@@ -203,7 +203,7 @@ export class StrategyCoordinator {
    * end is noticed like any other (`childEnded`, `tick`).
    */
   private async startPhase(run: StrategyRun, action: StrategyAction, childRunId: string): Promise<void> {
-    const { planned } = await this.children.accept(
+    await this.children.accept(
       {
         ...run.request,
         commandId: `${childRunId}-start`,
@@ -214,7 +214,6 @@ export class StrategyCoordinator {
       },
       { childOf: { runId: run.runId, group: action.group, phase: action.kind }, tolerateNodeFailures: true },
     );
-    planned.catch((err: Error) => this.ports.logger.error('planning a phase run failed; trying again on the next tick', { runId: childRunId, error: err.message }));
   }
 
   /** The outcome of a phase run, or undefined while it runs. */
