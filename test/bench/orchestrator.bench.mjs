@@ -9,6 +9,8 @@
 //   BENCH_PROFILE=1 also writes V8 CPU profiles of the orchestrator and one agent to tmp/bench-profiles/
 //   BENCH_SPAWN_HELPER=native|node|auto sets the agents' GRANULE_SPAWN_HELPER (default auto: native when built)
 //   BENCH_AGENT_NODE_FLAGS='--flag ...' passes Node.js flags to the agent processes (experiments)
+//   BENCH_HOLLOW=0 skips the last run, the control plane alone with hollow nodes in place of the
+//   agents (test/bench/hollow-nodes.mjs, ADR 0012)
 //   BENCH_WARMUP=0 measures the agents' first run instead of their second (the first, right after
 //   they start, pays for compiling their code; agents are long-lived)
 //
@@ -48,6 +50,7 @@ const AGENTS = option('--agents', 'BENCH_AGENTS', 100);
 const TASKS = option('--tasks', 'BENCH_TASKS', 20);
 const TIMEOUT_S = option('--timeout', 'BENCH_TIMEOUT_S', 900);
 const WARMUP = process.env.BENCH_WARMUP !== '0';
+const HOLLOW = process.env.BENCH_HOLLOW !== '0';
 const SPAWN_HELPER = process.env.BENCH_SPAWN_HELPER ?? 'auto';
 const PROFILE_DIR = process.env.BENCH_PROFILE === '1' ? path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, 'tmp/bench-profiles')) : undefined;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -57,6 +60,7 @@ const mains = {
   planner: path.join(root, 'dist/apps/graph-planner/src/main.js'),
   orchestrator: path.join(root, 'dist/apps/orchestrator/src/main.js'),
   agent: path.join(root, 'dist/apps/node-agent/src/main.js'),
+  hollow: path.join(root, 'test/bench/hollow-nodes.mjs'),
   cli: path.join(root, 'dist/apps/cli/src/main.js'),
 };
 for (const file of [path.join(root, 'dist/.stamp'), ...Object.values(mains)]) {
@@ -105,7 +109,7 @@ function start(name, main, env) {
   const profile = PROFILE_DIR && (name === 'orchestrator' || name === 'agent-b1') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
   const nodeFlags = name.startsWith('agent-') && process.env.BENCH_AGENT_NODE_FLAGS ? process.env.BENCH_AGENT_NODE_FLAGS.split(' ').filter(Boolean) : [];
   const child = spawn(process.execPath, [...nodeFlags, ...profile, main], { cwd: root, env: { ...baseEnv(), ...env }, stdio: ['ignore', fd, fd] });
-  child.granuleRole = name.startsWith('agent-') ? 'agent' : name === 'graph-planner' ? 'planner' : name;
+  child.granuleRole = name.startsWith('agent-') ? 'agent' : name === 'graph-planner' ? 'planner' : name === 'hollow-nodes' ? 'hollow' : name;
   closeSync(fd);
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -140,7 +144,9 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
  * Undefined where there is no /proc.
  */
 function cpuSnapshot() {
-  const out = { orchestrator: 0, agents: 0, helpers: 0, tasks: 0, postgres: 0, nats: 0, planner: 0 };
+  const out = { orchestrator: 0, agents: 0, helpers: 0, tasks: 0, postgres: 0, nats: 0, planner: 0, hollow: 0 };
+  // The agents' time in the kernel (system time), a part of `agents`; kept apart from the roles.
+  const system = { agents: 0 };
   const roles = new Map([...children].map((c) => [c.pid, c.granuleRole]));
   let pids;
   try {
@@ -163,13 +169,14 @@ function cpuSnapshot() {
     const role = roles.get(Number(pid)) ?? (roles.get(Number(f[1])) === 'agent' ? 'helper' : undefined);
     if (role === 'agent' || role === 'helper') {
       out[role === 'agent' ? 'agents' : 'helpers'] += own;
+      if (role === 'agent') system.agents += Number(f[12]) * TICK_MS;
       out.tasks += reaped;
-    } else if (role === 'orchestrator' || role === 'planner') out[role] += own;
+    } else if (role === 'orchestrator' || role === 'planner' || role === 'hollow') out[role] += own;
     // The postmaster reaps backends that exit (a closed connection): their time stays counted.
     else if (comm === 'postgres') out.postgres += own + reaped;
     else if (comm === 'nats-server') out.nats += own;
   }
-  return out;
+  return { ...out, system };
 }
 
 function percentile(sorted, p) {
@@ -397,10 +404,11 @@ async function main() {
       );
     }
     if (cpuBefore && cpuAfter) {
+      const roles = Object.keys(cpuAfter).filter((k) => k !== 'system');
       const spent = (keys) => keys.reduce((a, k) => a + cpuAfter[k] - cpuBefore[k], 0) / tasks;
       const per = (k) => spent([k]).toFixed(2);
       console.log(
-        `CPU per task run (ms):                orchestrator ${per('orchestrator')}   agents ${per('agents')}   spawn helpers ${per('helpers')}   task processes ${per('tasks')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   all ${spent(Object.keys(cpuAfter)).toFixed(2)}   (10 ms ticks; the machine has ${availableParallelism()} cores)`,
+        `CPU per task run (ms):                orchestrator ${per('orchestrator')}   agents ${per('agents')} (${((cpuAfter.system.agents - cpuBefore.system.agents) / tasks).toFixed(2)} of it in the kernel)   spawn helpers ${per('helpers')}   task processes ${per('tasks')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   all ${spent(roles).toFixed(2)}   (10 ms ticks; the machine has ${availableParallelism()} cores)`,
       );
       // The control plane's share (orchestrator, graph-planner, PostgreSQL, NATS): what the run
       // costs where the agents run on hosts of their own, as they do in a fleet.
@@ -414,9 +422,31 @@ async function main() {
       const idle = (k) => ((idleEnd[k] - idleStart[k]) / 3).toFixed(0);
       console.log(`CPU while idle (ms per second):       orchestrator ${idle('orchestrator')}   agents ${idle('agents')}   spawn helpers ${idle('helpers')}   postgres ${idle('postgres')}   nats ${idle('nats')}   (measured for 3 s before the deploy)`);
     }
+    if (HOLLOW) await controlPlaneRun(db, started);
     console.log(`targets: overhead under 2 ms median; ${2000} task runs with every transition persisted in a few seconds`);
   } finally {
     await db.end();
+  }
+}
+
+/**
+ * The same deployment once more with the agents replaced by hollow nodes (test/bench/
+ * hollow-nodes.mjs, ADR 0012): one process answers every dispatch at once, so the run measures
+ * the control plane alone, on cores it no longer shares with 100 agents and 2,000 task processes.
+ */
+async function controlPlaneRun(db, uids) {
+  const agents = [...children].filter((c) => c.granuleRole === 'agent');
+  const exits = agents.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))));
+  for (const c of agents) c.kill('SIGTERM');
+  await Promise.all(exits);
+  await startService('hollow-nodes', mains.hollow, { HOLLOW_UIDS: uids.join(','), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10' }, 'hollow nodes ready');
+  const { cpuBefore, cpuAfter, cliWall, wall, events, tasks } = await deployRun(db, `bench-${id}-hollow`);
+  console.log('');
+  console.log(`control plane alone: the same ${tasks} task runs, the agents replaced by ${uids.length} hollow nodes (one process answering every dispatch at once; ADR 0012)`);
+  console.log(`run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)   ${(tasks / wall).toFixed(0)} task runs/s   ${(events / wall).toFixed(0)} events written/s`);
+  if (cpuBefore && cpuAfter) {
+    const per = (k) => ((cpuAfter[k] - cpuBefore[k]) / tasks).toFixed(2);
+    console.log(`CPU per task run (ms):                orchestrator ${per('orchestrator')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   hollow nodes ${per('hollow')}`);
   }
 }
 

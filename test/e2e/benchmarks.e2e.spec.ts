@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT, assertBuilt } from './stack';
+
+// The benchmarks are scripts nobody runs in CI at full size; a small run here keeps them working
+// (the hollow nodes speak the agent's wire protocol, which a contract change could break).
+
+function runBench(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/bench/orchestrator.bench.mjs'), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The number printed right after `label` on the line that starts with it. */
+function figure(stdout: string, label: string): number {
+  const line = stdout.split('\n').find((l) => l.startsWith(label));
+  if (!line) throw new Error(`no line starting with '${label}' in:\n${stdout}`);
+  return Number(line.slice(label.length).trim().split(/\s+/)[0]);
+}
+
+describe('npm run bench:orchestrator (small)', () => {
+  beforeAll(() => assertBuilt());
+
+  it('runs 2 agents x 3 tasks end to end, then the same run on hollow nodes, and prints the figures of both', async () => {
+    const r = await runBench(['--agents', '2', '--tasks', '3'], { BENCH_WARMUP: '0', BENCH_TIMEOUT_S: '120' });
+    expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('orchestrator benchmark: 2 agents x 3 chained no-op shell tasks = 6 task runs');
+    expect(r.stdout).toContain('control plane alone: the same 6 task runs, the agents replaced by 2 hollow nodes');
+    const [agentsWall, hollowWall] = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('run wall time (first to last event):'))
+      .map((l) => Number(l.split(':')[1].trim().split(/\s+/)[0]));
+    expect([agentsWall > 0, hollowWall > 0]).toEqual([true, true]);
+    // The bench exits non-zero unless both runs ended DeploymentSucceeded with every task run.
+    expect(figure(r.stdout, 'task runs per second:')).toBeGreaterThan(0);
+    expect(r.stdout).toMatch(/CPU per task run \(ms\):\s+orchestrator [\d.]+ {3}postgres [\d.]+ {3}nats [\d.]+ {3}planner [\d.]+ {3}hollow nodes [\d.]+/);
+  }, 180_000);
+});
