@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { executionSubjects, type AgentRegistration, type AgentRegistrationReply, type ExecutionSubjects, type TaskOutputMessage, type TaskProgressMessage } from '@granule/contracts';
-import { decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } from '@granule/messaging';
+import { ReconnectWaits, decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } from '@granule/messaging';
 import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
@@ -9,6 +9,7 @@ import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 
 const REGISTER_TIMEOUT_MS = 3000;
+/** A progress message NATS did not take is sent again after this, or as soon as the connection is back. */
 const PUBLISH_RETRY_MS = 2000;
 
 /**
@@ -21,6 +22,7 @@ export class AgentMessaging {
   private readonly js: JetStreamClient;
   private messages?: ConsumerMessages;
   private closing = false;
+  private readonly retryWaits: ReconnectWaits;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
@@ -29,6 +31,7 @@ export class AgentMessaging {
   ) {
     this.subjects = executionSubjects(config.subjectPrefix);
     this.js = jetstream(nc);
+    this.retryWaits = new ReconnectWaits(nc);
   }
 
   /** Creates (or updates) the execution streams and this node's dispatch consumer. */
@@ -65,7 +68,8 @@ export class AgentMessaging {
   /**
    * Publishes a progress message to `<p>.result.<run>` with `msgID`, retrying until the stream
    * acknowledges it or `isStopping()` turns true (then it throws: the dispatch stays unacked and
-   * is answered from the journal when it comes back).
+   * is answered from the journal when it comes back). Retries come every `PUBLISH_RETRY_MS`, and at
+   * once when the client reconnects after an outage (the msgID makes a resend harmless).
    */
   async publishProgress(message: TaskProgressMessage, msgID: string, isStopping: () => boolean = () => false): Promise<PubAck> {
     for (let attempt = 1; ; attempt++) {
@@ -74,9 +78,9 @@ export class AgentMessaging {
       } catch (err) {
         if (isStopping() || this.nc.isClosed()) throw err;
         if (attempt === 1 || attempt % 30 === 0) {
-          this.log.warn({ runId: message.runId, key: message.key, err: (err as Error).message, attempt }, `cannot publish the ${message.status} result yet; retrying every ${PUBLISH_RETRY_MS / 1000} s`);
+          this.log.warn({ runId: message.runId, key: message.key, err: (err as Error).message, attempt }, `cannot publish the ${message.status} result yet; retrying every ${PUBLISH_RETRY_MS / 1000} s and when the NATS connection is back`);
         }
-        await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
+        await this.retryWaits.wait(PUBLISH_RETRY_MS);
       }
     }
   }
