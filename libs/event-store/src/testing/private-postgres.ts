@@ -22,11 +22,16 @@ export interface PrivatePostgres {
   stop(): Promise<void>;
 }
 
+/**
+ * Starts a cluster named `granule_<pid>_<hex>` (the test process's pid). Clusters of that form
+ * whose process is gone (a test run killed before its afterAll) are dropped first.
+ */
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const versions = existsSync('/etc/postgresql') ? readdirSync('/etc/postgresql').filter((v) => /^\d+$/.test(v)) : [];
   if (versions.length === 0) throw new Error('startPrivatePostgres needs Debian\'s postgresql-common (pg_createcluster) and a PostgreSQL server: none found in /etc/postgresql');
   const version = versions.sort((a, b) => Number(b) - Number(a))[0];
-  const name = `granule_${randomBytes(4).toString('hex')}`;
+  await dropLeftClusters(version);
+  const name = `granule_${process.pid}_${randomBytes(4).toString('hex')}`;
   const ctl = (action: string, ...args: string[]) => run('pg_ctlcluster', ['--skip-systemctl-redirect', version, name, action, ...args]);
   // pg_createcluster picks a port no other cluster of the machine uses.
   await run('pg_createcluster', [version, name, '--', '--auth=trust']);
@@ -56,4 +61,26 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       await run('pg_dropcluster', [version, name, '--stop']);
     },
   };
+}
+
+const CLUSTER_NAME = /^granule_(\d+)_[0-9a-f]+$/;
+
+/** Drops the private clusters of `version` whose test process no longer exists. */
+async function dropLeftClusters(version: string): Promise<void> {
+  const { stdout } = await run('pg_lsclusters', ['--no-header']);
+  for (const line of stdout.split('\n')) {
+    const [ver, name] = line.trim().split(/\s+/);
+    const pid = ver === version ? CLUSTER_NAME.exec(name ?? '')?.[1] : undefined;
+    if (pid !== undefined && !processExists(Number(pid))) await run('pg_dropcluster', [version, name, '--stop']).catch(() => undefined);
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
