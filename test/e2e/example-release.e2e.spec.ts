@@ -145,4 +145,9 @@ describe('example release on four agents (whole stack)', () => {
     expect(r.stdout.split('\n')[0]).toBe('RECAP run example-offline: refused — critical nodes are offline: 5');
     expect(r.stderr).toMatch(/#2 +DeploymentRefused +critical nodes are offline: 5\n$/);
   }, 60_000);
+
+  it('the same refusal without --watch - deploy prints the run id, says why it was refused and exits 1', async () => {
+    const r = await stack.granule(['deploy', '--release', EXAMPLE_RELEASE, '--nodes', path.join(FIXTURES, 'example/nodes-with-offline.yaml'), '--run-id', 'example-offline-2']);
+    expect([r.code, r.stdout, r.stderr]).toEqual([1, 'example-offline-2\n', 'error: run example-offline-2 was refused: critical nodes are offline: 5\n']);
+  }, 60_000);
 });

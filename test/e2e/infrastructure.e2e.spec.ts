@@ -123,13 +123,20 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     expect(said('task results are recorded again')).toEqual([expect.stringMatching(/"runId":"infra-pg","failedAttempts":\d+,"failedForS":\d+,/)]);
   }, 120_000);
 
-  it('graph-planner away - a deploy is answered at once without a plan, waits for a planner, and runs once one is back', async () => {
+  it('graph-planner away - the request is recorded at once, deploy waits for the plan (says so) and prints the run id once a planner is back', async () => {
     await stack.service('graph-planner').kill('SIGTERM');
-    const deployed = await stack.granule(['deploy', ...CHAIN, '--run-id', 'infra-planner']);
-    stack.assertExitedOk(deployed, 'granule deploy infra-planner');
-    // Answered while no planner could have planned it.
+    let exited = false;
+    const deploying = stack.granule(['deploy', ...CHAIN, '--run-id', 'infra-planner']).finally(() => (exited = true));
+    // Recorded while no planner could have planned it; the CLI waits for the plan, and says so.
+    await waitUntil(async () => (await stack.events('infra-planner')).length > 0, 'the run to be recorded');
     expect((await stack.events('infra-planner')).map((e) => e.type)).toEqual(['DeploymentRequested']);
+    await sleep(3000);
+    expect(exited).toBe(false);
     await stack.service('graph-planner').start();
+    const deployed = await deploying;
+    stack.assertExitedOk(deployed, 'granule deploy infra-planner');
+    expect([deployed.stdout, deployed.stderr]).toEqual(['infra-planner\n', expect.stringContaining('run infra-planner is recorded and waits for its plan (graph-planner)')]);
+    expect((await stack.events('infra-planner')).map((e) => e.type)).toContain('PlanAccepted');
     const events = await stack.waitForEnd('infra-planner');
     expectEveryTaskOnce('infra-planner', events);
     expect(stack.service('orchestrator').text).toContain('"msg":"no graph-planner answers yet (graph-planner did not answer on');

@@ -75,4 +75,36 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
     expect(statuses(summary)['compute-nodes-2']).toBe('FAILED');
     expect(nodeStatus(summary)).toEqual(simulated.nodes);
   }, 240_000);
+
+  it('stop and resume a strategy run: its phase run stops gracefully, the run ends stopped, and a resume deploys the rest, every node once', async () => {
+    for (const uid of UIDS) {
+      stack.setFailing(`prepare-node@${uid}`, false);
+      stack.setFailing(`deploy-node@${uid}`, false);
+    }
+    stack.setSlow('prepare-node@mon01', 3);
+    try {
+      const started = await stack.granule(['deploy', '--tasks', TASKS, '--nodes', NODES, '--strategy', STRATEGY, '--run-id', 'seed-stop']);
+      stack.assertExitedOk(started, 'granule deploy seed-stop');
+      stack.assertExitedOk(await stack.granule(['stop', 'seed-stop']), 'granule stop seed-stop');
+      const stopped = await stack.waitForEnd('seed-stop');
+      expect(stopped.map((e) => e.type)).toEqual(['DeploymentRequested', 'StrategyAccepted', 'StrategyPhaseStarted', 'DeploymentStopRequested', 'DeploymentStopped']);
+      // The phase run let its running task finish and ended stopped; nothing after it started.
+      expect((await stack.events('seed-stop-1-prepare')).at(-1)?.type).toBe('DeploymentStopped');
+      expect(stack.ledger().filter((l) => l.startsWith('seed-stop-')).sort()).toEqual(['seed-stop-1-prepare prepare-node@mon01', 'seed-stop-1-prepare prepare-node@mon02']);
+      const again = await stack.granule(['stop', 'seed-stop']);
+      expect([again.code, again.stderr]).toEqual([1, 'error: run seed-stop has ended (DeploymentStopped): there is nothing to stop\n']);
+    } finally {
+      stack.setSlow('prepare-node@mon01', 0);
+    }
+
+    stack.assertExitedOk(await stack.granule(['resume', 'seed-stop']), 'granule resume seed-stop');
+    const events = await stack.waitForEnd('seed-stop', 180_000);
+    expect(events.at(-1)?.type).toBe('DeploymentSucceeded');
+    expect(events.map((e) => e.type).slice(5, 7)).toEqual(['DeploymentResumed', 'StrategyPhaseFinished']);
+    const ledger = stack.ledger().filter((l) => l.startsWith('seed-stop-'));
+    for (const uid of UIDS) {
+      expect(ledger.filter((l) => l.endsWith(` prepare-node@${uid}`))).toHaveLength(1);
+      expect(ledger.filter((l) => l.endsWith(` deploy-node@${uid}`))).toHaveLength(1);
+    }
+  }, 240_000);
 });

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
@@ -107,7 +107,16 @@ export class OrchestratorService {
     };
     this.coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: config.maxBusyNodes } });
     const configStore = new ConfigStoreClient(nats, { prefix: config.subjectPrefix });
-    this.strategies = new StrategyCoordinator(ports, new ConfigStoreStrategySource(configStore), this.coordinator);
+    this.strategies = new StrategyCoordinator(ports, new ConfigStoreStrategySource(configStore), this.coordinator, {
+      // A phase run another replica drives (it took the run over) is stopped through the command
+      // stream, which hands the command to its driver; a stopped one is nobody's and is resumed here.
+      stop: async (runId) => {
+        if (this.coordinator.owned().includes(runId)) return this.coordinator.stop(runId);
+        const commandId = `${runId}-stop-${randomUUID()}`;
+        await this.js.publish(this.subjects.commands.stopDeployment, JSON.stringify({ type: 'StopDeployment', payload: { commandId, runId } }), { msgID: commandId });
+      },
+      resume: (runId) => this.coordinator.resume(runId),
+    });
     if (config.nodeStatusSync) this.nodeStatuses = new NodeStatusProjector(this.store, configStore, logger);
     this.coordinator.onRunEnded = (runId) => void this.strategies.childEnded(runId);
   }
@@ -327,14 +336,16 @@ export class OrchestratorService {
         return c.newRunId;
       case 'StopDeployment':
       case 'ResumeDeployment': {
-        const owned = this.coordinator.owned().includes(c.runId);
+        const owned = this.coordinator.owned().includes(c.runId) || this.strategies.owned().includes(c.runId);
         const open = !owned && (await this.coordinator.isOpen(c.runId));
         if (open) {
+          // Another replica drives it: handed back to the work queue until its driver takes it.
           msg.nak(500);
           return undefined;
         }
-        if (type === 'StopDeployment') await this.coordinator.stop(c.runId);
-        else await this.coordinator.resume(c.runId);
+        const target = (await this.strategies.isStrategyRun(c.runId)) ? this.strategies : this.coordinator;
+        if (type === 'StopDeployment') await target.stop(c.runId);
+        else await target.resume(c.runId);
         return c.runId;
       }
     }

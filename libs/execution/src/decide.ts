@@ -199,10 +199,13 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
     case 'Stop':
       if (TERMINAL.has(state.phase)) throw new RunCommandError('RUN_FINISHED', `run ${state.runId} has already ended (${state.phase})`);
       if (state.phase === 'stopping') return [];
+      // Not planned yet (its planning failed and waits for another try): nothing runs, it ends now.
+      if (state.phase === 'requested') return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }, { type: 'DeploymentStopped', data: { at: command.at, failedNodes: [] } }];
       return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }];
 
     case 'Resume':
       if (state.phase === 'running') return [];
+      if (!state.plan) throw new RunCommandError('RUN_NO_PLAN', `run ${state.runId} was stopped before it was planned: start the deployment again`);
       if (state.phase !== 'stopped' && state.phase !== 'stopping') {
         throw new RunCommandError('RUN_NOT_STOPPED', `run ${state.runId} is ${state.phase}; only a stopped run can be resumed (use retry for a failed one)`);
       }

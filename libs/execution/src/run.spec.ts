@@ -343,6 +343,22 @@ describe('run - operator commands', () => {
     expect(run.dispatch().sort()).toEqual(['b@n1', 'b@n2']);
   });
 
+  it('stops a run that is not planned yet (its planning failed and waits for another try) at once; it cannot be resumed', () => {
+    let state = initialRunState('r2');
+    const apply = (command: RunCommand): RunEvent[] => {
+      const events = decide(state, command);
+      for (const e of events) state = evolve(state, e);
+      return events;
+    };
+    apply({ type: 'RequestDeployment', request: { runId: 'r2', graph: 'default', dryRun: false, noop: false } });
+    expect(apply({ type: 'Stop', at: at(1) })).toEqual([
+      { type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } },
+      { type: 'DeploymentStopped', data: { at: at(1), failedNodes: [] } },
+    ]);
+    expect(state.phase).toBe('stopped');
+    expect(() => apply({ type: 'Resume', at: at(2) })).toThrow('run r2 was stopped before it was planned: start the deployment again');
+  });
+
   it('refuses to resume a run that did not stop', () => {
     const run = new Scenario(planOf(CHAIN, nodes));
     run.runAll();

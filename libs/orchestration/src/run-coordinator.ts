@@ -7,7 +7,7 @@ import type { CoordinatorPorts, OpenRun } from './ports';
 import { requestData } from './request-data';
 import { isStrategyParent, leaseAndRead } from './run-recovery';
 
-export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
+export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
 
 interface ActiveRun {
   state: RunState;
@@ -151,7 +151,7 @@ export class RunCoordinator {
   }
 
   async stop(runId: string): Promise<void> {
-    const run = this.owner(runId);
+    const run = this.runs.get(runId) ?? (await this.whyNotDriven(runId, 'stop'));
     await this.serial(run, async () => {
       await this.apply(run, { type: 'Stop', at: this.now() });
       await this.advance(run);
@@ -163,7 +163,7 @@ export class RunCoordinator {
     if (!run) {
       // A stopped run is not driven by anyone: take it back.
       await this.recoverRun(runId, true);
-      run = this.owner(runId);
+      run = this.runs.get(runId) ?? (await this.whyNotDriven(runId, 'resume'));
     }
     const active = run;
     await this.serial(active, async () => {
@@ -427,6 +427,18 @@ export class RunCoordinator {
       dispatchId: `${run.state.runId}/${key}/${attempt}`,
       noop: run.state.request?.noop ?? false,
     };
+  }
+
+  /** Throws what the operator needs to know about a run this orchestrator does not drive. */
+  private async whyNotDriven(runId: string, action: 'stop' | 'resume'): Promise<never> {
+    const events = await this.ports.log.read(runId);
+    if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${runId} does not exist`);
+    const last = events[events.length - 1].type;
+    if (TERMINAL.has(last) && !(action === 'resume' && last === 'DeploymentStopped')) {
+      const retry = last === 'DeploymentFailed' || last === 'DeploymentStopped' ? `; granule retry ${runId} runs its unfinished tasks in a new run` : '';
+      throw new CoordinatorError('RUN_ENDED', `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}${retry}`);
+    }
+    throw new CoordinatorError('RUN_NOT_OWNED', `run ${runId} is driven by another orchestrator`);
   }
 
   private owner(runId: string): ActiveRun {

@@ -65,7 +65,7 @@ function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: 
       await runs.progress({ runId: m.runId, key: m.key, node: m.node, attempt: m.attempt, dispatchId: m.dispatchId, status: failing?.includes(m.node) ? 'failed' : 'succeeded', at: '2026-01-01T00:00:01Z' });
     }
   };
-  return { log, plans, runs, strategies, drain };
+  return { log, plans, runs, strategies, drain, queue };
 }
 
 const start = { commandId: 'c', runId: 's1', graph: 'default', dryRun: false, noop: false, strategy: { name: 'deployment-strategy' }, inline: { graphs: {}, nodes: [] } };
@@ -186,5 +186,59 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
     await expect(w.drain()).rejects.toThrow(/expected/);
     await w.drain();
     expect((await w.log.read('s1')).at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
+  });
+});
+
+describe('StrategyCoordinator - stop and resume', () => {
+  const types = (events: RunEvent[]): string[] => events.map((e) => e.type);
+  /** Lets the first phase run be planned and dispatched. */
+  async function firstDispatches(w: ReturnType<typeof world>): Promise<void> {
+    for (let k = 0; k < 100 && w.queue.length === 0; k++) await new Promise((r) => setImmediate(r));
+    expect(w.queue.length).toBeGreaterThan(0);
+  }
+
+  it('a stop lets the phase run finish what runs and ends the strategy run stopped with that phase pending; a resume goes on to the end', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    await firstDispatches(w);
+    await w.strategies.stop('s1');
+    await w.drain();
+    expect(types(await w.log.read('s1'))).toEqual(['DeploymentRequested', 'StrategyAccepted', 'StrategyPhaseStarted', 'DeploymentStopRequested', 'DeploymentStopped']);
+    expect((await w.log.read('s1-1-prepare')).at(-1)?.type).toBe('DeploymentStopped');
+    // Nothing else started.
+    expect(await w.log.exists('s1-2-deploy')).toBe(false);
+    expect(w.strategies.owned()).toEqual([]);
+
+    await w.strategies.resume('s1');
+    await w.drain();
+    const events = await w.log.read('s1');
+    expect(types(events).slice(5, 7)).toEqual(['DeploymentResumed', 'StrategyPhaseFinished']);
+    expect(events.filter((e) => e.type === 'StrategyPhaseStarted')).toHaveLength(10);
+    expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
+    expect(types(await w.log.read('s1-1-prepare')).slice(-2)).toEqual(['DeploymentResumed', 'DeploymentSucceeded']);
+  });
+
+  it('the operator stopping a phase run stops the strategy run with it', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    await firstDispatches(w);
+    await w.runs.stop('s1-1-prepare');
+    await w.drain();
+    const events = await w.log.read('s1');
+    expect(events.slice(-2)).toEqual([
+      { type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'phase run s1-1-prepare was stopped' } },
+      { type: 'DeploymentStopped', data: { at: '2026-01-01T00:00:00.000Z', failedNodes: [] } },
+    ]);
+  });
+
+  it('stop and resume say why they cannot act on an unknown or ended run', async () => {
+    const w = world({});
+    await expect(w.strategies.stop('nope')).rejects.toThrow('run nope does not exist');
+    await w.strategies.start(start);
+    await w.drain();
+    await expect(w.strategies.stop('s1')).rejects.toThrow('run s1 has ended (DeploymentSucceeded): there is nothing to stop');
+    await expect(w.strategies.resume('s1')).rejects.toThrow('run s1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)');
+    expect(await w.strategies.isStrategyRun('s1')).toBe(true);
+    expect(await w.strategies.isStrategyRun('s1-1-prepare')).toBe(false);
   });
 });

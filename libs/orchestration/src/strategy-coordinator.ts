@@ -22,14 +22,25 @@ interface StrategyRun {
   state: StrategyRunState;
   /** The phase run being waited for. */
   pending?: { action: StrategyAction; childRunId: string };
+  /** A stop was requested (DeploymentStopRequested): no phase starts; the run ends stopped once its phase run has. */
+  stopping: boolean;
   queue: Promise<unknown>;
+}
+
+/**
+ * Stops and resumes phase runs. The default goes to the RunCoordinator given; an orchestrator
+ * with replicas sends a stop for a phase run another replica drives through the command stream.
+ */
+export interface PhaseRunControl {
+  stop(runId: string): Promise<void>;
+  resume(runId: string): Promise<void>;
 }
 
 const TERMINAL = new Set<string>(TERMINAL_RUN_EVENTS);
 /** Phase runs: prepare runs the release's provisioning graph, deploy its default graph. */
 export const PHASE_GRAPHS = { prepare: 'provisioning', deploy: 'default' } as const;
 
-export class StrategyRunError extends GranuleError<'STRATEGY_UNRESOLVED' | 'RUN_EXISTS' | 'RUN_NOT_OWNED'> {}
+export class StrategyRunError extends GranuleError<'STRATEGY_UNRESOLVED' | 'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED'> {}
 
 /**
  * Drives strategy runs (seed 004): groups one at a time, each phase as a run of its own (the
@@ -37,17 +48,69 @@ export class StrategyRunError extends GranuleError<'STRATEGY_UNRESOLVED' | 'RUN_
  * machine judges the group by its success criteria and picks the next phase. The parent's
  * events record the plan of groups, each phase's start and outcome and the final report, so a
  * restarted orchestrator continues where the parent stood.
+ *
+ * A stop (of the strategy run, or of its phase run by the operator) stops the phase run
+ * gracefully and ends the strategy run stopped with that phase still pending; a resume resumes
+ * the phase run and goes on from there.
  */
 export class StrategyCoordinator {
   private readonly runs = new Map<string, StrategyRun>();
   /** Runs `start` is recording: `recover` must not take them (this orchestrator holds their lease). */
   private readonly starting = new Set<string>();
 
+  private readonly phases: PhaseRunControl;
+
   constructor(
     private readonly ports: CoordinatorPorts,
     private readonly strategies: StrategySource,
     private readonly children: RunCoordinator,
-  ) {}
+    phases?: PhaseRunControl,
+  ) {
+    this.phases = phases ?? { stop: (runId) => children.stop(runId), resume: (runId) => children.resume(runId) };
+  }
+
+  /** Whether `runId` is a strategy run (its first event asks for a strategy). */
+  async isStrategyRun(runId: string): Promise<boolean> {
+    if (this.runs.has(runId)) return true;
+    const events = await this.ports.log.read(runId);
+    return events.length > 0 && isStrategyParent(events[0]);
+  }
+
+  /** Stops a strategy run this orchestrator drives: its phase run stops gracefully, then the run ends stopped. */
+  async stop(runId: string): Promise<void> {
+    const run = this.runs.get(runId) ?? (await this.whyNotDriven(runId, 'stop'));
+    await this.serial(run, async () => {
+      if (!run.stopping) await this.requestStop(run, 'stopped by the operator');
+      await this.advance(run);
+    });
+  }
+
+  /** Resumes a stopped (or stopping) strategy run: its pending phase run is resumed and the strategy goes on. */
+  async resume(runId: string): Promise<void> {
+    let run = this.runs.get(runId);
+    if (!run) {
+      const events = await leaseAndRead(this.ports, runId);
+      if (!events) throw new StrategyRunError('RUN_NOT_OWNED', `run ${runId} is driven by another orchestrator`);
+      const last = events[events.length - 1]?.type;
+      const folded = last === 'DeploymentStopped' ? this.fold(runId, events) : undefined;
+      if (!folded) {
+        await this.ports.lease.release(runId);
+        return this.whyNotDriven(runId, 'resume');
+      }
+      run = folded;
+      this.runs.set(runId, run);
+    }
+    const active = run;
+    await this.serial(active, async () => {
+      if (!active.stopping) return;
+      await this.append(active, [{ type: 'DeploymentResumed', data: { at: this.ports.clock.now().toISOString() } }]);
+      active.stopping = false;
+      if (active.pending && (await this.ports.log.exists(active.pending.childRunId)) && (await this.phaseEnd(active.pending.childRunId)) !== 'succeeded_or_failed') {
+        await this.phases.resume(active.pending.childRunId);
+      }
+      await this.advance(active);
+    });
+  }
 
   owned(): string[] {
     return [...this.runs.keys()];
@@ -84,7 +147,7 @@ export class StrategyCoordinator {
       [{ type: 'StrategyAccepted', data: { plan: plan as unknown as { order: string[]; groups: unknown[]; nodes: string[] }, ...(command.inline ? { inline: command.inline } : {}) } }],
       version,
     );
-    const run: StrategyRun = { runId: command.runId, version, request: command, plan, state: createStrategyRun(plan), queue: Promise.resolve() };
+    const run: StrategyRun = { runId: command.runId, version, request: command, plan, state: createStrategyRun(plan), stopping: false, queue: Promise.resolve() };
     this.runs.set(command.runId, run);
     await this.serial(run, () => this.advance(run));
   }
@@ -138,12 +201,15 @@ export class StrategyCoordinator {
     const plan = accepted.data.plan as unknown as StrategyPlan;
     let state = createStrategyRun(plan);
     let pending: StrategyRun['pending'];
+    let stopping = false;
     for (const e of events) {
       if (e.type === 'StrategyPhaseStarted') pending = { action: { kind: e.data.phase, group: e.data.group, nodes: e.data.nodes }, childRunId: e.data.childRunId };
       if (e.type === 'StrategyPhaseFinished') {
         state = applyResult(state, { group: e.data.group, phase: e.data.phase, succeeded: e.data.succeeded, failed: e.data.failed });
         pending = undefined;
       }
+      if (e.type === 'DeploymentStopRequested') stopping = true;
+      if (e.type === 'DeploymentResumed') stopping = false;
     }
     const r = requested.data;
     const request: StartDeployment = {
@@ -157,7 +223,7 @@ export class StrategyCoordinator {
       dryRun: r.dryRun,
       noop: r.noop,
     };
-    return { runId, version: events.length, request, plan, state, pending, queue: Promise.resolve() };
+    return { runId, version: events.length, request, plan, state, pending, stopping, queue: Promise.resolve() };
   }
 
   /** Finishes the pending phase if its run ended, then starts the next phase or ends the run. */
@@ -165,7 +231,17 @@ export class StrategyCoordinator {
     if (run.pending) {
       if (!(await this.ports.log.exists(run.pending.childRunId))) {
         // Recorded as started, but the orchestrator stopped before the phase run was created.
+        if (run.stopping) return this.endStopped(run);
         await this.startPhase(run, run.pending.action, run.pending.childRunId);
+        return;
+      }
+      const end = await this.phaseEnd(run.pending.childRunId);
+      // The operator stopped the phase run itself: the strategy run stops with it.
+      if (end === 'stopped' && !run.stopping) await this.requestStop(run, `phase run ${run.pending.childRunId} was stopped`);
+      if (run.stopping && end !== 'succeeded_or_failed') {
+        // Stopped, or still running: the phase stays pending for a resume.
+        if (end === 'running') await this.phases.stop(run.pending.childRunId).catch((err: Error) => this.ports.logger.warn('cannot stop the phase run yet; trying again on the next tick', { runId: run.runId, childRunId: run.pending?.childRunId, err: err.message }));
+        else await this.endStopped(run);
         return;
       }
       const result = await this.phaseOutcome(run.pending);
@@ -174,6 +250,7 @@ export class StrategyCoordinator {
       run.state = applyResult(run.state, { group: run.pending.action.group, phase: run.pending.action.kind, succeeded: result.succeeded, failed: result.failed });
       run.pending = undefined;
     }
+    if (run.stopping) return this.endStopped(run);
     const next = nextAction(run.state);
     if (next.kind === 'done') {
       const report = buildReport(run.state);
@@ -194,6 +271,37 @@ export class StrategyCoordinator {
     await this.append(run, [{ type: 'StrategyPhaseStarted', data: { group: next.group, phase: next.kind, nodes: next.nodes, childRunId, graph: PHASE_GRAPHS[next.kind] } }]);
     run.pending = { action: next, childRunId };
     await this.startPhase(run, next, childRunId);
+  }
+
+  private async requestStop(run: StrategyRun, detail: string): Promise<void> {
+    await this.append(run, [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail } }]);
+    run.stopping = true;
+  }
+
+  private async endStopped(run: StrategyRun): Promise<void> {
+    const failedNodes = [...buildReport(run.state).nodes.failed];
+    await this.append(run, [{ type: 'DeploymentStopped', data: { at: this.ports.clock.now().toISOString(), failedNodes } }]);
+    this.runs.delete(run.runId);
+    await this.ports.lease.release(run.runId);
+  }
+
+  /** How a phase run stands: running (not ended yet), stopped, or ended otherwise. */
+  private async phaseEnd(childRunId: string): Promise<'running' | 'stopped' | 'succeeded_or_failed'> {
+    const events = await this.ports.log.read(childRunId);
+    const last = events[events.length - 1]?.type;
+    if (!last || !TERMINAL.has(last)) return 'running';
+    return last === 'DeploymentStopped' ? 'stopped' : 'succeeded_or_failed';
+  }
+
+  /** Throws what the operator needs to know about a strategy run this orchestrator does not drive. */
+  private async whyNotDriven(runId: string, action: 'stop' | 'resume'): Promise<never> {
+    const events = await this.ports.log.read(runId);
+    if (events.length === 0) throw new StrategyRunError('RUN_UNKNOWN', `run ${runId} does not exist`);
+    const last = events[events.length - 1].type;
+    if (TERMINAL.has(last) && !(action === 'resume' && last === 'DeploymentStopped')) {
+      throw new StrategyRunError('RUN_ENDED', `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}`);
+    }
+    throw new StrategyRunError('RUN_NOT_OWNED', `run ${runId} is driven by another orchestrator`);
   }
 
   /**

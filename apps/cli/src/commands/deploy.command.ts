@@ -75,6 +75,29 @@ export async function watchRun(session: NatsSession, runId: string, print: (line
   }
 }
 
+/** After this long without a plan, `waitUntilPlanned` says once what it waits for. */
+const PLAN_WAIT_NOTICE_MS = 2000;
+
+/**
+ * Waits until a just-requested run is past planning: any event after DeploymentRequested (a
+ * PlanAccepted, a strategy's first step, an end). Returns the refusal when the run was refused.
+ */
+export async function waitUntilPlanned(session: NatsSession, runId: string, print: (line: string) => void, pollMs = 100): Promise<{ code: string; reason: string } | undefined> {
+  const since = Date.now();
+  let told = false;
+  for (;;) {
+    const entries = await askPatiently(() => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after: 0 }), print, pollMs);
+    const refusal = entries.find((e) => e.event.type === 'DeploymentRefused');
+    if (refusal?.event.type === 'DeploymentRefused') return { code: refusal.event.data.code, reason: refusal.event.data.reason };
+    if (entries.some((e) => e.event.type !== 'DeploymentRequested')) return undefined;
+    if (!told && Date.now() - since > PLAN_WAIT_NOTICE_MS) {
+      told = true;
+      print(`${new Date().toISOString().slice(11, 19)}  run ${runId} is recorded and waits for its plan (graph-planner)`);
+    }
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 /**
  * Follows a run: on a terminal, progress bars (overall, per group or node), the running tasks,
  * failures as they happen; otherwise plain timestamped lines (CI friendly).
@@ -150,7 +173,11 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
   await withNats(opts, async (session) => {
     await sendCommand(session, { type: 'StartDeployment', payload: command });
     if (!opts.watch) {
+      // The orchestrator answers once the request is recorded; a run refused by its planning (an
+      // unknown environment, a critical node offline, ...) must not look started.
+      const refused = await waitUntilPlanned(session, runId, (line) => process.stderr.write(`${line}\n`));
       await writeOut(format === 'text' ? `${runId}\n` : format === 'json' ? toJson({ runId }) : toYaml({ runId }));
+      if (refused) throw new ServiceError(refused.code, `run ${runId} was refused: ${refused.reason}`);
       return;
     }
     process.stderr.write(`run ${runId}\n`);
@@ -164,7 +191,7 @@ export function registerDeployCommand(program: Command): void {
   const cmd = program
     .command('deploy')
     .summary('start a deployment (and watch it)')
-    .description('Publishes StartDeployment on the command stream and prints the run id. With --watch, follows the run and prints a recap; the exit code is 1 unless it succeeded.')
+    .description('Publishes StartDeployment on the command stream and prints the run id once the run is planned (exit code 1 when it was refused: an unknown environment, a critical node offline, ...). With --watch, follows the run and prints a recap; the exit code is 1 unless it succeeded.')
     .option('--env <ENV>', 'plan the environment from config-store (else --tasks / --release with --nodes, sent inline)')
     .option('--nodes <NODES.yaml>', 'the nodes, with --tasks / --release');
   addPlanInputOptions(cmd)

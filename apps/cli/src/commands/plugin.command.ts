@@ -92,7 +92,7 @@ export async function buildPlugin(dir: string, out?: string): Promise<BuiltPacka
 export function registerPluginCommand(program: Command): Command {
   const plugin = program
     .command('plugin')
-    .description('Validate, load, build and create plugins and releases-as-plugins (Fuel plugin packages 4.0.0 / 5.0.0)')
+    .description('validate, load, build and create plugins and releases-as-plugins (Fuel plugin packages 4.0.0 / 5.0.0)')
     .addHelpText(
       'after',
       [
@@ -108,7 +108,7 @@ export function registerPluginCommand(program: Command): Command {
 
   plugin
     .command('validate')
-    .description('Check a plugin directory or .tar.gz; exit 0 when valid (warnings allowed), 1 when not')
+    .description('check a plugin directory or .tar.gz; exit 0 when valid (warnings allowed), 1 when not')
     .argument('<dir>', 'plugin directory or package (.tar.gz)')
     .option('-o, --output <format>', 'json | text', 'text')
     .addHelpText('after', '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n')
@@ -123,7 +123,7 @@ export function registerPluginCommand(program: Command): Command {
 
   plugin
     .command('load')
-    .description('Print the fully loaded data tree for one release (_path files loaded, base release merged, multi-release records chosen)')
+    .description('print the fully loaded data tree for one release (_path files loaded, base release merged, multi-release records chosen)')
     .argument('<dir>', 'plugin directory or package (.tar.gz)')
     .option('--release <name>', 'release_name (or name) of the release; default: the first release')
     .option('--os <os>', 'operating system of the release (with --release-version)')
@@ -138,7 +138,7 @@ export function registerPluginCommand(program: Command): Command {
 
   plugin
     .command('build')
-    .description('Validate and write a reproducible <name>-<version>.tar.gz (same input, same bytes)')
+    .description('validate and write a reproducible <name>-<version>.tar.gz (same input, same bytes)')
     .argument('<dir>', 'plugin directory')
     .option('--out <file>', 'package file; default: <name>-<version>.tar.gz next to the directory')
     .action(async (dir: string, opts: { out?: string }) => {
@@ -148,7 +148,7 @@ export function registerPluginCommand(program: Command): Command {
 
   plugin
     .command('create')
-    .description('Write a new plugin from a template that validates cleanly')
+    .description('write a new plugin from a template that validates cleanly')
     .argument('<name>', 'plugin name (lower-case letters, digits, _ and -)')
     .option('--package-version <version>', TEMPLATE_PACKAGE_VERSIONS.join(' | '), '5.0.0')
     .option('--dir <parent>', 'directory to create the plugin in', '.')

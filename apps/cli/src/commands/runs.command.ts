@@ -26,12 +26,12 @@ async function print<T>(format: string, data: T, table: () => string): Promise<v
 }
 
 export function registerRunsCommands(program: Command): void {
-  const runs = program.command('runs').summary('deployment run history from the event log');
+  const runs = program.command('runs').description('deployment run history from the event log');
 
   addConnectionOptions(
     runs
       .command('list')
-      .description('Lists the latest runs.')
+      .description('list the latest runs')
       .option('--limit <N>', 'how many', '50')
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
       .addHelpText('after', '\nExample:\n  granule runs list --limit 10\n')
@@ -48,7 +48,7 @@ export function registerRunsCommands(program: Command): void {
     runs
       .command('show')
       .argument('<RUN>', 'run id')
-      .description("Shows a run's state and recap; with --at N, as it was after event N (time travel).")
+      .description("show a run's state and recap; with --at N, as it was after event N (time travel)")
       .option('--at <N>', 'the state after event N')
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
       .addHelpText('after', '\nExamples:\n  granule runs show 20261122-101500-ab12\n  granule runs show 20261122-101500-ab12 --at 7 -o json\n')
@@ -66,7 +66,7 @@ export function registerRunsCommands(program: Command): void {
     runs
       .command('events')
       .argument('<RUN>', 'run id')
-      .description("Prints a run's events; --follow keeps printing until the run ends; --at N stops at event N.")
+      .description("print a run's events; --follow keeps printing until the run ends; --at N stops at event N")
       .option('--follow', 'wait for new events until the run ends')
       .option('--at <N>', 'print events 1..N only')
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')

@@ -26,7 +26,7 @@ export function registerStrategyServiceCommands(program: Command): void {
     addConnectionOptions(strategy.command(name).description(description)).option('-o, --output <format>', 'json | yaml | table', 'table');
 
   leaf('upload', 'validate a strategy document and store it in the config-store')
-    .argument('<file>', 'strategy YAML (seed 004)')
+    .argument('<file>', 'deployment strategy YAML (groups, selectors, success criteria)')
     .option('--name <name>', "name to store it under; default: the document's metadata.name")
     .option('--replace', 'replace a stored strategy of the same name')
     .addHelpText('after', '\nExample:\n  ./granule strategy upload examples/strategies/deployment-strategy.yaml')

@@ -165,7 +165,7 @@ function writeWarnings(warnings: Diagnostic[]): void {
 export function registerStrategyCommand(program: Command): Command {
   const strategy = program
     .command('strategy')
-    .description('Check, plan and simulate deployment strategies (groups of nodes deployed in dependency order)')
+    .description('check, plan and simulate deployment strategies (groups of nodes deployed in dependency order)')
     .addHelpText(
       'after',
       [
@@ -180,7 +180,7 @@ export function registerStrategyCommand(program: Command): Command {
 
   strategy
     .command('validate')
-    .description('Check a DeploymentStrategy document; exit 0 when valid, 1 when not')
+    .description('check a DeploymentStrategy document; exit 0 when valid, 1 when not')
     .argument('<file>', 'strategy YAML (Airship envelope or a bare {groups: [...]})')
     .option('--nodes <file>', 'NODES.yaml, to also warn about groups that select no node')
     .option('-o, --output <format>', 'json | text', 'text')
@@ -199,7 +199,7 @@ export function registerStrategyCommand(program: Command): Command {
 
   strategy
     .command('plan')
-    .description('Show the processing order of the groups and the nodes each one selects and acts on')
+    .description('show the processing order of the groups and the nodes each one selects and acts on')
     .argument('<file>', 'strategy YAML')
     .requiredOption('--nodes <file>', 'NODES.yaml: nodes: [{uid, name?, roles, tags?, labels?, rack?}]')
     .option('-o, --output <format>', 'json | yaml | table', 'table')
@@ -216,7 +216,7 @@ export function registerStrategyCommand(program: Command): Command {
 
   strategy
     .command('simulate')
-    .description('Run the strategy with made-up node results: every node succeeds unless listed')
+    .description('run the strategy with made-up node results: every node succeeds unless listed')
     .argument('<file>', 'strategy YAML')
     .requiredOption('--nodes <file>', 'NODES.yaml')
     .option('--fail-prepare <uids>', 'comma-separated node uids that fail prepare (repeatable)', collectUids)

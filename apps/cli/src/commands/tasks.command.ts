@@ -35,7 +35,7 @@ export function taskFileName(graph: string): string {
 
 /** `granule tasks download|upload` — seed 002's sync of deployment tasks with the config-store. */
 export function registerTasksCommand(program: Command): void {
-  const tasks = program.command('tasks').description("deployment tasks of a release or an environment (seed 002)");
+  const tasks = program.command('tasks').description('download and upload the deployment tasks of a release or an environment');
   const leaf = (name: string, description: string): Command =>
     addConnectionOptions(tasks.command(name).description(description))
       .option('--env <id>', 'environment id or name')
