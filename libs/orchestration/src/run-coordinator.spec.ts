@@ -184,6 +184,27 @@ describe('RunCoordinator', () => {
     expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested', 'PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
   });
 
+  it('stop and resume name what is wrong with a run it cannot act on: unknown, ended, or another orchestrator\'s', async () => {
+    const w = world();
+    await expect(w.coordinator.stop('nope')).rejects.toThrow('run nope does not exist');
+    await w.coordinator.start(start);
+    for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await w.succeed(key);
+    await expect(w.coordinator.stop('r1')).rejects.toThrow('run r1 has ended (DeploymentSucceeded): there is nothing to stop');
+    await expect(w.coordinator.resume('r1')).rejects.toThrow('run r1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)');
+    // Open, but driven elsewhere (its lease is held by another orchestrator).
+    await w.log.append('r2', [{ type: 'DeploymentRequested', data: { runId: 'r2', graph: 'default', dryRun: false, noop: false } as never }], 0);
+    await expect(w.coordinator.stop('r2')).rejects.toThrow('run r2 is driven by another orchestrator');
+  });
+
+  it('a failed run names retry as the way on', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.progress({ runId: 'r1', key: 'a@n1', node: 'n1', attempt: 1, dispatchId: 'r1/a@n1/1', status: 'failed', at: '2026-01-01T00:00:01Z', exitCode: 1 });
+    await w.succeed('a@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
+    await expect(w.coordinator.stop('r1')).rejects.toThrow('run r1 has ended (DeploymentFailed): there is nothing to stop; granule retry r1 runs its unfinished tasks in a new run');
+  });
+
   it('refuses a run id that was used before', async () => {
     const w = world();
     await w.coordinator.start(start);
