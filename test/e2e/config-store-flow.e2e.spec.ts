@@ -86,6 +86,26 @@ describe('environment deployment through config-store (release, plugin, env, nod
     await waitUntil(expected({ '3': 'ready' }), 'node 3 back to ready in node list', 20_000);
   }, 120_000);
 
+  it("the environment's status follows its deployments (operational after a success), not its dry runs or other graphs", async () => {
+    const envStatus = async (): Promise<string> => (JSON.parse(await cli('env', 'show', 'demo', '-o', 'json')) as { status: string }).status;
+    await waitUntil(async () => (await envStatus()) === 'operational', 'environment demo operational after env-1', 15_000);
+    // Put it back by hand, then runs that do not speak for it: it stays as it is.
+    await cli('env', 'set', 'demo', '--status', 'new');
+    stack.assertExitedOk(await stack.granule(['deploy', '--env', 'demo', '--dry-run', '--watch', '--run-id', 'env-dry']), 'deploy --dry-run');
+    stack.assertExitedOk(await stack.granule(['deploy', '--env', 'demo', '--graph', 'provisioning', '--watch', '--run-id', 'env-prov']), 'deploy --graph provisioning');
+    // Once the projection's checkpoint is past both runs' last events, it has applied them.
+    await waitUntil(async () => {
+      const rows: { done: boolean }[] = await stack.dataSource.query(
+        `SELECT c.global_position >= (SELECT max(global_position) FROM granule_events WHERE stream_id IN ('run-env-dry', 'run-env-prov')) AS done
+           FROM granule_checkpoints c WHERE c.consumer = 'granule-node-status'`,
+      );
+      return rows[0]?.done === true;
+    }, 'the status projection past env-dry and env-prov', 15_000);
+    expect(await envStatus()).toBe('new');
+    stack.assertExitedOk(await stack.granule(['deploy', '--env', 'demo', '--node', '1', '--watch', '--run-id', 'env-2']), 'deploy --node 1');
+    await waitUntil(async () => (await envStatus()) === 'operational', 'environment demo operational after env-2', 15_000);
+  }, 120_000);
+
   it("exports the environment's plan as a graph", async () => {
     const dot = await cli('graph', '--env', 'demo', '-o', 'dot');
     expect(dot).toContain('"hello-shell@1"');

@@ -8,4 +8,6 @@ export { summarizeRun } from './run-summary';
 export { RUN_NODE_STATUSES, knownNodeStatuses, nodeStatusChanges, runNodeStatus } from './node-status';
 export type { RunNodeStatus } from './node-status';
 export { nodeStatusUpdates, statusAfterOnline } from './node-status-projection';
+export { environmentStatusAfter, runSpeaksForEnvironment } from './environment-status-projection';
+export type { ProjectedEnvironmentStatus } from './environment-status-projection';
 export type { LoggedEvent, NodeStatusUpdate, ProjectedNodeStatus } from './node-status-projection';
