@@ -121,6 +121,10 @@ export class RunCoordinator {
   async retry(command: RetryFailed): Promise<void> {
     const events = await this.ports.log.read(command.runId);
     if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${command.runId} does not exist`);
+    if (isStrategyParent(events[0])) {
+      const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+      throw new CoordinatorError('RUN_NOT_RETRYABLE', `run ${command.runId} is a strategy run: retry its phase runs (${phases.join(', ') || 'none started'}), or deploy the strategy again`);
+    }
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     const requested = events.find((e) => e.type === 'DeploymentRequested');
     if (!accepted || accepted.type !== 'PlanAccepted' || !requested || requested.type !== 'DeploymentRequested') {

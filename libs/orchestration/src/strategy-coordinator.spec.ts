@@ -238,6 +238,9 @@ describe('StrategyCoordinator - stop and resume', () => {
     await w.drain();
     await expect(w.strategies.stop('s1')).rejects.toThrow('run s1 has ended (DeploymentSucceeded): there is nothing to stop');
     await expect(w.strategies.resume('s1')).rejects.toThrow('run s1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)');
+    await expect(w.runs.retry({ commandId: 'r', runId: 's1', newRunId: 's1-again', failedOnly: true })).rejects.toThrow(
+      'run s1 is a strategy run: retry its phase runs (s1-1-prepare, s1-2-deploy, s1-3-prepare, s1-4-deploy, s1-5-prepare, s1-6-deploy, s1-7-prepare, s1-8-deploy, s1-9-prepare, s1-10-deploy), or deploy the strategy again',
+    );
     expect(await w.strategies.isStrategyRun('s1')).toBe(true);
     expect(await w.strategies.isStrategyRun('s1-1-prepare')).toBe(false);
   });
