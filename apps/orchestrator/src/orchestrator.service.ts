@@ -9,7 +9,7 @@ import { validateSync } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { GranuleError } from '@granule/core';
 import { executionSubjects, nodeStreamId } from '@granule/contracts';
-import type { AgentRegistration, AgentRegistrationReply, CommandReply, DeploymentCommandType, ExecutionSubjects, TaskProgressMessage } from '@granule/contracts';
+import type { AgentRegistration, AgentRegistrationReply, CommandReply, DeploymentCommand, DeploymentCommandType, ExecutionSubjects, TaskProgressMessage } from '@granule/contracts';
 import { RetryFailedCommand, ResumeDeploymentCommand, StartDeploymentCommand, StopDeploymentCommand } from '@granule/contracts/dto';
 import { EventStore, NatsOutboxPublisher } from '@granule/event-store';
 import { decodeJson, describeFailure, ensureExecutionStreams } from '@granule/messaging';
@@ -112,8 +112,8 @@ export class OrchestratorService {
       // stream, which hands the command to its driver; a stopped one is nobody's and is resumed here.
       stop: async (runId) => {
         if (this.coordinator.owned().includes(runId)) return this.coordinator.stop(runId);
-        const commandId = `${runId}-stop-${randomUUID()}`;
-        await this.js.publish(this.subjects.commands.stopDeployment, JSON.stringify({ type: 'StopDeployment', payload: { commandId, runId } }), { msgID: commandId });
+        const command: DeploymentCommand = { type: 'StopDeployment', payload: { commandId: `${runId}-stop-${randomUUID()}`, runId } };
+        await this.js.publish(this.subjects.commands.stopDeployment, JSON.stringify(command), { msgID: command.payload.commandId });
       },
       resume: (runId) => this.coordinator.resume(runId),
     });

@@ -5,7 +5,7 @@ import { InstanceStatus, decide, evolve, foldRun, initialRunState, knownNodeStat
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/execution';
 import type { CoordinatorPorts, OpenRun } from './ports';
 import { requestData } from './request-data';
-import { isStrategyParent, leaseAndRead } from './run-recovery';
+import { isStrategyParent, leaseAndRead, notDrivenReason } from './run-recovery';
 
 export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
 
@@ -435,20 +435,8 @@ export class RunCoordinator {
 
   /** Throws what the operator needs to know about a run this orchestrator does not drive. */
   private async whyNotDriven(runId: string, action: 'stop' | 'resume'): Promise<never> {
-    const events = await this.ports.log.read(runId);
-    if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${runId} does not exist`);
-    const last = events[events.length - 1].type;
-    if (TERMINAL.has(last) && !(action === 'resume' && last === 'DeploymentStopped')) {
-      const retry = last === 'DeploymentFailed' || last === 'DeploymentStopped' ? `; granule retry ${runId} runs its unfinished tasks in a new run` : '';
-      throw new CoordinatorError('RUN_ENDED', `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}${retry}`);
-    }
-    throw new CoordinatorError('RUN_NOT_OWNED', `run ${runId} is driven by another orchestrator`);
-  }
-
-  private owner(runId: string): ActiveRun {
-    const run = this.runs.get(runId);
-    if (!run) throw new CoordinatorError('RUN_NOT_OWNED', `run ${runId} is not driven by this orchestrator (it has ended, or another one drives it)`);
-    return run;
+    const { code, message } = notDrivenReason(runId, await this.ports.log.read(runId), action, true);
+    throw new CoordinatorError(code, message);
   }
 
   /** The run's state folded again from its events (memory may hold events the log does not). */

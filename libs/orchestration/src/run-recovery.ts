@@ -1,4 +1,5 @@
 import type { RunEvent } from '@granule/contracts';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type { CoordinatorPorts } from './ports';
 
 /**
@@ -21,4 +22,26 @@ export async function leaseAndRead(ports: Pick<CoordinatorPorts, 'lease' | 'log'
     await ports.lease.release(runId);
     throw err;
   }
+}
+
+const TERMINAL = new Set<string>(TERMINAL_RUN_EVENTS);
+
+/**
+ * Why a stop or resume cannot act on a run that no coordinator here drives, from its events:
+ * it does not exist, it has ended (with how to go on, when `retryHint`), or another
+ * orchestrator drives it. Each coordinator throws it with its own error class.
+ */
+export function notDrivenReason(
+  runId: string,
+  events: readonly RunEvent[],
+  action: 'stop' | 'resume',
+  retryHint: boolean,
+): { code: 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED'; message: string } {
+  if (events.length === 0) return { code: 'RUN_UNKNOWN', message: `run ${runId} does not exist` };
+  const last = events[events.length - 1].type;
+  if (TERMINAL.has(last) && !(action === 'resume' && last === 'DeploymentStopped')) {
+    const retry = retryHint && (last === 'DeploymentFailed' || last === 'DeploymentStopped') ? `; granule retry ${runId} runs its unfinished tasks in a new run` : '';
+    return { code: 'RUN_ENDED', message: `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}${retry}` };
+  }
+  return { code: 'RUN_NOT_OWNED', message: `run ${runId} is driven by another orchestrator` };
 }

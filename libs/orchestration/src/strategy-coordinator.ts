@@ -7,7 +7,7 @@ import type { NodeSpec } from '@granule/task-model';
 import type { CoordinatorPorts, OpenRun } from './ports';
 import type { RunCoordinator } from './run-coordinator';
 import { requestData } from './request-data';
-import { isStrategyParent, leaseAndRead } from './run-recovery';
+import { isStrategyParent, leaseAndRead, notDrivenReason } from './run-recovery';
 
 /** Finds the strategy document and the nodes its selectors look at. */
 export interface StrategySource {
@@ -105,9 +105,9 @@ export class StrategyCoordinator {
       if (!active.stopping) return;
       await this.append(active, [{ type: 'DeploymentResumed', data: { at: this.ports.clock.now().toISOString() } }]);
       active.stopping = false;
-      if (active.pending && (await this.ports.log.exists(active.pending.childRunId)) && (await this.phaseEnd(active.pending.childRunId)) !== 'succeeded_or_failed') {
-        await this.phases.resume(active.pending.childRunId);
-      }
+      // A phase run that was never created is started by `advance`; one that ended on its own is judged there.
+      const phase = active.pending ? await this.ports.log.read(active.pending.childRunId) : [];
+      if (active.pending && phase.length > 0 && phaseEnd(phase) !== 'succeeded_or_failed') await this.phases.resume(active.pending.childRunId);
       await this.advance(active);
     });
   }
@@ -229,13 +229,14 @@ export class StrategyCoordinator {
   /** Finishes the pending phase if its run ended, then starts the next phase or ends the run. */
   private async advance(run: StrategyRun): Promise<void> {
     if (run.pending) {
-      if (!(await this.ports.log.exists(run.pending.childRunId))) {
+      const phase = await this.ports.log.read(run.pending.childRunId);
+      if (phase.length === 0) {
         // Recorded as started, but the orchestrator stopped before the phase run was created.
         if (run.stopping) return this.endStopped(run);
         await this.startPhase(run, run.pending.action, run.pending.childRunId);
         return;
       }
-      const end = await this.phaseEnd(run.pending.childRunId);
+      const end = phaseEnd(phase);
       // The operator stopped the phase run itself: the strategy run stops with it.
       if (end === 'stopped' && !run.stopping) await this.requestStop(run, `phase run ${run.pending.childRunId} was stopped`);
       if (run.stopping && end !== 'succeeded_or_failed') {
@@ -244,7 +245,7 @@ export class StrategyCoordinator {
         else await this.endStopped(run);
         return;
       }
-      const result = await this.phaseOutcome(run.pending);
+      const result = phaseOutcome(run.pending, phase);
       if (!result) return; // still running
       await this.append(run, [{ type: 'StrategyPhaseFinished', data: { group: run.pending.action.group, phase: run.pending.action.kind, childRunId: run.pending.childRunId, ...result } }]);
       run.state = applyResult(run.state, { group: run.pending.action.group, phase: run.pending.action.kind, succeeded: result.succeeded, failed: result.failed });
@@ -285,23 +286,10 @@ export class StrategyCoordinator {
     await this.ports.lease.release(run.runId);
   }
 
-  /** How a phase run stands: running (not ended yet), stopped, or ended otherwise. */
-  private async phaseEnd(childRunId: string): Promise<'running' | 'stopped' | 'succeeded_or_failed'> {
-    const events = await this.ports.log.read(childRunId);
-    const last = events[events.length - 1]?.type;
-    if (!last || !TERMINAL.has(last)) return 'running';
-    return last === 'DeploymentStopped' ? 'stopped' : 'succeeded_or_failed';
-  }
-
-  /** Throws what the operator needs to know about a strategy run this orchestrator does not drive. */
+  /** Throws what the operator needs to know about a strategy run this orchestrator does not drive (retry does not take strategy runs). */
   private async whyNotDriven(runId: string, action: 'stop' | 'resume'): Promise<never> {
-    const events = await this.ports.log.read(runId);
-    if (events.length === 0) throw new StrategyRunError('RUN_UNKNOWN', `run ${runId} does not exist`);
-    const last = events[events.length - 1].type;
-    if (TERMINAL.has(last) && !(action === 'resume' && last === 'DeploymentStopped')) {
-      throw new StrategyRunError('RUN_ENDED', `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}`);
-    }
-    throw new StrategyRunError('RUN_NOT_OWNED', `run ${runId} is driven by another orchestrator`);
+    const { code, message } = notDrivenReason(runId, await this.ports.log.read(runId), action, false);
+    throw new StrategyRunError(code, message);
   }
 
   /**
@@ -324,22 +312,6 @@ export class StrategyCoordinator {
     );
   }
 
-  /** The outcome of a phase run, or undefined while it runs. */
-  private async phaseOutcome(pending: NonNullable<StrategyRun['pending']>): Promise<{ succeeded: string[]; failed: string[]; note?: string } | undefined> {
-    const events = await this.ports.log.read(pending.childRunId);
-    const last = events[events.length - 1];
-    const nodes = pending.action.nodes;
-    if (!last || !TERMINAL.has(last.type)) return undefined;
-    if (last.type === 'DeploymentRefused') {
-      // A release without the phase's graph has nothing to do in that phase.
-      if (last.data.code === 'PLAN_UNKNOWN_GRAPH' && pending.action.kind === 'prepare') return { succeeded: nodes, failed: [], note: last.data.reason };
-      return { succeeded: [], failed: nodes, note: last.data.reason };
-    }
-    const failed = new Set(events.flatMap((e) => (e.type === 'NodeFailed' ? [e.data.node] : [])));
-    if (last.type !== 'DeploymentSucceeded') for (const n of nodes) failed.add(n);
-    return { succeeded: nodes.filter((n) => !failed.has(n)), failed: nodes.filter((n) => failed.has(n)) };
-  }
-
   /**
    * Appends at the run's version. When that fails (a conflict, the database), the run is folded
    * again from the log where it can be read, so the next step starts from what is recorded
@@ -351,7 +323,7 @@ export class StrategyCoordinator {
     } catch (err) {
       const recorded = await this.ports.log.read(run.runId).catch(() => undefined);
       const fresh = recorded ? this.fold(run.runId, recorded) : undefined;
-      if (fresh) Object.assign(run, { version: fresh.version, state: fresh.state, pending: fresh.pending });
+      if (fresh) Object.assign(run, { version: fresh.version, state: fresh.state, pending: fresh.pending, stopping: fresh.stopping });
       throw err;
     }
   }
@@ -361,4 +333,26 @@ export class StrategyCoordinator {
     run.queue = next.catch(() => undefined);
     return next;
   }
+}
+
+/** How a phase run stands, from its events: running (not ended yet), stopped, or ended otherwise. */
+function phaseEnd(events: readonly RunEvent[]): 'running' | 'stopped' | 'succeeded_or_failed' {
+  const last = events[events.length - 1]?.type;
+  if (!last || !TERMINAL.has(last)) return 'running';
+  return last === 'DeploymentStopped' ? 'stopped' : 'succeeded_or_failed';
+}
+
+/** The outcome of a phase run, from its events, or undefined while it runs. */
+function phaseOutcome(pending: NonNullable<StrategyRun['pending']>, events: readonly RunEvent[]): { succeeded: string[]; failed: string[]; note?: string } | undefined {
+  const last = events[events.length - 1];
+  const nodes = pending.action.nodes;
+  if (!last || !TERMINAL.has(last.type)) return undefined;
+  if (last.type === 'DeploymentRefused') {
+    // A release without the phase's graph has nothing to do in that phase.
+    if (last.data.code === 'PLAN_UNKNOWN_GRAPH' && pending.action.kind === 'prepare') return { succeeded: nodes, failed: [], note: last.data.reason };
+    return { succeeded: [], failed: nodes, note: last.data.reason };
+  }
+  const failed = new Set(events.flatMap((e) => (e.type === 'NodeFailed' ? [e.data.node] : [])));
+  if (last.type !== 'DeploymentSucceeded') for (const n of nodes) failed.add(n);
+  return { succeeded: nodes.filter((n) => !failed.has(n)), failed: nodes.filter((n) => failed.has(n)) };
 }
