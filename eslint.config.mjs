@@ -4,7 +4,16 @@ import nx from '@nx/eslint-plugin';
 // type:domain libs are pure: no framework, database, broker or cache client may be imported.
 // They may use contracts' plain types (event and command shapes); the contracts' class-validator
 // DTOs live behind the separate entry point @granule/contracts/dto, which domain code never imports.
-const frameworkImports = ['@nestjs/*', 'typeorm', 'pg', 'ioredis', 'nats', '@nats-io/*', 'class-validator', 'class-transformer'];
+const frameworkImports = [
+  '@nestjs/*',
+  'typeorm',
+  'pg',
+  'ioredis',
+  'nats',
+  '@nats-io/*',
+  'class-validator',
+  'class-transformer',
+];
 
 export default [
   ...nx.configs['flat/base'],
@@ -27,7 +36,10 @@ export default [
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'] },
             { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
-            { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:app'] },
+            {
+              sourceTag: 'type:test',
+              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:app'],
+            },
           ],
         },
       ],
@@ -39,7 +51,21 @@ export default [
   },
   {
     // Domain libraries never load the contracts' validation DTOs.
-    files: ['libs/{core,task-model,conditions,planner,deployment-strategy,plugin,execution,orchestration,config-domain}/src/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: '@granule/contracts/dto', message: 'domain code uses the plain contract types from @granule/contracts' }] }] },
+    files: [
+      'libs/{core,task-model,conditions,planner,deployment-strategy,plugin,execution,orchestration,config-domain}/src/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@granule/contracts/dto',
+              message: 'domain code uses the plain contract types from @granule/contracts',
+            },
+          ],
+        },
+      ],
+    },
   },
 ];

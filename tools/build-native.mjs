@@ -47,7 +47,9 @@ export function buildNative(outRoot = root, log = (m) => process.stderr.write(`[
     }
   } catch (err) {
     rmSync(tmp, { force: true });
-    throw new Error(`cannot compile ${path.relative(root, source)} with ${cc}:\n${err.stderr?.toString() ?? err.message}`);
+    throw new Error(
+      `cannot compile ${path.relative(root, source)} with ${cc}:\n${err.stderr?.toString() ?? err.message}`,
+    );
   }
   renameSync(tmp, target);
   return target;

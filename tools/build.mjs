@@ -18,7 +18,13 @@ async function walk(dir) {
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) files.push(...(await walk(full)));
-    else if (entry.name.endsWith('.ts') && !full.includes('__fixtures__') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts')) files.push(full);
+    else if (
+      entry.name.endsWith('.ts') &&
+      !full.includes('__fixtures__') &&
+      !entry.name.endsWith('.spec.ts') &&
+      !entry.name.endsWith('.d.ts')
+    )
+      files.push(full);
     else if (entry.name.endsWith('.cjs') && !full.includes('__fixtures__')) files.push(full); // plain scripts, copied as they are
   }
   return files;
@@ -42,7 +48,11 @@ await Promise.all(
       return;
     }
     const target = path.join(out, rel.replace(/\.ts$/, '.js'));
-    const result = await transformFile(file, { ...options, filename: file, sourceFileName: path.relative(path.dirname(target), file) });
+    const result = await transformFile(file, {
+      ...options,
+      filename: file,
+      sourceFileName: path.relative(path.dirname(target), file),
+    });
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, `${result.code}\n//# sourceMappingURL=${path.basename(target)}.map\n`);
     if (result.map) await writeFile(`${target}.map`, result.map);

@@ -15,8 +15,18 @@ function platformOf(name) {
   const parts = name.split('/').pop().split('-');
   const os = parts.find((p) => OS.includes(p));
   const cpu = parts.find((p) => CPU.includes(p) || p === 'x64' || p === 'arm64');
-  const libc = parts.find((p) => p.startsWith('musl') || p === 'gnu' || p.startsWith('gnueabi') || p === 'glibc' || p === 'msvc');
-  return { os, cpu, libc: libc?.startsWith('musl') ? 'musl' : libc === 'gnu' || libc === 'glibc' || libc?.startsWith('gnueabi') ? 'glibc' : undefined };
+  const libc = parts.find(
+    (p) => p.startsWith('musl') || p === 'gnu' || p.startsWith('gnueabi') || p === 'glibc' || p === 'msvc',
+  );
+  return {
+    os,
+    cpu,
+    libc: libc?.startsWith('musl')
+      ? 'musl'
+      : libc === 'gnu' || libc === 'glibc' || libc?.startsWith('gnueabi')
+        ? 'glibc'
+        : undefined,
+  };
 }
 
 let added = 0;
@@ -39,7 +49,9 @@ for (const [at, pkg] of Object.entries(packages)) {
     added++;
   }
 }
-const sorted = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+const sorted = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 lock.packages = sorted;
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`complete-lockfile: added ${added} optional platform entries`);

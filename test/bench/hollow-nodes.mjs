@@ -28,8 +28,12 @@ const { connect } = require('@nats-io/transport-node');
 const { jetstream, jetstreamManager } = require('@nats-io/jetstream');
 const { Redis } = require('ioredis');
 const { executionSubjects, redisKeys } = require(path.join(root, 'dist/libs/contracts/src/index.js'));
-const { decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } = require(path.join(root, 'dist/libs/messaging/src/index.js'));
-const { checkDispatch, finishedMessage, invalidDispatchOutcome, progressMsgIds } = require(path.join(root, 'dist/apps/node-agent/src/dispatch-decision.js'));
+const { decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } = require(
+  path.join(root, 'dist/libs/messaging/src/index.js'),
+);
+const { checkDispatch, finishedMessage, invalidDispatchOutcome, progressMsgIds } = require(
+  path.join(root, 'dist/apps/node-agent/src/dispatch-decision.js'),
+);
 const { AGENT_VERSION } = require(path.join(root, 'dist/apps/node-agent/src/agent-version.js'));
 
 const env = (name, fallback) => {
@@ -70,9 +74,16 @@ async function register(uid) {
   const { nc } = connections.get(uid);
   for (let attempt = 1; ; attempt++) {
     try {
-      const reply = decodeJson(await nc.request(subjects.agents.register, JSON.stringify({ uid, hostname: `hollow-${uid}`, address: '127.0.0.1', agentVersion: AGENT_VERSION }), { timeout: 3000 }));
+      const reply = decodeJson(
+        await nc.request(
+          subjects.agents.register,
+          JSON.stringify({ uid, hostname: `hollow-${uid}`, address: '127.0.0.1', agentVersion: AGENT_VERSION }),
+          { timeout: 3000 },
+        ),
+      );
       if (reply.accepted) {
-        if (reply.heartbeatSeconds !== undefined && reply.presenceTtlSeconds !== undefined) ({ heartbeatSeconds, presenceTtlSeconds: ttlSeconds } = reply);
+        if (reply.heartbeatSeconds !== undefined && reply.presenceTtlSeconds !== undefined)
+          ({ heartbeatSeconds, presenceTtlSeconds: ttlSeconds } = reply);
         return;
       }
       throw new Error(reply.message ?? 'refused');
@@ -88,14 +99,25 @@ async function answer(uid, msg) {
   const check = checkDispatch(decodeJson(msg), uid);
   if (!check.ok) {
     process.stderr.write(`hollow-nodes: node ${uid}: invalid dispatch: ${check.problems.join('; ')}\n`);
-    if (check.replyTo) await publishJson(js, subjects.results.forRun(check.replyTo.runId), finishedMessage(check.replyTo, invalidDispatchOutcome(check.problems), new Date()), progressMsgIds.done(check.replyTo.dispatchId));
+    if (check.replyTo)
+      await publishJson(
+        js,
+        subjects.results.forRun(check.replyTo.runId),
+        finishedMessage(check.replyTo, invalidDispatchOutcome(check.problems), new Date()),
+        progressMsgIds.done(check.replyTo.dispatchId),
+      );
     msg.ack();
     return;
   }
   const d = check.dispatch;
   const now = new Date();
   const outcome = { status: 'succeeded', exitCode: 0, durationMs: 0, outputTail: '', attempts: 1 };
-  await publishJson(js, subjects.results.forRun(d.runId), finishedMessage({ ...d, startedAt: now.toISOString() }, outcome, now), progressMsgIds.done(d.dispatchId));
+  await publishJson(
+    js,
+    subjects.results.forRun(d.runId),
+    finishedMessage({ ...d, startedAt: now.toISOString() }, outcome, now),
+    progressMsgIds.done(d.dispatchId),
+  );
   msg.ack();
 }
 
@@ -117,7 +139,10 @@ async function serve(uid) {
 await beat();
 await Promise.all(uids.map((uid) => register(uid)));
 const loops = (await Promise.all(uids.map((uid) => serve(uid)))).map((s) => s.loop);
-let timer = setInterval(() => void beat().catch((err) => process.stderr.write(`hollow-nodes: presence: ${err.message}\n`)), heartbeatSeconds * 1000);
+let timer = setInterval(
+  () => void beat().catch((err) => process.stderr.write(`hollow-nodes: presence: ${err.message}\n`)),
+  heartbeatSeconds * 1000,
+);
 process.stdout.write(`hollow nodes ready: ${uids.length}\n`);
 
 const stop = async () => {

@@ -18,7 +18,16 @@
 // removed at the end, also on failure, Ctrl-C or the overall time limit (BENCH_TIMEOUT_S, 900).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -52,7 +61,10 @@ const TIMEOUT_S = option('--timeout', 'BENCH_TIMEOUT_S', 900);
 const WARMUP = process.env.BENCH_WARMUP !== '0';
 const HOLLOW = process.env.BENCH_HOLLOW !== '0';
 const SPAWN_HELPER = process.env.BENCH_SPAWN_HELPER ?? 'auto';
-const PROFILE_DIR = process.env.BENCH_PROFILE === '1' ? path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, 'tmp/bench-profiles')) : undefined;
+const PROFILE_DIR =
+  process.env.BENCH_PROFILE === '1'
+    ? path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, 'tmp/bench-profiles'))
+    : undefined;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
@@ -65,13 +77,17 @@ const mains = {
 };
 for (const file of [path.join(root, 'dist/.stamp'), ...Object.values(mains)]) {
   if (!existsSync(file)) {
-    process.stderr.write(`dist/ is not built (missing ${path.relative(root, file)}): run npm run build (npm run bench:orchestrator does)\n`);
+    process.stderr.write(
+      `dist/ is not built (missing ${path.relative(root, file)}): run npm run build (npm run bench:orchestrator does)\n`,
+    );
     process.exit(1);
   }
 }
 const { NATIVE_SPAWN_HELPER, SPAWN_HELPER_CHOICES } = require(path.join(root, 'dist/libs/task-runners/src/index.js'));
 if (!SPAWN_HELPER_CHOICES.includes(SPAWN_HELPER)) {
-  process.stderr.write(`BENCH_SPAWN_HELPER: expected one of ${SPAWN_HELPER_CHOICES.join(', ')}, got ${JSON.stringify(SPAWN_HELPER)}\n`);
+  process.stderr.write(
+    `BENCH_SPAWN_HELPER: expected one of ${SPAWN_HELPER_CHOICES.join(', ')}, got ${JSON.stringify(SPAWN_HELPER)}\n`,
+  );
   process.exit(2);
 }
 const helperKind = SPAWN_HELPER === 'auto' ? (existsSync(NATIVE_SPAWN_HELPER) ? 'native' : 'node') : SPAWN_HELPER;
@@ -98,7 +114,14 @@ async function admin(sql) {
 function baseEnv() {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GRANULE_') && k !== 'NODE_OPTIONS') env[k] = v;
-  return { ...env, GRANULE_NATS_URL: NATS_URL, GRANULE_REDIS_URL: REDIS_URL, GRANULE_SUBJECT_PREFIX: prefix, XDG_CONFIG_HOME: work, GRANULE_HEALTH_PORT: '0' };
+  return {
+    ...env,
+    GRANULE_NATS_URL: NATS_URL,
+    GRANULE_REDIS_URL: REDIS_URL,
+    GRANULE_SUBJECT_PREFIX: prefix,
+    XDG_CONFIG_HOME: work,
+    GRANULE_HEALTH_PORT: '0',
+  };
 }
 
 /** Starts a node process with its output in `<work>/<name>.log`. */
@@ -106,10 +129,26 @@ function start(name, main, env) {
   const logFile = path.join(work, `${name}.log`);
   const fd = openSync(logFile, 'a');
   // BENCH_PROFILE=1: V8 CPU profiles of the orchestrator and the first agent, kept in BENCH_PROFILE_DIR.
-  const profile = PROFILE_DIR && (name === 'orchestrator' || name === 'agent-b1') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
-  const nodeFlags = name.startsWith('agent-') && process.env.BENCH_AGENT_NODE_FLAGS ? process.env.BENCH_AGENT_NODE_FLAGS.split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...nodeFlags, ...profile, main], { cwd: root, env: { ...baseEnv(), ...env }, stdio: ['ignore', fd, fd] });
-  child.granuleRole = name.startsWith('agent-') ? 'agent' : name === 'graph-planner' ? 'planner' : name === 'hollow-nodes' ? 'hollow' : name;
+  const profile =
+    PROFILE_DIR && (name === 'orchestrator' || name === 'agent-b1')
+      ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}.cpuprofile`]
+      : [];
+  const nodeFlags =
+    name.startsWith('agent-') && process.env.BENCH_AGENT_NODE_FLAGS
+      ? process.env.BENCH_AGENT_NODE_FLAGS.split(' ').filter(Boolean)
+      : [];
+  const child = spawn(process.execPath, [...nodeFlags, ...profile, main], {
+    cwd: root,
+    env: { ...baseEnv(), ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  child.granuleRole = name.startsWith('agent-')
+    ? 'agent'
+    : name === 'graph-planner'
+      ? 'planner'
+      : name === 'hollow-nodes'
+        ? 'hollow'
+        : name;
   closeSync(fd);
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -128,10 +167,15 @@ async function waitFor(what, check, timeoutMs) {
 
 async function startService(name, main, env, readyText) {
   const { child, logFile } = start(name, main, env);
-  await waitFor(`${name} to start`, () => {
-    if (child.exitCode !== null) throw new Error(`${name} exited at start: ${readFileSync(logFile, 'utf8').slice(-1500)}`);
-    return existsSync(logFile) && readFileSync(logFile, 'utf8').includes(readyText);
-  }, 60_000);
+  await waitFor(
+    `${name} to start`,
+    () => {
+      if (child.exitCode !== null)
+        throw new Error(`${name} exited at start: ${readFileSync(logFile, 'utf8').slice(-1500)}`);
+      return existsSync(logFile) && readFileSync(logFile, 'utf8').includes(readyText);
+    },
+    60_000,
+  );
   return child;
 }
 
@@ -213,7 +257,11 @@ function writeInputs(uids) {
 
 function runCli(args) {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [mains.cli, ...args], { cwd: root, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [mains.cli, ...args], {
+      cwd: root,
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     c.stdout.on('data', (d) => (out += d));
     c.stderr.on('data', (d) => (out += d));
@@ -225,7 +273,9 @@ let cleaned = false;
 async function cleanup() {
   if (cleaned) return;
   cleaned = true;
-  const exits = [...children].map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))));
+  const exits = [...children].map(
+    (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))),
+  );
   for (const c of children) c.kill('SIGTERM');
   const timer = setTimeout(() => {
     for (const c of children) c.kill('SIGKILL');
@@ -261,13 +311,30 @@ async function cleanup() {
 async function deployRun(db, runId) {
   const cpuBefore = cpuSnapshot();
   const wallStart = Date.now();
-  const deploy = await runCli(['deploy', '--tasks', path.join(work, 'tasks.yaml'), '--nodes', path.join(work, 'nodes.yaml'), '--run-id', runId]);
+  const deploy = await runCli([
+    'deploy',
+    '--tasks',
+    path.join(work, 'tasks.yaml'),
+    '--nodes',
+    path.join(work, 'nodes.yaml'),
+    '--run-id',
+    runId,
+  ]);
   if (deploy.code !== 0) throw new Error(`granule deploy failed (${deploy.code}): ${deploy.out}`);
-  const last = await waitFor('the run to end', async () => {
-    const r = await db.query(`SELECT type FROM granule_events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1`, [`run-${runId}`]);
-    const type = r.rows[0]?.type;
-    return ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'].includes(type) ? type : undefined;
-  }, TIMEOUT_S * 1000);
+  const last = await waitFor(
+    'the run to end',
+    async () => {
+      const r = await db.query(
+        `SELECT type FROM granule_events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1`,
+        [`run-${runId}`],
+      );
+      const type = r.rows[0]?.type;
+      return ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'].includes(type)
+        ? type
+        : undefined;
+    },
+    TIMEOUT_S * 1000,
+  );
   const cliWall = (Date.now() - wallStart) / 1000;
   const cpuAfter = cpuSnapshot();
   if (last !== 'DeploymentSucceeded') throw new Error(`run ${runId} ended with ${last}`);
@@ -286,11 +353,22 @@ async function main() {
   await admin(`CREATE DATABASE "${dbName}"`);
   dbCreated = true;
   log(`database ${dbName}, subject prefix ${prefix}`);
-  await startService('graph-planner', mains.planner, { GRANULE_DATABASE_URL: dbUrl, GRANULE_RUN_MIGRATIONS: '1' }, 'answering');
+  await startService(
+    'graph-planner',
+    mains.planner,
+    { GRANULE_DATABASE_URL: dbUrl, GRANULE_RUN_MIGRATIONS: '1' },
+    'answering',
+  );
   await startService(
     'orchestrator',
     mains.orchestrator,
-    { GRANULE_DATABASE_URL: dbUrl, GRANULE_RUN_MIGRATIONS: '1', GRANULE_MAX_BUSY_NODES: String(Math.max(200, AGENTS)), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10' },
+    {
+      GRANULE_DATABASE_URL: dbUrl,
+      GRANULE_RUN_MIGRATIONS: '1',
+      GRANULE_MAX_BUSY_NODES: String(Math.max(200, AGENTS)),
+      GRANULE_HEARTBEAT_SECONDS: '2',
+      GRANULE_PRESENCE_TTL_SECONDS: '10',
+    },
     '"msg":"orchestrator started"',
   );
 
@@ -302,16 +380,27 @@ async function main() {
     const batch = [];
     for (let i = k; i < Math.min(AGENTS, k + 10); i++) {
       const uid = `b${i + 1}`;
-      const { child } = start(`agent-${uid}`, mains.agent, { GRANULE_NODE_UID: uid, GRANULE_ROOT: path.join(work, `r-${uid}`), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10', GRANULE_LOG_LEVEL: i === 0 ? 'info' : 'warn', GRANULE_SPAWN_HELPER: SPAWN_HELPER });
+      const { child } = start(`agent-${uid}`, mains.agent, {
+        GRANULE_NODE_UID: uid,
+        GRANULE_ROOT: path.join(work, `r-${uid}`),
+        GRANULE_HEARTBEAT_SECONDS: '2',
+        GRANULE_PRESENCE_TTL_SECONDS: '10',
+        GRANULE_LOG_LEVEL: i === 0 ? 'info' : 'warn',
+        GRANULE_SPAWN_HELPER: SPAWN_HELPER,
+      });
       batch.push({ uid, child });
     }
     const batchDeadline = Date.now() + 60_000;
     for (const a of batch) {
       try {
-        await waitFor(`agent ${a.uid}`, async () => {
-          if (a.child.exitCode !== null) throw new Error(`agent ${a.uid} exited (${a.child.exitCode})`);
-          return (await redis.exists(`${prefix}:presence:${a.uid}`)) === 1;
-        }, Math.max(0, batchDeadline - Date.now()));
+        await waitFor(
+          `agent ${a.uid}`,
+          async () => {
+            if (a.child.exitCode !== null) throw new Error(`agent ${a.uid} exited (${a.child.exitCode})`);
+            return (await redis.exists(`${prefix}:presence:${a.uid}`)) === 1;
+          },
+          Math.max(0, batchDeadline - Date.now()),
+        );
         started.push(a.uid);
       } catch (err) {
         log(`${err.message}; going on without it`);
@@ -333,8 +422,12 @@ async function main() {
     // they start may pay for compiling their code on its first tasks; it is run (and reported)
     // on its own, and the figures below are those of the next run (BENCH_WARMUP=0: none).
     const warmup = WARMUP ? await deployRun(db, `bench-${id}-warmup`) : undefined;
-    const agentsCpuText = (run) => (run.agentsCpu === undefined ? '' : `; agents' CPU ${run.agentsCpu.toFixed(2)} ms per task run`);
-    if (warmup) log(`warm-up run (the agents' first): ${warmup.wall.toFixed(2)} s for ${warmup.tasks} task runs${agentsCpuText(warmup)}`);
+    const agentsCpuText = (run) =>
+      run.agentsCpu === undefined ? '' : `; agents' CPU ${run.agentsCpu.toFixed(2)} ms per task run`;
+    if (warmup)
+      log(
+        `warm-up run (the agents' first): ${warmup.wall.toFixed(2)} s for ${warmup.tasks} task runs${agentsCpuText(warmup)}`,
+      );
     const runId = `bench-${id}`;
     // What the idle stack costs (heartbeats, consumers' pull loops): 3 s with nothing to do.
     const idleStart = cpuSnapshot();
@@ -366,21 +459,42 @@ async function main() {
     const over = overhead.rows.map((r) => Number(r.overhead_ms)).sort((a, b) => a - b);
     const dur = overhead.rows.map((r) => Number(r.duration_ms)).sort((a, b) => a - b);
     const f = (n) => n.toFixed(2);
-    console.log(`orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs   (spawn helper: ${helperKind})`);
-    console.log(`run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)`);
-    if (warmup) console.log(`  (the figures are the agents' second run; their first, right after they started, took ${warmup.wall.toFixed(2)} s${agentsCpuText(warmup)}. BENCH_WARMUP=0 measures the first)`);
+    console.log(
+      `orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs   (spawn helper: ${helperKind})`,
+    );
+    console.log(
+      `run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)`,
+    );
+    if (warmup)
+      console.log(
+        `  (the figures are the agents' second run; their first, right after they started, took ${warmup.wall.toFixed(2)} s${agentsCpuText(warmup)}. BENCH_WARMUP=0 measures the first)`,
+      );
     console.log(`task runs per second:                 ${(tasks / wall).toFixed(0)}`);
-    console.log(`events written per second:            ${(events / wall).toFixed(0)}   (${events} run events; ${all.rows[0].n} rows in granule_events)`);
-    console.log(`per-task overhead (ms):               median ${f(percentile(over, 50))}   p99 ${f(percentile(over, 99))}   (succeeded - dispatched - agent durationMs)`);
+    console.log(
+      `events written per second:            ${(events / wall).toFixed(0)}   (${events} run events; ${all.rows[0].n} rows in granule_events)`,
+    );
+    console.log(
+      `per-task overhead (ms):               median ${f(percentile(over, 50))}   p99 ${f(percentile(over, 99))}   (succeeded - dispatched - agent durationMs)`,
+    );
     const leg = (name) => overhead.rows.map((r) => Number(r[name])).sort((a, b) => a - b);
     console.log(
       `  legs, median (ms):                  dispatch committed -> agent started ${f(percentile(leg('to_agent_ms'), 50))}   in the agent around the process ${f(percentile(leg('in_agent_ms'), 50))}   agent done -> TaskSucceeded committed ${f(percentile(leg('back_ms'), 50))}`,
     );
-    console.log(`agent-reported task duration (ms):    median ${f(percentile(dur, 50))}   p99 ${f(percentile(dur, 99))}   (bash -c true, as the agent runs it)`);
-    console.log(`bare spawn of /bin/true (ms):         median ${f(percentile(spawnMs, 50))}   p99 ${f(percentile(spawnMs, 99))}   (child_process.spawn to exit, ${spawnMs.length} runs)`);
-    const cycle = cycles.rows.map((r) => r.cycle_ms).filter((v) => v !== null).map(Number).sort((a, b) => a - b);
+    console.log(
+      `agent-reported task duration (ms):    median ${f(percentile(dur, 50))}   p99 ${f(percentile(dur, 99))}   (bash -c true, as the agent runs it)`,
+    );
+    console.log(
+      `bare spawn of /bin/true (ms):         median ${f(percentile(spawnMs, 50))}   p99 ${f(percentile(spawnMs, 99))}   (child_process.spawn to exit, ${spawnMs.length} runs)`,
+    );
+    const cycle = cycles.rows
+      .map((r) => r.cycle_ms)
+      .filter((v) => v !== null)
+      .map(Number)
+      .sort((a, b) => a - b);
     const bashMedian = percentile(bashMs, 50);
-    console.log(`bare spawn of bash -c true (ms):      median ${f(bashMedian)}   p99 ${f(percentile(bashMs, 99))}   (the command the tasks run)`);
+    console.log(
+      `bare spawn of bash -c true (ms):      median ${f(bashMedian)}   p99 ${f(percentile(bashMs, 99))}   (the command the tasks run)`,
+    );
     console.log(
       `task cycle on a node (ms):            median ${f(percentile(cycle, 50))}   p99 ${f(percentile(cycle, 99))}   -> overhead over the bare spawn: median ${f(percentile(cycle, 50) - bashMedian)}   p99 ${f(percentile(cycle, 99) - bashMedian)}   (previous TaskSucceeded committed -> this one committed)`,
     );
@@ -392,7 +506,9 @@ async function main() {
       .flatMap((line) => {
         try {
           const entry = JSON.parse(line);
-          return entry.msg === 'task succeeded' && typeof entry.handledMs === 'number' && entry.runId === runId ? [entry.handledMs] : [];
+          return entry.msg === 'task succeeded' && typeof entry.handledMs === 'number' && entry.runId === runId
+            ? [entry.handledMs]
+            : [];
         } catch {
           return [];
         }
@@ -420,10 +536,14 @@ async function main() {
     }
     if (idleStart && idleEnd) {
       const idle = (k) => ((idleEnd[k] - idleStart[k]) / 3).toFixed(0);
-      console.log(`CPU while idle (ms per second):       orchestrator ${idle('orchestrator')}   agents ${idle('agents')}   spawn helpers ${idle('helpers')}   postgres ${idle('postgres')}   nats ${idle('nats')}   (measured for 3 s before the deploy)`);
+      console.log(
+        `CPU while idle (ms per second):       orchestrator ${idle('orchestrator')}   agents ${idle('agents')}   spawn helpers ${idle('helpers')}   postgres ${idle('postgres')}   nats ${idle('nats')}   (measured for 3 s before the deploy)`,
+      );
     }
     if (HOLLOW) await controlPlaneRun(db, started);
-    console.log(`targets: overhead under 2 ms median; ${2000} task runs with every transition persisted in a few seconds`);
+    console.log(
+      `targets: overhead under 2 ms median; ${2000} task runs with every transition persisted in a few seconds`,
+    );
   } finally {
     await db.end();
   }
@@ -436,24 +556,40 @@ async function main() {
  */
 async function controlPlaneRun(db, uids) {
   const agents = [...children].filter((c) => c.granuleRole === 'agent');
-  const exits = agents.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))));
+  const exits = agents.map(
+    (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))),
+  );
   for (const c of agents) c.kill('SIGTERM');
   await Promise.all(exits);
-  await startService('hollow-nodes', mains.hollow, { HOLLOW_UIDS: uids.join(','), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10' }, 'hollow nodes ready');
+  await startService(
+    'hollow-nodes',
+    mains.hollow,
+    { HOLLOW_UIDS: uids.join(','), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10' },
+    'hollow nodes ready',
+  );
   const { cpuBefore, cpuAfter, cliWall, wall, events, tasks } = await deployRun(db, `bench-${id}-hollow`);
   console.log('');
-  console.log(`control plane alone: the same ${tasks} task runs, the agents replaced by ${uids.length} hollow nodes (one process answering every dispatch at once; ADR 0012)`);
-  console.log(`run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)   ${(tasks / wall).toFixed(0)} task runs/s   ${(events / wall).toFixed(0)} events written/s`);
+  console.log(
+    `control plane alone: the same ${tasks} task runs, the agents replaced by ${uids.length} hollow nodes (one process answering every dispatch at once; ADR 0012)`,
+  );
+  console.log(
+    `run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)   ${(tasks / wall).toFixed(0)} task runs/s   ${(events / wall).toFixed(0)} events written/s`,
+  );
   if (cpuBefore && cpuAfter) {
     const per = (k) => ((cpuAfter[k] - cpuBefore[k]) / tasks).toFixed(2);
-    console.log(`CPU per task run (ms):                orchestrator ${per('orchestrator')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   hollow nodes ${per('hollow')}`);
+    console.log(
+      `CPU per task run (ms):                orchestrator ${per('orchestrator')}   postgres ${per('postgres')}   nats ${per('nats')}   planner ${per('planner')}   hollow nodes ${per('hollow')}`,
+    );
   }
 }
 
-const deadline = setTimeout(() => {
-  log(`time limit of ${TIMEOUT_S} s reached; cleaning up`);
-  void cleanup().then(() => process.exit(1));
-}, TIMEOUT_S * 1000 + 120_000);
+const deadline = setTimeout(
+  () => {
+    log(`time limit of ${TIMEOUT_S} s reached; cleaning up`);
+    void cleanup().then(() => process.exit(1));
+  },
+  TIMEOUT_S * 1000 + 120_000,
+);
 deadline.unref();
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void cleanup().then(() => process.exit(130)));
 

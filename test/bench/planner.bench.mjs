@@ -23,7 +23,14 @@ try {
     const run = spawnSync(
       path.join(root, 'granule'),
       ['plan', '--tasks', path.join(work, 'release'), '--nodes', nodesFile, '-o', 'json'],
-      { stdio: ['ignore', fd, 'pipe'], env: { ...process.env, GRANULE_BENCH_RSS_FILE: rssFile, NODE_OPTIONS: `-r ${path.join(root, 'test/bench/rss-preload.cjs')}` } },
+      {
+        stdio: ['ignore', fd, 'pipe'],
+        env: {
+          ...process.env,
+          GRANULE_BENCH_RSS_FILE: rssFile,
+          NODE_OPTIONS: `-r ${path.join(root, 'test/bench/rss-preload.cjs')}`,
+        },
+      },
     );
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     closeSync(fd);
@@ -33,7 +40,14 @@ try {
     }
     const text = readFileSync(outFile, 'utf8');
     const instances = text.split('\n{"task"').length - 1;
-    rows.push({ nodes: size, tasks: taskCount, instances, outputMiB: statSync(outFile).size / 2 ** 20, seconds, peakMiB: Number(readFileSync(rssFile, 'utf8')) / 2 ** 20 });
+    rows.push({
+      nodes: size,
+      tasks: taskCount,
+      instances,
+      outputMiB: statSync(outFile).size / 2 ** 20,
+      seconds,
+      peakMiB: Number(readFileSync(rssFile, 'utf8')) / 2 ** 20,
+    });
     rmSync(outFile);
   }
   console.log('granule plan -o json (whole CLI run: start, parse, plan, print)');
@@ -46,7 +60,9 @@ try {
   if (rows.length > 1) {
     const first = rows[0];
     const last = rows[rows.length - 1];
-    console.log(`growth: ${(last.nodes / first.nodes).toFixed(0)}x nodes -> ${(last.seconds / first.seconds).toFixed(1)}x time, ${(last.instances / first.instances).toFixed(1)}x instances`);
+    console.log(
+      `growth: ${(last.nodes / first.nodes).toFixed(0)}x nodes -> ${(last.seconds / first.seconds).toFixed(1)}x time, ${(last.instances / first.instances).toFixed(1)}x instances`,
+    );
   }
   console.log('targets: 1,000 nodes < 1 s, 10,000 nodes < 10 s, peak memory < 1024 MiB');
 } finally {

@@ -5,9 +5,16 @@ import { REPO_ROOT, assertBuilt } from './stack';
 // The benchmarks are scripts nobody runs in CI at full size; a small run here keeps them working
 // (the hollow nodes speak the agent's wire protocol, which a contract change could break).
 
-function runBench(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runBench(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/bench/orchestrator.bench.mjs'), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/bench/orchestrator.bench.mjs'), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -39,6 +46,8 @@ describe('npm run bench:orchestrator (small)', () => {
     expect([agentsWall > 0, hollowWall > 0]).toEqual([true, true]);
     // The bench exits non-zero unless both runs ended DeploymentSucceeded with every task run.
     expect(figure(r.stdout, 'task runs per second:')).toBeGreaterThan(0);
-    expect(r.stdout).toMatch(/CPU per task run \(ms\):\s+orchestrator [\d.]+ {3}postgres [\d.]+ {3}nats [\d.]+ {3}planner [\d.]+ {3}hollow nodes [\d.]+/);
+    expect(r.stdout).toMatch(
+      /CPU per task run \(ms\):\s+orchestrator [\d.]+ {3}postgres [\d.]+ {3}nats [\d.]+ {3}planner [\d.]+ {3}hollow nodes [\d.]+/,
+    );
   }, 180_000);
 });

@@ -3,7 +3,16 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import type { RunEventEntry, RunSummary } from '@granule/contracts';
 import { orderViolations, workPredecessors, type PlannedInstance } from './plan-order';
-import { E2eStack, EXAMPLE_NODES, EXAMPLE_RELEASE, EXAMPLE_V4_PLUGIN, FIXTURES, dataOf, keysOf, versionOf } from './stack';
+import {
+  E2eStack,
+  EXAMPLE_NODES,
+  EXAMPLE_RELEASE,
+  EXAMPLE_V4_PLUGIN,
+  FIXTURES,
+  dataOf,
+  keysOf,
+  versionOf,
+} from './stack';
 
 // The example release with the example-v4 plugin on four agents, driven by the CLI as an
 // operator would: deploy --watch without a TTY, then the history and time-travel queries.
@@ -36,7 +45,8 @@ describe('example release on four agents (whole stack)', () => {
     const recap = r.stdout.split('\n');
     expect(recap[0]).toBe(`RECAP run ${runId}: succeeded`);
     // Node 1 runs pre 100, pre 4000, hello, puppet, sync and post; 17 task instances in all.
-    const row = (node: string): string[] => (recap.find((l) => l.trim().split(/\s+/)[0] === node) ?? '').trim().split(/\s+/);
+    const row = (node: string): string[] =>
+      (recap.find((l) => l.trim().split(/\s+/)[0] === node) ?? '').trim().split(/\s+/);
     expect([row('1'), row('2'), row('3'), row('4')]).toEqual([
       ['1', '6', '0', '0', '0', '0', 'ok'],
       ['2', '4', '0', '0', '0', '0', 'ok'],
@@ -45,12 +55,16 @@ describe('example release on four agents (whole stack)', () => {
     ]);
 
     // Each node's own stream says it was deploying, then ready, in this run.
-    const nodeEvents: { stream_id: string; data: { from?: string; to: string; runId: string } }[] = await stack.dataSource.query(
-      `SELECT stream_id, data FROM granule_events WHERE type = 'NodeStatusChanged' AND data->>'runId' = $1 ORDER BY stream_id, stream_version`,
-      [runId],
-    );
+    const nodeEvents: { stream_id: string; data: { from?: string; to: string; runId: string } }[] =
+      await stack.dataSource.query(
+        `SELECT stream_id, data FROM granule_events WHERE type = 'NodeStatusChanged' AND data->>'runId' = $1 ORDER BY stream_id, stream_version`,
+        [runId],
+      );
     for (const uid of ['1', '2', '3', '4']) {
-      expect([uid, nodeEvents.filter((e) => e.stream_id === `node-${uid}`).map((e) => [e.data.from ?? null, e.data.to])]).toEqual([
+      expect([
+        uid,
+        nodeEvents.filter((e) => e.stream_id === `node-${uid}`).map((e) => [e.data.from ?? null, e.data.to]),
+      ]).toEqual([
         uid,
         [
           [null, 'deploying'],
@@ -66,13 +80,19 @@ describe('example release on four agents (whole stack)', () => {
       return existsSync(p) ? readFileSync(p, 'utf8') : undefined;
     };
     const host = hostname();
-    for (const uid of ['1', '2', '3', '4']) expect([uid, file(uid, 'hello.log')]).toEqual([uid, `hello from ${host}\n`]);
+    for (const uid of ['1', '2', '3', '4'])
+      expect([uid, file(uid, 'hello.log')]).toEqual([uid, `hello from ${host}\n`]);
     expect(file('1', 'motd')).toBe('Welcome to a controller of example-release\n');
     for (const uid of ['2', '3', '4']) expect(file(uid, 'motd')).toBeUndefined();
     const appConf = readFileSync(path.join(EXAMPLE_RELEASE, 'deployment_scripts/files/configs/app.conf'), 'utf8');
-    for (const uid of ['1', '4']) expect(readdirSync(path.join(stack.agentRoot(uid), 'state/configs'))).toEqual(['app.conf']);
+    for (const uid of ['1', '4'])
+      expect(readdirSync(path.join(stack.agentRoot(uid), 'state/configs'))).toEqual(['app.conf']);
     expect([file('1', 'configs/app.conf'), file('4', 'configs/app.conf')]).toEqual([appConf, appConf]);
-    for (const uid of ['2', '3']) expect([file(uid, 'deployed.marker'), file(uid, 'configs/app.conf')]).toEqual(['deployed by example-release\n', undefined]);
+    for (const uid of ['2', '3'])
+      expect([file(uid, 'deployed.marker'), file(uid, 'configs/app.conf')]).toEqual([
+        'deployed by example-release\n',
+        undefined,
+      ]);
     for (const uid of ['1', '4']) expect(file(uid, 'deployed.marker')).toBeUndefined();
     // example-v4: pre_deployment/100 then /4000 (controller only), post_deployment/6000 everywhere.
     expect(file('1', 'example-v4.log')).toBe(`pre 100\npre 4000 (network)\npost 6000 on ${host}\n`);
@@ -92,12 +112,22 @@ describe('example release on four agents (whole stack)', () => {
     expect(keysOf(events, 'TaskSucceeded').sort()).toEqual([...predecessors.keys()].sort());
     expect(keysOf(events, 'TaskDispatched').sort()).toEqual([...predecessors.keys()].sort());
     // The dependencies that matter here, spelled out.
-    expect(predecessors.get('example-v4.pre_deployment.2@1')).toEqual(['example-v4.pre_deployment.1@1', 'example-v4.pre_deployment.1@2', 'example-v4.pre_deployment.1@3']);
-    expect(versionOf(events, 'TaskSucceeded', 'example-v4.pre_deployment.1@1')).toBeLessThan(versionOf(events, 'TaskDispatched', 'example-v4.pre_deployment.2@1'));
+    expect(predecessors.get('example-v4.pre_deployment.2@1')).toEqual([
+      'example-v4.pre_deployment.1@1',
+      'example-v4.pre_deployment.1@2',
+      'example-v4.pre_deployment.1@3',
+    ]);
+    expect(versionOf(events, 'TaskSucceeded', 'example-v4.pre_deployment.1@1')).toBeLessThan(
+      versionOf(events, 'TaskDispatched', 'example-v4.pre_deployment.2@1'),
+    );
     for (const uid of ['1', '2', '3', '4']) {
-      expect(versionOf(events, 'TaskSucceeded', `hello-shell@${uid}`)).toBeLessThan(versionOf(events, 'TaskDispatched', `example-v4.post_deployment.1@${uid}`));
+      expect(versionOf(events, 'TaskSucceeded', `hello-shell@${uid}`)).toBeLessThan(
+        versionOf(events, 'TaskDispatched', `example-v4.post_deployment.1@${uid}`),
+      );
     }
-    expect(versionOf(events, 'TaskSucceeded', 'hello-shell@1')).toBeLessThan(versionOf(events, 'TaskDispatched', 'puppet-motd@1'));
+    expect(versionOf(events, 'TaskSucceeded', 'hello-shell@1')).toBeLessThan(
+      versionOf(events, 'TaskDispatched', 'puppet-motd@1'),
+    );
     const last = events[events.length - 1];
     expect([last.type, dataOf(last, 'DeploymentSucceeded').failedNodes]).toEqual(['DeploymentSucceeded', []]);
   });
@@ -117,10 +147,21 @@ describe('example release on four agents (whole stack)', () => {
     const shown = await stack.granule(['runs', 'show', runId, '--at', String(n), '-o', 'json']);
     expect(shown.code).toBe(0);
     const then = JSON.parse(shown.stdout) as RunSummary;
-    expect([then.phase, then.version, then.running, then.totals.succeeded, then.totals.dispatched]).toEqual(['running', n, [key], 0, 1]);
+    expect([then.phase, then.version, then.running, then.totals.succeeded, then.totals.dispatched]).toEqual([
+      'running',
+      n,
+      [key],
+      0,
+      1,
+    ]);
 
     const now = JSON.parse((await stack.granule(['runs', 'show', runId, '-o', 'json'])).stdout) as RunSummary;
-    expect([now.phase, now.version, now.running, now.totals.succeeded]).toEqual(['succeeded', events.length, [], events.filter((e) => e.type === 'TaskSucceeded').length]);
+    expect([now.phase, now.version, now.running, now.totals.succeeded]).toEqual([
+      'succeeded',
+      events.length,
+      [],
+      events.filter((e) => e.type === 'TaskSucceeded').length,
+    ]);
   }, 30_000);
 
   it('deploy --dry-run plans and runs nothing', async () => {
@@ -137,17 +178,42 @@ describe('example release on four agents (whole stack)', () => {
   }, 30_000);
 
   it('a critical node without an agent at start - DeploymentRefused naming it, deploy --watch exits 1', async () => {
-    const r = await stack.granule(['deploy', '--release', EXAMPLE_RELEASE, '--nodes', path.join(FIXTURES, 'example/nodes-with-offline.yaml'), '--run-id', 'example-offline', '--watch']);
+    const r = await stack.granule([
+      'deploy',
+      '--release',
+      EXAMPLE_RELEASE,
+      '--nodes',
+      path.join(FIXTURES, 'example/nodes-with-offline.yaml'),
+      '--run-id',
+      'example-offline',
+      '--watch',
+    ]);
     expect(r.code).toBe(1);
     const events = await stack.events('example-offline');
     expect(events.map((e) => e.type)).toEqual(['DeploymentRequested', 'DeploymentRefused']);
-    expect(events[1].data).toEqual({ code: 'OFFLINE_CRITICAL_NODES', reason: 'critical nodes are offline: 5', offlineCriticalNodes: ['5'] });
+    expect(events[1].data).toEqual({
+      code: 'OFFLINE_CRITICAL_NODES',
+      reason: 'critical nodes are offline: 5',
+      offlineCriticalNodes: ['5'],
+    });
     expect(r.stdout.split('\n')[0]).toBe('RECAP run example-offline: refused — critical nodes are offline: 5');
     expect(r.stderr).toMatch(/#2 +DeploymentRefused +critical nodes are offline: 5\n$/);
   }, 60_000);
 
   it('the same refusal without --watch - deploy prints the run id, says why it was refused and exits 1', async () => {
-    const r = await stack.granule(['deploy', '--release', EXAMPLE_RELEASE, '--nodes', path.join(FIXTURES, 'example/nodes-with-offline.yaml'), '--run-id', 'example-offline-2']);
-    expect([r.code, r.stdout, r.stderr]).toEqual([1, 'example-offline-2\n', 'error: run example-offline-2 was refused: critical nodes are offline: 5\n']);
+    const r = await stack.granule([
+      'deploy',
+      '--release',
+      EXAMPLE_RELEASE,
+      '--nodes',
+      path.join(FIXTURES, 'example/nodes-with-offline.yaml'),
+      '--run-id',
+      'example-offline-2',
+    ]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      1,
+      'example-offline-2\n',
+      'error: run example-offline-2 was refused: critical nodes are offline: 5\n',
+    ]);
   }, 60_000);
 });

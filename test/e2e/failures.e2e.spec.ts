@@ -5,8 +5,29 @@ import { E2eStack, FIXTURES, dataOf, keysOf, versionOf, waitUntil, type StoredEv
 
 // Failures and operator commands on four agents: a controller (critical) and three computes in
 // the group `compute` (fault_tolerance: 1). Tasks fail or sleep where the test says so.
-const GROUPS = ['--tasks', path.join(FIXTURES, 'groups/tasks.yaml'), '--nodes', path.join(FIXTURES, 'groups/nodes.yaml')];
-const ALL_KEYS = ['configure@2', 'configure@3', 'configure@4', 'finish@2', 'finish@3', 'finish@4', 'post@1', 'post@2', 'post@3', 'post@4', 'prepare@1', 'prepare@2', 'prepare@3', 'prepare@4', 'report@1'];
+const GROUPS = [
+  '--tasks',
+  path.join(FIXTURES, 'groups/tasks.yaml'),
+  '--nodes',
+  path.join(FIXTURES, 'groups/nodes.yaml'),
+];
+const ALL_KEYS = [
+  'configure@2',
+  'configure@3',
+  'configure@4',
+  'finish@2',
+  'finish@3',
+  'finish@4',
+  'post@1',
+  'post@2',
+  'post@3',
+  'post@4',
+  'prepare@1',
+  'prepare@2',
+  'prepare@3',
+  'prepare@4',
+  'report@1',
+];
 
 const sorted = (list: string[]): string[] => [...list].sort();
 const after = (events: StoredEvent[], version: number): StoredEvent[] => events.filter((e) => e.version > version);
@@ -29,22 +50,44 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     stack.assertExitedOk(r, 'granule deploy ft-within');
     const events = await stack.events('ft-within');
     const failed = events.find((e) => e.type === 'TaskFailed');
-    expect(failed && [failed.data.key, failed.data.exitCode, String(failed.data.outputTail).trim()]).toEqual(['configure@3', 1, 'configure@3 fails on purpose']);
-    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([{ node: '3', reason: 'task_failed', task: 'configure' }]);
-    expect(events.filter((e) => e.type === 'GroupToleranceExceeded' || e.type === 'DeploymentStopRequested')).toEqual([]);
+    expect(failed && [failed.data.key, failed.data.exitCode, String(failed.data.outputTail).trim()]).toEqual([
+      'configure@3',
+      1,
+      'configure@3 fails on purpose',
+    ]);
+    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([
+      { node: '3', reason: 'task_failed', task: 'configure' },
+    ]);
+    expect(events.filter((e) => e.type === 'GroupToleranceExceeded' || e.type === 'DeploymentStopRequested')).toEqual(
+      [],
+    );
     // The group's end (and so post_deployment) is reached with node 3 failed: the other nodes complete.
-    expect(sorted(keysOf(events, 'TaskSucceeded'))).toEqual(ALL_KEYS.filter((k) => !k.endsWith('@3') || k === 'prepare@3'));
-    expect(sorted(keysOf(events, 'TaskDispatched'))).toEqual(ALL_KEYS.filter((k) => !k.endsWith('@3') || k === 'prepare@3' || k === 'configure@3'));
+    expect(sorted(keysOf(events, 'TaskSucceeded'))).toEqual(
+      ALL_KEYS.filter((k) => !k.endsWith('@3') || k === 'prepare@3'),
+    );
+    expect(sorted(keysOf(events, 'TaskDispatched'))).toEqual(
+      ALL_KEYS.filter((k) => !k.endsWith('@3') || k === 'prepare@3' || k === 'configure@3'),
+    );
     const last = events[events.length - 1];
     expect([last.type, dataOf(last, 'DeploymentSucceeded').failedNodes]).toEqual(['DeploymentSucceeded', ['3']]);
     expect(sorted(stack.ledger('ft-within'))).toEqual(ALL_KEYS.filter((k) => k !== 'finish@3' && k !== 'post@3'));
 
     const summary = JSON.parse((await stack.granule(['runs', 'show', 'ft-within', '-o', 'json'])).stdout) as RunSummary;
-    expect([summary.phase, summary.nodes['3']]).toEqual(['succeeded', expect.objectContaining({ succeeded: 1, failed: 1, dep_failed: 2, failedNode: true })]);
-    expect(summary.nodes['4']).toEqual(expect.objectContaining({ succeeded: 4, failed: 0, dep_failed: 0, failedNode: false }));
+    expect([summary.phase, summary.nodes['3']]).toEqual([
+      'succeeded',
+      expect.objectContaining({ succeeded: 1, failed: 1, dep_failed: 2, failedNode: true }),
+    ]);
+    expect(summary.nodes['4']).toEqual(
+      expect.objectContaining({ succeeded: 4, failed: 0, dep_failed: 0, failedNode: false }),
+    );
     const recap = r.stdout.split('\n');
     expect(recap[0]).toBe('RECAP run ft-within: succeeded');
-    expect(recap.find((l) => l.trim().startsWith('3 '))?.trim().split(/\s+/)).toEqual(['3', '1', '1', '0', '2', '0', 'FAILED']);
+    expect(
+      recap
+        .find((l) => l.trim().startsWith('3 '))
+        ?.trim()
+        .split(/\s+/),
+    ).toEqual(['3', '1', '1', '0', '2', '0', 'FAILED']);
     expect(r.stdout).toContain('failures:\n  configure@3: failed');
   }, 90_000);
 
@@ -64,15 +107,29 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     expect(exceeded?.data).toEqual({ group: 'compute', failed: ['2', '3'], tolerance: 1 });
     const stop = events.find((e) => e.type === 'DeploymentStopRequested');
     if (!stop || !exceeded) throw new Error('the run was not stopped');
-    expect([stop.version, stop.data]).toEqual([exceeded.version + 1, { reason: 'fault_tolerance', detail: 'too many failed nodes in group compute' }]);
+    expect([stop.version, stop.data]).toEqual([
+      exceeded.version + 1,
+      { reason: 'fault_tolerance', detail: 'too many failed nodes in group compute' },
+    ]);
     // Nothing new started after the stop; the task that was running finished and was recorded.
     expect(after(events, stop.version).filter((e) => e.type === 'TaskDispatched')).toEqual([]);
     expect(after(events, stop.version).map((e) => [e.type, e.data.key ?? null])).toEqual([
       ['TaskSucceeded', 'configure@4'],
       ['DeploymentFailed', null],
     ]);
-    expect(dataOf(events[events.length - 1], 'DeploymentFailed')).toEqual(expect.objectContaining({ reason: 'too many failed nodes in group compute', failedNodes: ['2', '3'] }));
-    expect(sorted(stack.ledger('ft-beyond'))).toEqual(['configure@2', 'configure@3', 'configure@4', 'prepare@1', 'prepare@2', 'prepare@3', 'prepare@4', 'report@1']);
+    expect(dataOf(events[events.length - 1], 'DeploymentFailed')).toEqual(
+      expect.objectContaining({ reason: 'too many failed nodes in group compute', failedNodes: ['2', '3'] }),
+    );
+    expect(sorted(stack.ledger('ft-beyond'))).toEqual([
+      'configure@2',
+      'configure@3',
+      'configure@4',
+      'prepare@1',
+      'prepare@2',
+      'prepare@3',
+      'prepare@4',
+      'report@1',
+    ]);
   }, 90_000);
 
   it('retry --failed-only after fixing the failure - a new run reruns only the failed and dep_failed task instances', async () => {
@@ -87,7 +144,10 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     expect(sorted(dataOf(events[1], 'PlanAccepted').only ?? [])).toEqual(only);
     expect(sorted(keysOf(events, 'TaskDispatched'))).toEqual(only);
     expect(sorted(stack.ledger('ft-retry'))).toEqual(only);
-    expect([events[events.length - 1].type, events[events.length - 1].data.failedNodes]).toEqual(['DeploymentSucceeded', []]);
+    expect([events[events.length - 1].type, events[events.length - 1].data.failedNodes]).toEqual([
+      'DeploymentSucceeded',
+      [],
+    ]);
   }, 90_000);
 
   it('stop during a run - DeploymentStopped once running tasks finish; resume - continues to success, every task once', async () => {
@@ -103,7 +163,13 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     if (!stop) throw new Error('no DeploymentStopRequested');
     expect(stop.data).toEqual({ reason: 'operator', detail: 'stopped by the operator' });
     expect(after(events, stop.version).filter((e) => e.type === 'TaskDispatched')).toEqual([]);
-    expect(sorted(after(events, stop.version).filter((e) => e.type === 'TaskSucceeded').map((e) => String(e.data.key)))).toEqual(['prepare@1', 'prepare@2', 'prepare@3', 'prepare@4']);
+    expect(
+      sorted(
+        after(events, stop.version)
+          .filter((e) => e.type === 'TaskSucceeded')
+          .map((e) => String(e.data.key)),
+      ),
+    ).toEqual(['prepare@1', 'prepare@2', 'prepare@3', 'prepare@4']);
     expect(events[events.length - 1].type).toBe('DeploymentStopped');
     expect(sorted(stack.ledger('op-stop'))).toEqual(['prepare@1', 'prepare@2', 'prepare@3', 'prepare@4']);
     const show = JSON.parse((await stack.granule(['runs', 'show', 'op-stop', '-o', 'json'])).stdout) as RunSummary;
@@ -114,12 +180,23 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     const all = await stack.waitForEvent('op-stop', 'DeploymentSucceeded');
     const resumedAt = versionOf(all, 'DeploymentResumed');
     expect(resumedAt).toBe(events.length + 1);
-    expect(sorted(keysOf(after(all, resumedAt), 'TaskDispatched'))).toEqual(ALL_KEYS.filter((k) => !k.startsWith('prepare')));
+    expect(sorted(keysOf(after(all, resumedAt), 'TaskDispatched'))).toEqual(
+      ALL_KEYS.filter((k) => !k.startsWith('prepare')),
+    );
     expect(sorted(stack.ledger('op-stop'))).toEqual(ALL_KEYS);
   }, 90_000);
 
   it('a task past its timeout - the agent kills it and reports it timed out; the critical node fails the run', async () => {
-    const r = await stack.granule(['deploy', '--tasks', path.join(FIXTURES, 'timeout/tasks.yaml'), '--nodes', path.join(FIXTURES, 'groups/nodes.yaml'), '--run-id', 'timeout-1', '--watch']);
+    const r = await stack.granule([
+      'deploy',
+      '--tasks',
+      path.join(FIXTURES, 'timeout/tasks.yaml'),
+      '--nodes',
+      path.join(FIXTURES, 'groups/nodes.yaml'),
+      '--run-id',
+      'timeout-1',
+      '--watch',
+    ]);
     expect(r.code).toBe(1);
     const events = await stack.events('timeout-1');
     const timedOut = events.find((e) => e.type === 'TaskTimedOut');
@@ -127,11 +204,18 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     // The agent enforced the 2 s timeout (the orchestrator's own watchdog would take 32 s).
     expect(Number(timedOut?.data.durationMs)).toBeGreaterThanOrEqual(2000);
     expect(Number(timedOut?.data.durationMs)).toBeLessThan(10_000);
-    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([{ node: '1', reason: 'task_timed_out', task: 'hang' }]);
-    expect(events.find((e) => e.type === 'DeploymentStopRequested')?.data).toEqual({ reason: 'critical_node', detail: 'node 1 failed and belongs to no fault-tolerance group' });
+    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([
+      { node: '1', reason: 'task_timed_out', task: 'hang' },
+    ]);
+    expect(events.find((e) => e.type === 'DeploymentStopRequested')?.data).toEqual({
+      reason: 'critical_node',
+      detail: 'node 1 failed and belongs to no fault-tolerance group',
+    });
     expect(events[events.length - 1].type).toBe('DeploymentFailed');
     expect(keysOf(events, 'TaskDispatched')).not.toContain('after-hang@1');
-    expect(r.stdout.split('\n')[0]).toBe('RECAP run timeout-1: failed — node 1 failed and belongs to no fault-tolerance group');
+    expect(r.stdout.split('\n')[0]).toBe(
+      'RECAP run timeout-1: failed — node 1 failed and belongs to no fault-tolerance group',
+    );
     // The sleep and its shell are gone, and the command never got past the sleep.
     const pidFile = path.join(stack.dir, 'hang.pid');
     expect(existsSync(pidFile)).toBe(true);

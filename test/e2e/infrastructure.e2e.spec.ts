@@ -24,7 +24,15 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     postgres = await startPrivatePostgres();
     // Heartbeats every 2 s, presence TTL 4 s: a node whose key is missing for a tick would be
     // failed at once if a missing key were always taken for a dead agent.
-    stack = await E2eStack.start({ name: 'infra', agents: NODES, natsUrl: nats.url, redisUrl: redis.url, databaseAdminUrl: postgres.adminUrl, heartbeatSeconds: 2, presenceTtlSeconds: 4 });
+    stack = await E2eStack.start({
+      name: 'infra',
+      agents: NODES,
+      natsUrl: nats.url,
+      redisUrl: redis.url,
+      databaseAdminUrl: postgres.adminUrl,
+      heartbeatSeconds: 2,
+      presenceTtlSeconds: 4,
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -35,7 +43,11 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
   }, 60_000);
 
   /** Makes step3 take `seconds` on every worker, deploys, and waits until all four are in it. */
-  async function deployAndWaitForStep3(runId: string, seconds: number, watch = false): Promise<Promise<CliResult> | undefined> {
+  async function deployAndWaitForStep3(
+    runId: string,
+    seconds: number,
+    watch = false,
+  ): Promise<Promise<CliResult> | undefined> {
     for (const n of NODES) stack.setSlow(`step3@${n}`, seconds);
     let watching: Promise<CliResult> | undefined;
     if (watch) {
@@ -46,9 +58,17 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     }
     const startedLog = path.join(stack.dir, 'started.log');
     await waitUntil(async () => {
-      const ended = (await stack.events(runId)).find((e) => e.type === 'DeploymentRefused' || e.type === 'DeploymentFailed');
-      if (ended) throw new Error(`run ${runId} ended before step3 ran everywhere: ${ended.type} ${JSON.stringify(ended.data)}\n${stack.logsTail(20)}`);
-      return existsSync(startedLog) && NODES.every((n) => readFileSync(startedLog, 'utf8').includes(`${runId} step3@${n} started`));
+      const ended = (await stack.events(runId)).find(
+        (e) => e.type === 'DeploymentRefused' || e.type === 'DeploymentFailed',
+      );
+      if (ended)
+        throw new Error(
+          `run ${runId} ended before step3 ran everywhere: ${ended.type} ${JSON.stringify(ended.data)}\n${stack.logsTail(20)}`,
+        );
+      return (
+        existsSync(startedLog) &&
+        NODES.every((n) => readFileSync(startedLog, 'utf8').includes(`${runId} step3@${n} started`))
+      );
     }, 'step3 to be running on every worker');
     for (const n of NODES) stack.setSlow(`step3@${n}`, 0);
     return watching;
@@ -82,14 +102,26 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     const events = await stack.waitForEnd('infra-redis');
     expectEveryTaskOnce('infra-redis', events);
     // The agents set their keys again as soon as they were connected, not at their next beat.
-    await waitUntil(async () => (await stack.redisClient().exists(...NODES.map((n) => `${stack.prefix}:presence:${n}`))) === NODES.length, 'presence keys back');
+    await waitUntil(
+      async () =>
+        (await stack.redisClient().exists(...NODES.map((n) => `${stack.prefix}:presence:${n}`))) === NODES.length,
+      'presence keys back',
+    );
     // No node stream says the node went offline.
-    const offline: { stream_id: string }[] = await stack.dataSource.query(`SELECT stream_id FROM granule_events WHERE type = 'NodeWentOffline' AND created_at >= $1`, [restartedAt]);
+    const offline: { stream_id: string }[] = await stack.dataSource.query(
+      `SELECT stream_id FROM granule_events WHERE type = 'NodeWentOffline' AND created_at >= $1`,
+      [restartedAt],
+    );
     expect(offline).toEqual([]);
     // A tick that met the outage says what is wrong in words, once.
-    const tickFailures = stack.service('orchestrator').text.slice(logBefore).split('\n').filter((l) => l.includes('"msg":"tick failed; trying again every tick"'));
+    const tickFailures = stack
+      .service('orchestrator')
+      .text.slice(logBefore)
+      .split('\n')
+      .filter((l) => l.includes('"msg":"tick failed; trying again every tick"'));
     expect(tickFailures.length).toBeLessThanOrEqual(1);
-    for (const line of tickFailures) expect(line).toContain('"err":"Redis does not answer: the connection is down and the client is reconnecting"');
+    for (const line of tickFailures)
+      expect(line).toContain('"err":"Redis does not answer: the connection is down and the client is reconnecting"');
   }, 120_000);
 
   it('NATS restarted mid-run (agents report while it is down) - the run succeeds, every task once, none dispatched twice', async () => {
@@ -103,7 +135,9 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'RECAP run infra-nats: succeeded']);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(/#\d+ +DeploymentSucceeded$/);
     // Every event once, in order: none lost to the outage, none printed twice.
-    const printed = [...r.stderr.matchAll(/^\d\d:\d\d:\d\d {2}#(\d+) +([A-Z][A-Za-z]+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    const printed = [...r.stderr.matchAll(/^\d\d:\d\d:\d\d {2}#(\d+) +([A-Z][A-Za-z]+)/gm)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
     expect(printed).toEqual(events.map((e) => `${e.version} ${e.type}`));
   }, 120_000);
 
@@ -120,7 +154,9 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     expect(said('tick failed; trying again every tick')).toHaveLength(1);
     expect(said('ticks work again')).toHaveLength(1);
     expect(said('could not record task results; they will be delivered again')).toHaveLength(1);
-    expect(said('task results are recorded again')).toEqual([expect.stringMatching(/"runId":"infra-pg","failedAttempts":\d+,"failedForS":\d+,/)]);
+    expect(said('task results are recorded again')).toEqual([
+      expect.stringMatching(/"runId":"infra-pg","failedAttempts":\d+,"failedForS":\d+,/),
+    ]);
   }, 120_000);
 
   it('graph-planner away - the request is recorded at once, deploy waits for the plan (says so) and prints the run id once a planner is back', async () => {
@@ -135,10 +171,15 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
     await stack.service('graph-planner').start();
     const deployed = await deploying;
     stack.assertExitedOk(deployed, 'granule deploy infra-planner');
-    expect([deployed.stdout, deployed.stderr]).toEqual(['infra-planner\n', expect.stringContaining('run infra-planner is recorded and waits for its plan (graph-planner)')]);
+    expect([deployed.stdout, deployed.stderr]).toEqual([
+      'infra-planner\n',
+      expect.stringContaining('run infra-planner is recorded and waits for its plan (graph-planner)'),
+    ]);
     expect((await stack.events('infra-planner')).map((e) => e.type)).toContain('PlanAccepted');
     const events = await stack.waitForEnd('infra-planner');
     expectEveryTaskOnce('infra-planner', events);
-    expect(stack.service('orchestrator').text).toContain('"msg":"no graph-planner answers yet (graph-planner did not answer on');
+    expect(stack.service('orchestrator').text).toContain(
+      '"msg":"no graph-planner answers yet (graph-planner did not answer on',
+    );
   }, 120_000);
 });

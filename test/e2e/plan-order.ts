@@ -32,7 +32,8 @@ export function workPredecessors(instances: PlannedInstance[]): Map<string, stri
     return out;
   };
   const result = new Map<string, string[]>();
-  for (const i of instances) if (doesWork(i)) result.set(`${i.task}@${i.node}`, [...behind(`${i.task}@${i.node}`)].sort());
+  for (const i of instances)
+    if (doesWork(i)) result.set(`${i.task}@${i.node}`, [...behind(`${i.task}@${i.node}`)].sort());
   return result;
 }
 
@@ -54,7 +55,8 @@ export function orderViolations(events: StoredEvent[], predecessors: Map<string,
     if (d === undefined) continue;
     for (const before of befores) {
       const s = succeededAt.get(before);
-      if (s === undefined || s > d) out.push(`${after} (dispatched #${d}) before ${before} succeeded (${s === undefined ? 'never' : `#${s}`})`);
+      if (s === undefined || s > d)
+        out.push(`${after} (dispatched #${d}) before ${before} succeeded (${s === undefined ? 'never' : `#${s}`})`);
     }
   }
   return out;

@@ -29,12 +29,14 @@ describe('crash recovery (whole stack)', () => {
 
   it('orchestrator SIGKILLed mid-run and started again - the run succeeds, every task ran exactly once, none dispatched twice', async () => {
     const watch = stack.granule(['deploy', ...CHAIN, '--run-id', 'crash-orch', '--watch'], { timeoutMs: 120_000 });
-    const before = await stack.waitForEvent('crash-orch', 'TaskSucceeded', () => true, 30_000).then(() =>
-      waitUntil(async () => {
-        const events = await stack.events('crash-orch');
-        return keysOf(events, 'TaskSucceeded').length >= 5 ? events : undefined;
-      }, 'five TaskSucceeded events'),
-    );
+    const before = await stack
+      .waitForEvent('crash-orch', 'TaskSucceeded', () => true, 30_000)
+      .then(() =>
+        waitUntil(async () => {
+          const events = await stack.events('crash-orch');
+          return keysOf(events, 'TaskSucceeded').length >= 5 ? events : undefined;
+        }, 'five TaskSucceeded events'),
+      );
     await stack.service('orchestrator').kill('SIGKILL');
     const atKill = (await stack.events('crash-orch')).length;
     expect(keysOf(before, 'TaskSucceeded').length).toBeLessThan(24);
@@ -54,7 +56,9 @@ describe('crash recovery (whole stack)', () => {
     // The operator's watch outlived the orchestrator.
     const r = await watch;
     expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'RECAP run crash-orch: succeeded']);
-    expect(r.stderr).toMatch(/^\d\d:\d\d:\d\d {2}no orchestrator answers; waiting up to 60 s for one \(the run is in the event log and goes on when one is back\)$/m);
+    expect(r.stderr).toMatch(
+      /^\d\d:\d\d:\d\d {2}no orchestrator answers; waiting up to 60 s for one \(the run is in the event log and goes on when one is back\)$/m,
+    );
     expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(/#\d+ +DeploymentSucceeded$/);
   }, 120_000);
 
@@ -74,10 +78,14 @@ describe('crash recovery (whole stack)', () => {
     };
     const js = jetstream(nc);
     // The same message id as the orchestrator's is dropped by JetStream's duplicate window...
-    const duplicate = await js.publish(stack.subjects.dispatch.forNode('1'), JSON.stringify(dispatch), { msgID: dispatch.dispatchId });
+    const duplicate = await js.publish(stack.subjects.dispatch.forNode('1'), JSON.stringify(dispatch), {
+      msgID: dispatch.dispatchId,
+    });
     expect(duplicate.duplicate).toBe(true);
     // ...a new one reaches the agent, which answers from its journal.
-    const ack = await js.publish(stack.subjects.dispatch.forNode('1'), JSON.stringify(dispatch), { msgID: `e2e-redelivery-${Date.now()}` });
+    const ack = await js.publish(stack.subjects.dispatch.forNode('1'), JSON.stringify(dispatch), {
+      msgID: `e2e-redelivery-${Date.now()}`,
+    });
     expect(ack.duplicate).toBe(false);
     let answer: TaskProgressMessage | undefined;
     const timer = setTimeout(() => results.unsubscribe(), 15_000);
@@ -86,7 +94,17 @@ describe('crash recovery (whole stack)', () => {
       break;
     }
     clearTimeout(timer);
-    expect(answer).toEqual(expect.objectContaining({ runId: 'crash-orch', key: 'step1@1', dispatchId: 'crash-orch/step1@1/1', attempt: 1, status: 'succeeded', exitCode: 0, fromJournal: true }));
+    expect(answer).toEqual(
+      expect.objectContaining({
+        runId: 'crash-orch',
+        key: 'step1@1',
+        dispatchId: 'crash-orch/step1@1/1',
+        attempt: 1,
+        status: 'succeeded',
+        exitCode: 0,
+        fromJournal: true,
+      }),
+    );
     await sleep(500);
     expect(stack.ledger('crash-orch').filter((k) => k === 'step1@1')).toEqual(['step1@1']);
     expect(stack.agent('1').text).toContain('dispatch delivered again; answered from the journal, not run again');
@@ -98,19 +116,38 @@ describe('crash recovery (whole stack)', () => {
     stack.assertExitedOk(started, 'granule deploy crash-agent');
     await stack.waitForEvent('crash-agent', 'TaskStarted', (e) => e.data.key === 'step3@2');
     const startedLog = path.join(stack.dir, 'started.log');
-    await waitUntil(() => existsSync(startedLog) && readFileSync(startedLog, 'utf8').includes('crash-agent step3@2 started'), 'step3@2 to start its sleep');
+    await waitUntil(
+      () => existsSync(startedLog) && readFileSync(startedLog, 'utf8').includes('crash-agent step3@2 started'),
+      'step3@2 to start its sleep',
+    );
     await stack.agent('2').kill('SIGKILL');
     await stack.agent('2').start();
     stack.setSlow('step3@2', 0);
     const events = await stack.waitForEnd('crash-agent');
     const failed = events.find((e) => e.type === 'TaskFailed');
-    expect(failed?.data).toEqual(expect.objectContaining({ key: 'step3@2', attempt: 1, exitCode: null, error: 'agent restarted while the task was running; not run again (its leftover processes were stopped)' }));
-    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([{ node: '2', reason: 'task_failed', task: 'step3' }]);
-    expect(events.find((e) => e.type === 'DeploymentStopRequested')?.data).toEqual({ reason: 'critical_node', detail: 'node 2 failed and belongs to no fault-tolerance group' });
+    expect(failed?.data).toEqual(
+      expect.objectContaining({
+        key: 'step3@2',
+        attempt: 1,
+        exitCode: null,
+        error: 'agent restarted while the task was running; not run again (its leftover processes were stopped)',
+      }),
+    );
+    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([
+      { node: '2', reason: 'task_failed', task: 'step3' },
+    ]);
+    expect(events.find((e) => e.type === 'DeploymentStopRequested')?.data).toEqual({
+      reason: 'critical_node',
+      detail: 'node 2 failed and belongs to no fault-tolerance group',
+    });
     expect(events[events.length - 1].type).toBe('DeploymentFailed');
     // Dispatched once, started once, never run again after the restart.
     expect(keysOf(events, 'TaskDispatched').filter((k) => k === 'step3@2')).toEqual(['step3@2']);
-    expect(readFileSync(startedLog, 'utf8').split('\n').filter((l) => l === 'crash-agent step3@2 started')).toHaveLength(1);
+    expect(
+      readFileSync(startedLog, 'utf8')
+        .split('\n')
+        .filter((l) => l === 'crash-agent step3@2 started'),
+    ).toHaveLength(1);
     expect(keysOf(events, 'TaskDispatched').filter((k) => k.endsWith('@2'))).toEqual(['step1@2', 'step2@2', 'step3@2']);
   }, 90_000);
 });

@@ -4,7 +4,16 @@
 // prefix, a temporary directory — and `stop()` removes all of it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,7 +90,11 @@ export function dataOf<T extends RunEventType>(event: StoredEvent, _type: T): Ev
 }
 
 /** Polls `condition` every 100 ms until it holds; the error names what was awaited. */
-export async function waitUntil<T>(condition: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function waitUntil<T>(
+  condition: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await condition();
@@ -130,7 +143,11 @@ export class StackProcess {
     this.starts++;
     this.log ??= createWriteStream(this.logFile, { flags: 'a' });
     this.log.write(`--- start ${this.starts} at ${new Date().toISOString()}\n`);
-    const child = spawn(process.execPath, [this.main], { cwd: REPO_ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [this.main], {
+      cwd: REPO_ROOT,
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const collect = (data: Buffer): void => {
@@ -139,8 +156,13 @@ export class StackProcess {
     };
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
-    await waitUntil(() => this.output.includes(this.readyLine) || child.exitCode !== null || child.signalCode !== null, `${this.name} to start`, timeoutMs);
-    if (!this.running) throw new Error(`${this.name} exited at start (code ${child.exitCode}): ${this.output.trim().slice(-2000)}`);
+    await waitUntil(
+      () => this.output.includes(this.readyLine) || child.exitCode !== null || child.signalCode !== null,
+      `${this.name} to start`,
+      timeoutMs,
+    );
+    if (!this.running)
+      throw new Error(`${this.name} exited at start (code ${child.exitCode}): ${this.output.trim().slice(-2000)}`);
   }
 
   /** Sends `signal` and waits until the process is gone (SIGKILL after `graceMs`). */
@@ -149,7 +171,10 @@ export class StackProcess {
     if (!child || !this.running) return;
     child.kill(signal);
     let timer: NodeJS.Timeout | undefined;
-    const gone = await Promise.race([this.exited?.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
+    const gone = await Promise.race([
+      this.exited?.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+    ]);
     clearTimeout(timer);
     if (!gone) {
       child.kill('SIGKILL');
@@ -189,7 +214,10 @@ export class E2eStack {
   static async start(options: StackOptions): Promise<E2eStack> {
     assertBuilt();
     const prefix = `e2e${randomBytes(4).toString('hex')}`;
-    const db = await createTestDatabase(`e2e_${options.name}`, { migrations: [], ...(options.databaseAdminUrl ? { adminUrl: options.databaseAdminUrl } : {}) });
+    const db = await createTestDatabase(`e2e_${options.name}`, {
+      migrations: [],
+      ...(options.databaseAdminUrl ? { adminUrl: options.databaseAdminUrl } : {}),
+    });
     const dir = await mkdtemp(path.join(os.tmpdir(), `granule-e2e-${options.name}-`));
     mkdirSync(path.join(dir, 'logs'));
     const stack = new E2eStack(options, prefix, db, dir);
@@ -227,7 +255,8 @@ export class E2eStack {
   /** Environment every process of the stack starts from (no GRANULE_* of the caller leaks in). */
   private baseEnv(): Record<string, string> {
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GRANULE_') && k !== 'NODE_OPTIONS') env[k] = v;
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && !k.startsWith('GRANULE_') && k !== 'NODE_OPTIONS') env[k] = v;
     return {
       ...env,
       GRANULE_NATS_URL: this.natsUrl,
@@ -248,7 +277,13 @@ export class E2eStack {
     const o = this.options;
     if (name === 'config-store') {
       // Not started by `start`: tests that plan environments start it after the orchestrator.
-      const env = { ...this.baseEnv(), GRANULE_DATABASE_URL: this.db.url, GRANULE_RUN_MIGRATIONS: 'true', GRANULE_DATABASE_CREATE: 'false', GRANULE_PREINSTALLED_RELEASE: '' };
+      const env = {
+        ...this.baseEnv(),
+        GRANULE_DATABASE_URL: this.db.url,
+        GRANULE_RUN_MIGRATIONS: 'true',
+        GRANULE_DATABASE_CREATE: 'false',
+        GRANULE_PREINSTALLED_RELEASE: '',
+      };
       const proc = new StackProcess(name, MAINS[name], env, 'NATS API on', path.join(this.dir, 'logs', `${name}.log`));
       this.processes.set(name, proc);
       return proc;
@@ -285,7 +320,13 @@ export class E2eStack {
       GRANULE_PRESENCE_TTL_SECONDS: String(this.options.presenceTtlSeconds ?? 3),
       GRANULE_AGENT_HOSTNAME: `host-${uid}`,
     };
-    const proc = new StackProcess(name, MAINS['node-agent'], env, '"msg":"node-agent started"', path.join(this.dir, 'logs', `${name}.log`));
+    const proc = new StackProcess(
+      name,
+      MAINS['node-agent'],
+      env,
+      '"msg":"node-agent started"',
+      path.join(this.dir, 'logs', `${name}.log`),
+    );
     this.processes.set(name, proc);
     return proc;
   }
@@ -294,14 +335,22 @@ export class E2eStack {
   granule(args: string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliResult> {
     const timeoutMs = options.timeoutMs ?? 120_000;
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [MAINS.cli, ...args], { cwd: REPO_ROOT, env: { ...this.baseEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [MAINS.cli, ...args], {
+        cwd: REPO_ROOT,
+        env: { ...this.baseEnv(), ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`granule ${args.join(' ')} did not end within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+        reject(
+          new Error(
+            `granule ${args.join(' ')} did not end within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+          ),
+        );
       }, timeoutMs);
       child.once('exit', (code) => {
         clearTimeout(timer);
@@ -316,7 +365,9 @@ export class E2eStack {
    */
   assertExitedOk(result: CliResult, what: string): void {
     if (result.code === 0) return;
-    throw new Error(`${what} exited ${result.code}\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}\n${this.logsTail(40)}`);
+    throw new Error(
+      `${what} exited ${result.code}\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}\n${this.logsTail(40)}`,
+    );
   }
 
   get dataSource(): DataSource {
@@ -325,15 +376,21 @@ export class E2eStack {
 
   /** A run's events straight from PostgreSQL, in stream order. */
   async events(runId: string): Promise<StoredEvent[]> {
-    const rows: { stream_version: string; type: RunEventType; data: Record<string, unknown>; created_at: Date }[] = await this.dataSource.query(
-      'SELECT stream_version, type, data, created_at FROM granule_events WHERE stream_id = $1 ORDER BY stream_version',
-      [`run-${runId}`],
-    );
+    const rows: { stream_version: string; type: RunEventType; data: Record<string, unknown>; created_at: Date }[] =
+      await this.dataSource.query(
+        'SELECT stream_version, type, data, created_at FROM granule_events WHERE stream_id = $1 ORDER BY stream_version',
+        [`run-${runId}`],
+      );
     return rows.map((r) => ({ version: Number(r.stream_version), type: r.type, data: r.data, at: r.created_at }));
   }
 
   /** Waits until the run has an event `type` (optionally matching `where`) and returns the events up to now. */
-  async waitForEvent(runId: string, type: RunEventType, where: (e: StoredEvent) => boolean = () => true, timeoutMs = 60_000): Promise<StoredEvent[]> {
+  async waitForEvent(
+    runId: string,
+    type: RunEventType,
+    where: (e: StoredEvent) => boolean = () => true,
+    timeoutMs = 60_000,
+  ): Promise<StoredEvent[]> {
     return waitUntil(
       async () => {
         const events = await this.events(runId);
@@ -346,7 +403,12 @@ export class E2eStack {
 
   /** Waits for the run's terminal event and returns every event. */
   async waitForEnd(runId: string, timeoutMs = 90_000): Promise<StoredEvent[]> {
-    const terminal = new Set<string>(['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused']);
+    const terminal = new Set<string>([
+      'DeploymentSucceeded',
+      'DeploymentFailed',
+      'DeploymentStopped',
+      'DeploymentRefused',
+    ]);
     return waitUntil(
       async () => {
         const events = await this.events(runId);
@@ -398,7 +460,12 @@ export class E2eStack {
   /** Waits until every listed agent's presence key is in Redis. */
   async waitForPresence(uids: string[], timeoutMs = 15_000): Promise<void> {
     const redis = this.redisClient();
-    await waitUntil(async () => (await Promise.all(uids.map((u) => redis.exists(`${this.prefix}:presence:${u}`)))).every((n) => n === 1), `presence of agents ${uids.join(', ')}`, timeoutMs);
+    await waitUntil(
+      async () =>
+        (await Promise.all(uids.map((u) => redis.exists(`${this.prefix}:presence:${u}`)))).every((n) => n === 1),
+      `presence of agents ${uids.join(', ')}`,
+      timeoutMs,
+    );
   }
 
   /** Pids of processes started by this stack's tasks that are still alive (found by `$GRANULE_E2E_LEDGER` in their environment). */
@@ -414,7 +481,8 @@ export class E2eStack {
         if (!`${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`.includes(marker)) continue;
         // An agent's spawn helper inherits the agent's environment but is part of the agent.
         const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-        if ([SPAWN_HELPER_SCRIPT, NATIVE_SPAWN_HELPER].some((helper) => cmdline.includes(path.basename(helper)))) continue;
+        if ([SPAWN_HELPER_SCRIPT, NATIVE_SPAWN_HELPER].some((helper) => cmdline.includes(path.basename(helper))))
+          continue;
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
         if (state !== 'Z' && state !== 'X') found.push(pid);
@@ -445,8 +513,11 @@ export class E2eStack {
       const p = this.processes.get(name);
       if (p) await attempt(`stop ${name}`, () => p.close());
     }
-    for (const pid of this.taskProcesses()) await attempt(`kill task process ${pid}`, () => process.kill(pid, 'SIGKILL'));
-    await attempt('delete JetStream streams', async () => deleteExecutionStreams(await this.natsConnection(), this.prefix));
+    for (const pid of this.taskProcesses())
+      await attempt(`kill task process ${pid}`, () => process.kill(pid, 'SIGKILL'));
+    await attempt('delete JetStream streams', async () =>
+      deleteExecutionStreams(await this.natsConnection(), this.prefix),
+    );
     await attempt('close NATS', () => this.nats?.close());
     await attempt('delete Redis keys', async () => {
       const redis = this.redisClient();
@@ -462,7 +533,9 @@ export class E2eStack {
 
   /** The last lines of every process log, for failure messages. */
   logsTail(lines = 20): string {
-    return [...this.processes.values()].map((p) => `--- ${p.name}\n${p.text.trim().split('\n').slice(-lines).join('\n')}`).join('\n');
+    return [...this.processes.values()]
+      .map((p) => `--- ${p.name}\n${p.text.trim().split('\n').slice(-lines).join('\n')}`)
+      .join('\n');
   }
 }
 
@@ -470,7 +543,9 @@ export class E2eStack {
 export function assertBuilt(): void {
   const missing = Object.values(MAINS).filter((m) => !existsSync(m));
   if (!existsSync(path.join(DIST, '.stamp')) || missing.length > 0) {
-    throw new Error(`dist/ is not built (${missing.length ? `missing ${missing.map((m) => path.relative(REPO_ROOT, m)).join(', ')}` : 'no dist/.stamp'}): run npm run build, or npm run test:e2e which builds first`);
+    throw new Error(
+      `dist/ is not built (${missing.length ? `missing ${missing.map((m) => path.relative(REPO_ROOT, m)).join(', ')}` : 'no dist/.stamp'}): run npm run build, or npm run test:e2e which builds first`,
+    );
   }
 }
 

@@ -16,26 +16,58 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
   }, 120_000);
   afterAll(async () => stack?.stop(), 60_000);
 
-  async function deploy(runId: string, fail: { prepare?: string[]; deploy?: string[] }): Promise<{ code: number | null; summary: RunSummary; simulated: { outcome: string; groups: Record<string, { status: string }>; nodes: Record<string, string> } }> {
+  async function deploy(
+    runId: string,
+    fail: { prepare?: string[]; deploy?: string[] },
+  ): Promise<{
+    code: number | null;
+    summary: RunSummary;
+    simulated: { outcome: string; groups: Record<string, { status: string }>; nodes: Record<string, string> };
+  }> {
     for (const uid of UIDS) {
       stack.setFailing(`prepare-node@${uid}`, fail.prepare?.includes(uid) ?? false);
       stack.setFailing(`deploy-node@${uid}`, fail.deploy?.includes(uid) ?? false);
     }
-    const run = await stack.granule(['deploy', '--tasks', TASKS, '--nodes', NODES, '--strategy', STRATEGY, '--watch', '--run-id', runId, '-o', 'json'], { timeoutMs: 180_000 });
-    const flags = [...(fail.prepare?.length ? ['--fail-prepare', fail.prepare.join(',')] : []), ...(fail.deploy?.length ? ['--fail-deploy', fail.deploy.join(',')] : [])];
+    const run = await stack.granule(
+      [
+        'deploy',
+        '--tasks',
+        TASKS,
+        '--nodes',
+        NODES,
+        '--strategy',
+        STRATEGY,
+        '--watch',
+        '--run-id',
+        runId,
+        '-o',
+        'json',
+      ],
+      { timeoutMs: 180_000 },
+    );
+    const flags = [
+      ...(fail.prepare?.length ? ['--fail-prepare', fail.prepare.join(',')] : []),
+      ...(fail.deploy?.length ? ['--fail-deploy', fail.deploy.join(',')] : []),
+    ];
     const sim = await stack.granule(['strategy', 'simulate', STRATEGY, '--nodes', NODES, ...flags, '-o', 'json']);
     expect(sim.code).toBe(0);
     return { code: run.code, summary: JSON.parse(run.stdout) as RunSummary, simulated: JSON.parse(sim.stdout) };
   }
 
-  const statuses = (s: RunSummary): Record<string, string> => Object.fromEntries((s.strategy?.groups ?? []).map((g) => [g.name, g.status]));
-  const nodeStatus = (s: RunSummary): Record<string, string> => Object.fromEntries(Object.entries(s.strategy?.nodes ?? {}).flatMap(([status, uids]) => uids.map((u) => [u, status])));
+  const statuses = (s: RunSummary): Record<string, string> =>
+    Object.fromEntries((s.strategy?.groups ?? []).map((g) => [g.name, g.status]));
+  const nodeStatus = (s: RunSummary): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(s.strategy?.nodes ?? {}).flatMap(([status, uids]) => uids.map((u) => [u, status])),
+    );
 
   it('everything succeeds: every group deployed, the run succeeds, every node prepared then deployed once', async () => {
     const { code, summary, simulated } = await deploy('seed-ok', {});
     expect(code).toBe(0);
     expect(summary.strategy?.outcome).toBe('success');
-    expect(statuses(summary)).toEqual(Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])));
+    expect(statuses(summary)).toEqual(
+      Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])),
+    );
     expect(nodeStatus(summary)).toEqual(simulated.nodes);
     const ledger = stack.ledger().filter((l) => l.startsWith('seed-ok-'));
     for (const uid of UIDS) {
@@ -48,7 +80,9 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
     const { code, summary, simulated } = await deploy('seed-ntp', { prepare: ['ntp01'] });
     expect(code).toBe(1);
     expect(summary.strategy?.outcome).toBe('failed');
-    expect(statuses(summary)).toEqual(Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])));
+    expect(statuses(summary)).toEqual(
+      Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])),
+    );
     expect(nodeStatus(summary)).toEqual(simulated.nodes);
     const ledger = stack.ledger().filter((l) => l.startsWith('seed-ntp-'));
     expect(ledger.some((l) => /@(ctl|cmp)/.test(l))).toBe(false);
@@ -64,14 +98,18 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
     expect(failedPhase.stdout).toContain('["prepare-node@ntp01"]:::failed');
     const parent = await stack.granule(['graph', '--run', 'seed-ntp', '-o', 'dot']);
     expect(parent.code).toBe(1);
-    expect(parent.stderr).toMatch(/^error: run seed-ntp is a strategy run; each phase run has a graph: seed-ntp-1-prepare, seed-ntp-2-deploy, seed-ntp-3-prepare\n$/);
+    expect(parent.stderr).toMatch(
+      /^error: run seed-ntp is a strategy run; each phase run has a graph: seed-ntp-1-prepare, seed-ntp-2-deploy, seed-ntp-3-prepare\n$/,
+    );
   }, 60_000);
 
   it('compute-nodes-2 deploy fails: success with some groups failed (partial), exit 0', async () => {
     const { code, summary, simulated } = await deploy('seed-cmp2', { deploy: ['cmp201', 'cmp202'] });
     expect(summary.strategy?.outcome).toBe('partial');
     expect(code).toBe(0);
-    expect(statuses(summary)).toEqual(Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])));
+    expect(statuses(summary)).toEqual(
+      Object.fromEntries(Object.entries(simulated.groups).map(([g, v]) => [g, v.status])),
+    );
     expect(statuses(summary)['compute-nodes-2']).toBe('FAILED');
     expect(nodeStatus(summary)).toEqual(simulated.nodes);
   }, 240_000);
@@ -83,16 +121,40 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
     }
     stack.setSlow('prepare-node@mon01', 3);
     try {
-      const started = await stack.granule(['deploy', '--tasks', TASKS, '--nodes', NODES, '--strategy', STRATEGY, '--run-id', 'seed-stop']);
+      const started = await stack.granule([
+        'deploy',
+        '--tasks',
+        TASKS,
+        '--nodes',
+        NODES,
+        '--strategy',
+        STRATEGY,
+        '--run-id',
+        'seed-stop',
+      ]);
       stack.assertExitedOk(started, 'granule deploy seed-stop');
       stack.assertExitedOk(await stack.granule(['stop', 'seed-stop']), 'granule stop seed-stop');
       const stopped = await stack.waitForEnd('seed-stop');
-      expect(stopped.map((e) => e.type)).toEqual(['DeploymentRequested', 'StrategyAccepted', 'StrategyPhaseStarted', 'DeploymentStopRequested', 'DeploymentStopped']);
+      expect(stopped.map((e) => e.type)).toEqual([
+        'DeploymentRequested',
+        'StrategyAccepted',
+        'StrategyPhaseStarted',
+        'DeploymentStopRequested',
+        'DeploymentStopped',
+      ]);
       // The phase run let its running task finish and ended stopped; nothing after it started.
       expect((await stack.events('seed-stop-1-prepare')).at(-1)?.type).toBe('DeploymentStopped');
-      expect(stack.ledger().filter((l) => l.startsWith('seed-stop-')).sort()).toEqual(['seed-stop-1-prepare prepare-node@mon01', 'seed-stop-1-prepare prepare-node@mon02']);
+      expect(
+        stack
+          .ledger()
+          .filter((l) => l.startsWith('seed-stop-'))
+          .sort(),
+      ).toEqual(['seed-stop-1-prepare prepare-node@mon01', 'seed-stop-1-prepare prepare-node@mon02']);
       const again = await stack.granule(['stop', 'seed-stop']);
-      expect([again.code, again.stderr]).toEqual([1, 'error: run seed-stop has ended (DeploymentStopped): there is nothing to stop\n']);
+      expect([again.code, again.stderr]).toEqual([
+        1,
+        'error: run seed-stop has ended (DeploymentStopped): there is nothing to stop\n',
+      ]);
     } finally {
       stack.setSlow('prepare-node@mon01', 0);
     }

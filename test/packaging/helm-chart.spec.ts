@@ -78,7 +78,11 @@ describe('helm/granule', () => {
   });
 
   it('every .Values path a template reads exists in values.yaml', () => {
-    const missing = templateNames.flatMap((name) => valuePaths(templates[name]).filter((p) => !hasPath(values, p)).map((p) => `${name}: .Values.${p}`));
+    const missing = templateNames.flatMap((name) =>
+      valuePaths(templates[name])
+        .filter((p) => !hasPath(values, p))
+        .map((p) => `${name}: .Values.${p}`),
+    );
     expect(missing).toEqual([]);
     expect(valuePaths(templates['deployment-orchestrator.yaml'])).toContain('orchestrator.replicas');
   });
@@ -112,7 +116,11 @@ describe('helm/granule', () => {
 
   it('every included template is defined in _helpers.tpl', () => {
     const defined = [...templates['_helpers.tpl'].matchAll(/\{\{-?\s*define "([^"]+)"/g)].map((m) => m[1]);
-    const used = [...new Set(templateNames.flatMap((n) => [...templates[n].matchAll(/\b(?:include|template) "([^"]+)"/g)].map((m) => m[1])))];
+    const used = [
+      ...new Set(
+        templateNames.flatMap((n) => [...templates[n].matchAll(/\b(?:include|template) "([^"]+)"/g)].map((m) => m[1])),
+      ),
+    ];
     expect(used.filter((u) => !defined.includes(u))).toEqual([]);
   });
 
@@ -129,17 +137,24 @@ describe('helm/granule', () => {
   });
 
   it('config-store, graph-planner and orchestrator: 2 replicas by default, probes on /healthz and /readyz', () => {
-    expect([(values.configStore as { replicas: number }).replicas, (values.graphPlanner as { replicas: number }).replicas, (values.orchestrator as { replicas: number }).replicas]).toEqual([2, 2, 2]);
+    expect([
+      (values.configStore as { replicas: number }).replicas,
+      (values.graphPlanner as { replicas: number }).replicas,
+      (values.orchestrator as { replicas: number }).replicas,
+    ]).toEqual([2, 2, 2]);
     const probes = templates['_helpers.tpl'];
     expect(probes).toContain('livenessProbe:\n  httpGet: { path: /healthz, port: health }');
     expect(probes).toContain('readinessProbe:\n  httpGet: { path: /readyz, port: health }');
     for (const name of Object.keys(DEPLOYMENTS)) {
       expect([name, templates[name].includes('{{- include "granule.probes" . | nindent 10 }}')]).toEqual([name, true]);
-      expect([name, /- \{ name: health, containerPort: \{\{ \.Values\.\w+\.healthPort \}\} \}/.test(templates[name])]).toEqual([name, true]);
+      expect([
+        name,
+        /- \{ name: health, containerPort: \{\{ \.Values\.\w+\.healthPort \}\} \}/.test(templates[name]),
+      ]).toEqual([name, true]);
     }
   });
 
-  it('each Deployment sets only GRANULE_* variables its service reads, and health ports default to the services\' own', () => {
+  it("each Deployment sets only GRANULE_* variables its service reads, and health ports default to the services' own", () => {
     const configMapKeys = [...templates['configmap.yaml'].matchAll(/^\s+(GRANULE_[A-Z_]+):/gm)].map((m) => m[1]);
     const secretKeys = ['GRANULE_DATABASE_URL', 'GRANULE_API_TOKEN', 'GRANULE_AGENT_TOKEN'];
     const unread: string[] = [];
@@ -151,7 +166,11 @@ describe('helm/granule', () => {
       expect([app, (values[key] as { healthPort: number }).healthPort]).toEqual([app, DEFAULT_HEALTH_PORTS[app]]);
     }
     expect(unread).toEqual([]);
-    for (const key of secretKeys) expect([key, Object.keys(DEPLOYMENTS).some((app) => variablesRead(DEPLOYMENTS[app]).includes(key))]).toEqual([key, true]);
+    for (const key of secretKeys)
+      expect([key, Object.keys(DEPLOYMENTS).some((app) => variablesRead(DEPLOYMENTS[app]).includes(key))]).toEqual([
+        key,
+        true,
+      ]);
     expect(templates['secret.yaml']).toMatch(/stringData:\n\s+GRANULE_DATABASE_URL:/);
   });
 
@@ -165,6 +184,8 @@ describe('helm/granule', () => {
   });
 
   it('the orchestrator names each replica after its pod (the run lease holder)', () => {
-    expect(templates['deployment-orchestrator.yaml']).toContain('- name: GRANULE_INSTANCE_ID\n              valueFrom: { fieldRef: { fieldPath: metadata.name } }');
+    expect(templates['deployment-orchestrator.yaml']).toContain(
+      '- name: GRANULE_INSTANCE_ID\n              valueFrom: { fieldRef: { fieldPath: metadata.name } }',
+    );
   });
 });

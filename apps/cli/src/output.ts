@@ -23,10 +23,25 @@ export function toTable(rows: Record<string, unknown>[], columns?: string[]): st
   if (rows.length === 0) return '(none)\n';
   const cols = columns ?? Object.keys(rows[0]);
   const cell = (v: unknown): string =>
-    v === undefined || v === null ? '' : Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    v === undefined || v === null
+      ? ''
+      : Array.isArray(v)
+        ? v.join(',')
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v);
   const grid = [cols.map((c) => c.toUpperCase()), ...rows.map((r) => cols.map((c) => cell(r[c])))];
   const widths = cols.map((_, i) => Math.max(...grid.map((line) => line[i].length)));
-  return grid.map((line) => line.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    grid
+      .map((line) =>
+        line
+          .map((v, i) => v.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** Writes a large string to stdout and resolves once it is flushed (pipes included). */

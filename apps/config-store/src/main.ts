@@ -18,7 +18,9 @@ function fail(err: unknown): never {
   if (err instanceof GranuleError) {
     for (const line of err.message.split('\n')) process.stderr.write(`config-store: ${line}\n`);
   } else {
-    process.stderr.write(`config-store: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `config-store: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
   }
   process.exit(1);
 }
@@ -30,19 +32,29 @@ async function main(): Promise<void> {
   } catch (err) {
     fail(err);
   }
-  const runtime = await startConfigStore(config, (message, err) => logger.error(`${message}: ${err instanceof Error ? err.message : String(err)}`)).catch(fail);
+  const runtime = await startConfigStore(config, (message, err) =>
+    logger.error(`${message}: ${err instanceof Error ? err.message : String(err)}`),
+  ).catch(fail);
   for (const note of runtime.notes) logger.log(note);
   logger.log(`NATS API on ${configSubjectWildcard(config.subjectPrefix)} (${config.natsUrl})`);
 
   let app: NestExpressApplication | undefined;
   if (config.apiToken) {
-    app = await NestFactory.create<NestExpressApplication>(ConfigStoreHttpModule.register(runtime.api, config.apiToken), { logger: ['log', 'warn', 'error'] });
+    app = await NestFactory.create<NestExpressApplication>(
+      ConfigStoreHttpModule.register(runtime.api, config.apiToken),
+      { logger: ['log', 'warn', 'error'] },
+    );
     app.useBodyParser('json', { limit: '16mb' });
     try {
       await app.listen(config.httpPort, config.httpHost);
     } catch (err) {
       await runtime.stop();
-      fail(new GranuleError('HTTP_UNAVAILABLE', `cannot listen on ${config.httpHost}:${config.httpPort}: ${(err as Error).message} — set GRANULE_HTTP_PORT`));
+      fail(
+        new GranuleError(
+          'HTTP_UNAVAILABLE',
+          `cannot listen on ${config.httpHost}:${config.httpPort}: ${(err as Error).message} — set GRANULE_HTTP_PORT`,
+        ),
+      );
     }
     logger.log(`HTTP API on http://${config.httpHost}:${config.httpPort}`);
   } else {

@@ -12,13 +12,17 @@ async function migrate(): Promise<void> {
   const ds = await openConfigDatabase(config.databaseUrl, {
     create: config.createDatabase,
     runMigrations: true,
-    onMigrated: (ran) => process.stdout.write(ran.length > 0 ? `migrated: ${ran.join(', ')}\n` : 'migrations: up to date\n'),
+    onMigrated: (ran) =>
+      process.stdout.write(ran.length > 0 ? `migrated: ${ran.join(', ')}\n` : 'migrations: up to date\n'),
   });
   await ds.destroy();
 }
 
 migrate().catch((err: unknown) => {
-  const message = err instanceof GranuleError ? err.message : `internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+  const message =
+    err instanceof GranuleError
+      ? err.message
+      : `internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
   for (const line of message.split('\n')) process.stderr.write(`migrate: ${line}\n`);
   process.exit(1);
 });

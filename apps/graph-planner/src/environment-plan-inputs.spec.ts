@@ -5,8 +5,22 @@ import { withPluginSources } from './environment-plan-inputs';
 // An environment's merged graph as config-store returns it: plugin Z was enabled before plugin
 // A, so its task comes first; both run at pre_deployment/100.
 const records = [
-  { id: 'z-pre', type: 'shell', version: '2.0.0', roles: ['controller'], stage: 'pre_deployment/100', parameters: { cmd: 'echo z' } },
-  { id: 'a-pre', type: 'shell', version: '2.0.0', roles: ['controller'], stage: 'pre_deployment/100', parameters: { cmd: 'echo a' } },
+  {
+    id: 'z-pre',
+    type: 'shell',
+    version: '2.0.0',
+    roles: ['controller'],
+    stage: 'pre_deployment/100',
+    parameters: { cmd: 'echo z' },
+  },
+  {
+    id: 'a-pre',
+    type: 'shell',
+    version: '2.0.0',
+    roles: ['controller'],
+    stage: 'pre_deployment/100',
+    parameters: { cmd: 'echo a' },
+  },
 ];
 const tasks = assertNoErrors(parseTaskData(records, 'environments/1/default', { format: 'deployment-tasks' }));
 const nodes = [{ uid: '1', roles: ['controller'] }];

@@ -29,8 +29,15 @@ export function nodeSpecOf(node: NodeView): NodeSpec {
  * `plugins` map: task id → plugin name), so tasks of equal stage priority are ordered by plugin
  * name as they are when planning from files (seed 000).
  */
-export function withPluginSources(tasks: readonly TaskDefinition[], plugins: Readonly<Record<string, string>> = {}): TaskDefinition[] {
-  return tasks.map((t) => (Object.hasOwn(plugins, t.id) ? { ...t, source: { ...t.source, layer: 'plugin' as const, plugin: plugins[t.id] } } : t));
+export function withPluginSources(
+  tasks: readonly TaskDefinition[],
+  plugins: Readonly<Record<string, string>> = {},
+): TaskDefinition[] {
+  return tasks.map((t) =>
+    Object.hasOwn(plugins, t.id)
+      ? { ...t, source: { ...t.source, layer: 'plugin' as const, plugin: plugins[t.id] } }
+      : t,
+  );
 }
 
 /**
@@ -51,10 +58,19 @@ export class ConfigStoreInputs implements EnvironmentInputsSource {
     const parsed = parseTaskData(view.tasks, label, { format: 'deployment-tasks' });
     const diagnostics: Diagnostic[] = parsed.diagnostics.filter((d) => d.severity === 'error');
     if (nodeViews.length === 0) {
-      diagnostics.push({ severity: 'error', code: 'PLAN_NO_NODES', message: `environment '${env.name}' has no nodes: assign nodes to it before planning a deployment` });
+      diagnostics.push({
+        severity: 'error',
+        code: 'PLAN_NO_NODES',
+        message: `environment '${env.name}' has no nodes: assign nodes to it before planning a deployment`,
+      });
     }
     if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
     const nodes = nodeViews.map(nodeSpecOf);
-    return { tasks: withPluginSources(parsed.tasks, view.plugins), nodes, cluster: { status: env.status, settings: env.settings, nodes }, filters };
+    return {
+      tasks: withPluginSources(parsed.tasks, view.plugins),
+      nodes,
+      cluster: { status: env.status, settings: env.settings, nodes },
+      filters,
+    };
   }
 }

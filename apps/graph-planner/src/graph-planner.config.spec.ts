@@ -19,7 +19,13 @@ describe('loadGraphPlannerConfig', () => {
       GRANULE_RUN_MIGRATIONS: '1',
       GRANULE_HEALTH_PORT: '0',
     });
-    expect({ ...config }).toEqual({ natsUrl: 'nats://a:4222,nats://b:4222', databaseUrl: 'postgresql://u:p@db/g', subjectPrefix: 'staging.granule', runMigrations: true, healthPort: 0 });
+    expect({ ...config }).toEqual({
+      natsUrl: 'nats://a:4222,nats://b:4222',
+      databaseUrl: 'postgresql://u:p@db/g',
+      subjectPrefix: 'staging.granule',
+      runMigrations: true,
+      healthPort: 0,
+    });
   });
 
   it('names every bad variable in one message', () => {

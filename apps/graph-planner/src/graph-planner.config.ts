@@ -6,7 +6,9 @@ import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
 /** graph-planner's settings, read once from the environment by `loadGraphPlannerConfig`. */
 export class GraphPlannerConfig {
   /** GRANULE_NATS_URL: one URL or a comma-separated list. */
-  @Matches(/^(nats|tls|ws|wss):\/\/[^\s,]+(,(nats|tls|ws|wss):\/\/[^\s,]+)*$/, { message: 'GRANULE_NATS_URL must be a nats:// URL (or a comma-separated list of them)' })
+  @Matches(/^(nats|tls|ws|wss):\/\/[^\s,]+(,(nats|tls|ws|wss):\/\/[^\s,]+)*$/, {
+    message: 'GRANULE_NATS_URL must be a nats:// URL (or a comma-separated list of them)',
+  })
   natsUrl = 'nats://127.0.0.1:4222';
 
   /** GRANULE_DATABASE_URL. */
@@ -14,7 +16,9 @@ export class GraphPlannerConfig {
   databaseUrl = 'postgres://postgres@127.0.0.1:5432/granule';
 
   /** GRANULE_SUBJECT_PREFIX: first token of every subject. */
-  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, { message: 'GRANULE_SUBJECT_PREFIX must be dotted tokens of letters, digits, _ and - (e.g. granule)' })
+  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, {
+    message: 'GRANULE_SUBJECT_PREFIX must be dotted tokens of letters, digits, _ and - (e.g. granule)',
+  })
   subjectPrefix = DEFAULT_SUBJECT_PREFIX;
 
   /** GRANULE_RUN_MIGRATIONS=1: migrate the database at start (off by default; the Helm migration job does it). */
@@ -22,7 +26,10 @@ export class GraphPlannerConfig {
   runMigrations = false;
 
   /** GRANULE_HEALTH_PORT: `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
-  @ValidateBy({ name: 'isHealthPort', validator: { validate: (v) => Number.isInteger(v) && v >= 0 && v <= 65535 } }, { message: 'GRANULE_HEALTH_PORT must be a port number from 0 to 65535 (0 turns the health server off)' })
+  @ValidateBy(
+    { name: 'isHealthPort', validator: { validate: (v) => Number.isInteger(v) && v >= 0 && v <= 65535 } },
+    { message: 'GRANULE_HEALTH_PORT must be a port number from 0 to 65535 (0 turns the health server off)' },
+  )
   healthPort = 8412;
 }
 
@@ -52,7 +59,9 @@ export function loadGraphPlannerConfig(env: Record<string, string | undefined>):
   const config = plainToInstance(GraphPlannerConfig, raw);
   const errors = validateSync(config);
   if (errors.length > 0) {
-    const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `${m} (got ${JSON.stringify(e.value)})`));
+    const problems = errors.flatMap((e) =>
+      Object.values(e.constraints ?? {}).map((m) => `${m} (got ${JSON.stringify(e.value)})`),
+    );
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return config;

@@ -19,7 +19,9 @@ import { GRAPH_PLANNER_MIGRATIONS } from './graph-planner.migrations';
 // processes, compiled by swc with the repo's options into a private folder (never dist/, which
 // other suites rebuild).
 const root = path.join(__dirname, '..', '..', '..');
-const { swcOptions } = require(path.join(root, 'tools', 'swc-options.cjs')) as { swcOptions: () => Record<string, unknown> };
+const { swcOptions } = require(path.join(root, 'tools', 'swc-options.cjs')) as {
+  swcOptions: () => Record<string, unknown>;
+};
 const NATS_URL = 'nats://127.0.0.1:4222';
 const TASKS_FILE = 'libs/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
 const NODES_FILE = 'libs/planner/src/__fixtures__/seed-002-nodes.yaml';
@@ -32,7 +34,10 @@ function compileService(out: string): string {
       if (e.isDirectory()) return e.name === '__fixtures__' ? [] : walk(full);
       return e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') && !e.name.endsWith('.d.ts') ? [full] : [];
     });
-  const sources = [path.join(root, 'apps/graph-planner/src'), ...readdirSync(path.join(root, 'libs')).map((lib) => path.join(root, 'libs', lib, 'src'))].flatMap((d) => {
+  const sources = [
+    path.join(root, 'apps/graph-planner/src'),
+    ...readdirSync(path.join(root, 'libs')).map((lib) => path.join(root, 'libs', lib, 'src')),
+  ].flatMap((d) => {
     try {
       return walk(d);
     } catch {
@@ -71,14 +76,25 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
 
   const start = (env: Record<string, string>): Service => {
     const child = spawn(process.execPath, [main], {
-      env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(root, 'node_modules'), GRANULE_NATS_URL: NATS_URL, GRANULE_SUBJECT_PREFIX: prefix, ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_PATH: path.join(root, 'node_modules'),
+        GRANULE_NATS_URL: NATS_URL,
+        GRANULE_SUBJECT_PREFIX: prefix,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     let err = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-    const service = { child, stdout: () => out, stderr: () => err, exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))) };
+    const service = {
+      child,
+      stdout: () => out,
+      stderr: () => err,
+      exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))),
+    };
     running.push(service);
     return service;
   };
@@ -91,9 +107,13 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     }
   };
 
-  const seedTasks = (): TaskDefinition[] => assertNoErrors(parseTaskFile(readFileSync(path.join(root, TASKS_FILE), 'utf8'), TASKS_FILE));
+  const seedTasks = (): TaskDefinition[] =>
+    assertNoErrors(parseTaskFile(readFileSync(path.join(root, TASKS_FILE), 'utf8'), TASKS_FILE));
   const seedNodes = parseNodesFile(readFileSync(path.join(root, NODES_FILE), 'utf8'), NODES_FILE).nodes;
-  const inlineRequest = (tasks: unknown[], graph = 'default'): PlanRequestMessage => ({ graph, inline: { graphs: { default: tasks }, nodes: seedNodes } });
+  const inlineRequest = (tasks: unknown[], graph = 'default'): PlanRequestMessage => ({
+    graph,
+    inline: { graphs: { default: tasks }, nodes: seedNodes },
+  });
   const ask = (request: PlanRequestMessage): Promise<PlanReplyMessage> => requestPlan(nc, prefix, request, 30_000);
   /** What `granule plan` prints for these tasks (the error's message). */
   const cliError = (tasks: TaskDefinition[]): string => {
@@ -122,7 +142,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     if (buildDir) rmSync(buildDir, { recursive: true, force: true });
   }, 60_000);
 
-  it("seed 002 inline (normalised task definitions) - stores the plan planInstances(buildPlan(...)) gives", async () => {
+  it('seed 002 inline (normalised task definitions) - stores the plan planInstances(buildPlan(...)) gives', async () => {
     const tasks = seedTasks();
     const reply = await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]));
     const expected = buildPlan({ tasks, nodes: seedNodes });
@@ -136,7 +156,9 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     });
     const doc = await new PlanStore(db.dataSource).loadDocument((reply as { planId: string }).planId);
     expect(doc.instances).toEqual(planInstances(expected));
-    const [row] = await db.dataSource.query(`SELECT inputs->>'graph' AS graph FROM granule_plans WHERE id = $1`, [(reply as { planId: string }).planId]);
+    const [row] = await db.dataSource.query(`SELECT inputs->>'graph' AS graph FROM granule_plans WHERE id = $1`, [
+      (reply as { planId: string }).planId,
+    ]);
     expect(row.graph).toBe('default');
   });
 
@@ -157,22 +179,38 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
   });
 
   it('cycle - answers PLAN_CYCLE with the message granule plan prints', async () => {
-    const tasks = seedTasks().map((t) => (t.id === 'setup_network' ? { ...t, requires: [...t.requires, 'setup_services'] } : t));
+    const tasks = seedTasks().map((t) =>
+      t.id === 'setup_network' ? { ...t, requires: [...t.requires, 'setup_services'] } : t,
+    );
     const message = cliError(tasks);
-    expect(message).toMatch(/^dependency cycle \(each runs before the next\): .*setup_services@node-\d.* -> .*setup_network@node-\d/);
-    expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({ ok: false, code: 'PLAN_CYCLE', message });
+    expect(message).toMatch(
+      /^dependency cycle \(each runs before the next\): .*setup_services@node-\d.* -> .*setup_network@node-\d/,
+    );
+    expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({
+      ok: false,
+      code: 'PLAN_CYCLE',
+      message,
+    });
   });
 
   it('unknown task reference - answers with the file, line and task granule plan names', async () => {
-    const tasks = seedTasks().map((t) => (t.id === 'setup_services' ? { ...t, requires: [...t.requires, 'setup_storage'] } : t));
+    const tasks = seedTasks().map((t) =>
+      t.id === 'setup_services' ? { ...t, requires: [...t.requires, 'setup_storage'] } : t,
+    );
     const message = cliError(tasks);
     expect(message).toContain(`${TASKS_FILE}:`);
     expect(message).toContain('setup_storage');
-    expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({ ok: false, code: 'PLAN_UNKNOWN_TASK', message });
+    expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({
+      ok: false,
+      code: 'PLAN_UNKNOWN_TASK',
+      message,
+    });
   });
 
   it('bad envelope - answers PLAN_BAD_REQUEST naming the field', async () => {
-    expect(await ask({ graph: 'default', inline: { graphs: { default: [] }, nodes: 'node-1' as unknown as unknown[] } })).toEqual({
+    expect(
+      await ask({ graph: 'default', inline: { graphs: { default: [] }, nodes: 'node-1' as unknown as unknown[] } }),
+    ).toEqual({
       ok: false,
       code: 'PLAN_BAD_REQUEST',
       message: 'invalid plan request: inline.nodes must be an array',
@@ -189,7 +227,8 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
       },
     });
     const count = 16;
-    for (let i = 0; i < count; i++) nc.publish(subject, JSON.stringify(inlineRequest(tasks)), { reply: `${inbox}.${i}` });
+    for (let i = 0; i < count; i++)
+      nc.publish(subject, JSON.stringify(inlineRequest(tasks)), { reply: `${inbox}.${i}` });
     const until = Date.now() + 20_000;
     while (replies.size < count && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500)); // a second answer would arrive by now
@@ -224,7 +263,11 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
   });
 
   it('bad configuration - one line naming the variable, exit 1', async () => {
-    const service = start({ GRANULE_DATABASE_URL: db.url, GRANULE_SUBJECT_PREFIX: 'not a prefix', GRANULE_RUN_MIGRATIONS: 'maybe' });
+    const service = start({
+      GRANULE_DATABASE_URL: db.url,
+      GRANULE_SUBJECT_PREFIX: 'not a prefix',
+      GRANULE_RUN_MIGRATIONS: 'maybe',
+    });
     expect(await service.exited).toBe(1);
     expect(service.stderr()).toBe(
       'graph-planner: invalid configuration: GRANULE_SUBJECT_PREFIX must be dotted tokens of letters, digits, _ and - (e.g. granule) (got "not a prefix"); GRANULE_RUN_MIGRATIONS must be 1 or 0 (got "maybe")\n',
@@ -239,9 +282,14 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
       expect(refused.stderr()).toBe(
         `graph-planner: the database at ${empty.url} lacks migration PlanStoreSchema1733000000000 — run them (GRANULE_RUN_MIGRATIONS=1, \`npm run migrate\` or the Helm migration job)\n`,
       );
-      const migrating = start({ GRANULE_DATABASE_URL: empty.url, GRANULE_SUBJECT_PREFIX: `${prefix}_m`, GRANULE_RUN_MIGRATIONS: '1' });
+      const migrating = start({
+        GRANULE_DATABASE_URL: empty.url,
+        GRANULE_SUBJECT_PREFIX: `${prefix}_m`,
+        GRANULE_RUN_MIGRATIONS: '1',
+      });
       const until = Date.now() + 30_000;
-      while (!migrating.stdout().includes('answering') && migrating.child.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      while (!migrating.stdout().includes('answering') && migrating.child.exitCode === null && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 50));
       expect(migrating.stdout()).toContain(`answering ${prefix}_m.planner.plan`);
       const [row] = await empty.dataSource.query(`SELECT to_regclass('granule_plans') IS NOT NULL AS present`);
       expect(row.present).toBe(true);

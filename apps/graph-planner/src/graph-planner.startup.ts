@@ -17,7 +17,12 @@ export class StartupError extends GranuleError<'STARTUP_FAILED'> {
  * migrations (service-kit's `openDatabase`: one line naming the database and what to run).
  */
 export function openDatabase(config: GraphPlannerConfig): Promise<DataSource> {
-  return openServiceDatabase({ url: config.databaseUrl, migrations: GRAPH_PLANNER_MIGRATIONS, runMigrations: config.runMigrations, poolSize: 10 });
+  return openServiceDatabase({
+    url: config.databaseUrl,
+    migrations: GRAPH_PLANNER_MIGRATIONS,
+    runMigrations: config.runMigrations,
+    poolSize: 10,
+  });
 }
 
 /** Connects to NATS (reconnecting forever once connected). */
@@ -25,6 +30,9 @@ export async function connectNats(config: GraphPlannerConfig): Promise<NatsConne
   try {
     return await connect({ servers: config.natsUrl.split(','), name: 'graph-planner', maxReconnectAttempts: -1 });
   } catch (err) {
-    throw new StartupError(`cannot connect to NATS at ${config.natsUrl}: ${reasonOf(err)} — start it or set GRANULE_NATS_URL`, { cause: err });
+    throw new StartupError(
+      `cannot connect to NATS at ${config.natsUrl}: ${reasonOf(err)} — start it or set GRANULE_NATS_URL`,
+      { cause: err },
+    );
   }
 }

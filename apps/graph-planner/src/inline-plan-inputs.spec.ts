@@ -35,12 +35,21 @@ describe('planRequestFromInline', () => {
   it('normalised task definitions are used as they are (file and line kept for messages)', () => {
     const { request } = planRequestFromInline({ graphs: { default: normalised }, nodes }, 'default');
     expect(request.tasks).toEqual(parsed.map((t) => ({ ...t, source: { ...t.source, layer: 'release' } })));
-    expect(request.tasks[1].source).toEqual({ file: 'tasks/deployment_tasks.yaml', line: 6, index: 1, layer: 'release' });
+    expect(request.tasks[1].source).toEqual({
+      file: 'tasks/deployment_tasks.yaml',
+      line: 6,
+      index: 1,
+      layer: 'release',
+    });
     expect(request.nodes).toEqual([{ uid: 'n1', roles: ['controller'] }]);
   });
 
   it('raw Fuel records are parsed into the same tasks', () => {
-    const { request } = planRequestFromInline({ graphs: { default: raw } as Record<string, unknown[]>, nodes }, 'default', { skip: ['a'] });
+    const { request } = planRequestFromInline(
+      { graphs: { default: raw } as Record<string, unknown[]>, nodes },
+      'default',
+      { skip: ['a'] },
+    );
     expect(request.tasks.map((t) => [t.id, t.requires, t.parameters])).toEqual([
       ['a', [], { cmd: 'a.sh' }],
       ['b', ['a'], { cmd: 'b.sh' }],
@@ -50,19 +59,27 @@ describe('planRequestFromInline', () => {
   });
 
   it('detects a normalised record by requiredFor or source', () => {
-    expect([normalised[0], raw[0], { id: 'x', requiredFor: [] }, { id: 'x', required_for: [] }, 'a'].map(isNormalisedTaskRecord)).toEqual([true, false, true, false, false]);
+    expect(
+      [normalised[0], raw[0], { id: 'x', requiredFor: [] }, { id: 'x', required_for: [] }, 'a'].map(
+        isNormalisedTaskRecord,
+      ),
+    ).toEqual([true, false, true, false, false]);
   });
 
   it('unknown graph - names the graphs there are, sorted', () => {
-    expect(problems(() => planRequestFromInline({ graphs: { provisioning: [], default: [] }, nodes }, 'deletion'))).toBe(
-      'graph deletion: the tasks define no such graph (available: default, provisioning)',
-    );
+    expect(
+      problems(() => planRequestFromInline({ graphs: { provisioning: [], default: [] }, nodes }, 'deletion')),
+    ).toBe('graph deletion: the tasks define no such graph (available: default, provisioning)');
   });
 
   it('reports every problem at once: a bad record, a bad node, a bad cluster field', () => {
     const message = problems(() =>
       planRequestFromInline(
-        { graphs: { default: [{ id: 'a', type: 'shel', roles: ['controller'] }] }, nodes: [{ uid: 'n1', roles: 'controller' }], cluster: { status: 3 } },
+        {
+          graphs: { default: [{ id: 'a', type: 'shel', roles: ['controller'] }] },
+          nodes: [{ uid: 'n1', roles: 'controller' }],
+          cluster: { status: 3 },
+        },
         'default',
       ),
     );
@@ -78,20 +95,30 @@ describe('planRequestFromInline', () => {
     expect(problems(() => planRequestFromInline({ graphs: { default: [broken] }, nodes }, 'default'))).toBe(
       [
         "inline.graphs.default: [0].crossDepends: task 'a': expected a list in a normalised task definition, got nothing",
-        "inline.graphs.default: [0].failOnError: task 'a': expected true or false in a normalised task definition, got \"yes\"",
+        'inline.graphs.default: [0].failOnError: task \'a\': expected true or false in a normalised task definition, got "yes"',
       ].join('\n'),
     );
   });
 
   it('mixing normalised and raw records in one graph is refused', () => {
-    expect(problems(() => planRequestFromInline({ graphs: { default: [normalised[0], raw[1]] }, nodes }, 'default'))).toBe(
+    expect(
+      problems(() => planRequestFromInline({ graphs: { default: [normalised[0], raw[1]] }, nodes }, 'default')),
+    ).toBe(
       'inline.graphs.default: mixes 1 normalised task definitions (with requiredFor/source) and 1 Fuel records; send one kind per graph',
     );
   });
 
   it('cluster tasks override the default graph, as --cluster does', () => {
     const { request } = planRequestFromInline(
-      { graphs: { default: raw }, nodes, cluster: { status: 'operational', settings: { a: 1 }, tasks: [{ id: 'b', type: 'shell', roles: ['controller'], parameters: { cmd: 'other.sh' } }] } },
+      {
+        graphs: { default: raw },
+        nodes,
+        cluster: {
+          status: 'operational',
+          settings: { a: 1 },
+          tasks: [{ id: 'b', type: 'shell', roles: ['controller'], parameters: { cmd: 'other.sh' } }],
+        },
+      },
       'default',
     );
     expect(request.tasks.map((t) => [t.id, t.parameters, t.source.layer])).toEqual([

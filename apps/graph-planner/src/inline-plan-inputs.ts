@@ -30,11 +30,19 @@ export function isNormalisedTaskRecord(record: unknown): boolean {
  * parser), nodes (NODES.yaml rules) and cluster data, and merges the cluster's task overrides
  * into the default graph. Throws `InvalidInputError` with every problem found; returns warnings.
  */
-export function planRequestFromInline(inline: InlinePlanInputs, graph: string, filters: PlanFilters = {}): { request: PlanRequest; warnings: Diagnostic[] } {
+export function planRequestFromInline(
+  inline: InlinePlanInputs,
+  graph: string,
+  filters: PlanFilters = {},
+): { request: PlanRequest; warnings: Diagnostic[] } {
   const available = Object.keys(inline.graphs);
   if (!(graph in inline.graphs) && !(graph === 'default' && available.length === 0)) {
     throw new InvalidInputError([
-      { severity: 'error', code: 'PLAN_UNKNOWN_GRAPH', message: `graph ${graph}: the tasks define no such graph (available: ${available.sort().join(', ') || 'none'})` },
+      {
+        severity: 'error',
+        code: 'PLAN_UNKNOWN_GRAPH',
+        message: `graph ${graph}: the tasks define no such graph (available: ${available.sort().join(', ') || 'none'})`,
+      },
     ]);
   }
   const diagnostics: Diagnostic[] = [];
@@ -52,7 +60,12 @@ export function planRequestFromInline(inline: InlinePlanInputs, graph: string, f
 }
 
 /** One list of task records: all normalised, or all Fuel records (parsed), never a mix. */
-function readTaskRecords(records: unknown[], file: string, diagnostics: Diagnostic[], options: TaskDataOptions = {}): TaskDefinition[] {
+function readTaskRecords(
+  records: unknown[],
+  file: string,
+  diagnostics: Diagnostic[],
+  options: TaskDataOptions = {},
+): TaskDefinition[] {
   if (!Array.isArray(records)) {
     diagnostics.push({ severity: 'error', code: 'TASK_FILE_SHAPE', file, message: 'expected a list of task records' });
     return [];
@@ -77,7 +90,14 @@ function readTaskRecords(records: unknown[], file: string, diagnostics: Diagnost
     const problems = taskDefinitionProblems(record as Record<string, unknown>);
     for (const p of problems) {
       const id = (record as Record<string, unknown>).id;
-      diagnostics.push({ severity: 'error', code: 'TASK_BAD_RECORD', file, path: `[${i}].${p.field}`, message: p.message, ...(typeof id === 'string' ? { taskId: id } : {}) });
+      diagnostics.push({
+        severity: 'error',
+        code: 'TASK_BAD_RECORD',
+        file,
+        path: `[${i}].${p.field}`,
+        message: p.message,
+        ...(typeof id === 'string' ? { taskId: id } : {}),
+      });
     }
     if (problems.length === 0) tasks.push(record as unknown as TaskDefinition);
   });
@@ -91,17 +111,30 @@ function readTaskRecords(records: unknown[], file: string, diagnostics: Diagnost
 function taskDefinitionProblems(r: Record<string, unknown>): Array<{ field: string; message: string }> {
   const problems: Array<{ field: string; message: string }> = [];
   const need = (field: string, ok: boolean, expected: string): void => {
-    if (!ok) problems.push({ field, message: `expected ${expected} in a normalised task definition, got ${JSON.stringify(r[field]) ?? 'nothing'}` });
+    if (!ok)
+      problems.push({
+        field,
+        message: `expected ${expected} in a normalised task definition, got ${JSON.stringify(r[field]) ?? 'nothing'}`,
+      });
   };
   need('id', typeof r.id === 'string' && r.id !== '', 'a non-empty string');
   need('type', (TASK_TYPES as readonly unknown[]).includes(r.type), `one of ${TASK_TYPES.join(', ')}`);
   need('version', typeof r.version === 'string', 'a string');
-  need('roles', r.roles === null || (isRecord(r.roles) && typeof r.roles.kind === 'string'), 'null or a role selector ({kind, ...})');
-  for (const list of ['requires', 'requiredFor', 'crossDepends', 'crossDependedBy']) need(list, Array.isArray(r[list]), 'a list');
+  need(
+    'roles',
+    r.roles === null || (isRecord(r.roles) && typeof r.roles.kind === 'string'),
+    'null or a role selector ({kind, ...})',
+  );
+  for (const list of ['requires', 'requiredFor', 'crossDepends', 'crossDependedBy'])
+    need(list, Array.isArray(r[list]), 'a list');
   need('parameters', isRecord(r.parameters), 'a mapping');
   need('failOnError', typeof r.failOnError === 'boolean', 'true or false');
   const s = r.source;
-  need('source', isRecord(s) && typeof s.file === 'string' && typeof s.line === 'number' && typeof s.index === 'number', '{file, line, index}');
+  need(
+    'source',
+    isRecord(s) && typeof s.file === 'string' && typeof s.line === 'number' && typeof s.index === 'number',
+    '{file, line, index}',
+  );
   return problems;
 }
 
@@ -113,19 +146,31 @@ function readNodes(nodes: unknown, file: string, diagnostics: Diagnostic[]): Nod
 }
 
 /** CLUSTER.yaml's rules (`granule plan --cluster`): status, settings, nodes, task overrides. */
-function readCluster(doc: Record<string, unknown>, diagnostics: Diagnostic[]): { spec: ClusterSpec; overrides: TaskDefinition[] } {
+function readCluster(
+  doc: Record<string, unknown>,
+  diagnostics: Diagnostic[],
+): { spec: ClusterSpec; overrides: TaskDefinition[] } {
   const file = 'inline.cluster';
   const bad = (path: string, message: string): void => {
     diagnostics.push({ severity: 'error', code: 'CLUSTER_BAD_FIELD', file, path, message });
   };
   const status = doc.status ?? 'new';
-  if (typeof status !== 'string') bad('status', `expected a string such as new or operational, got ${JSON.stringify(status)}`);
+  if (typeof status !== 'string')
+    bad('status', `expected a string such as new or operational, got ${JSON.stringify(status)}`);
   const settings = doc.settings ?? {};
   if (!isRecord(settings)) bad('settings', `expected a mapping, got ${JSON.stringify(settings)}`);
   const nodes = doc.nodes === undefined ? undefined : readNodes(doc.nodes, `${file}.nodes`, diagnostics);
-  const overrides = doc.tasks === undefined ? [] : readTaskRecords(doc.tasks as unknown[], `${file}.tasks`, diagnostics, { format: 'deployment-tasks' });
+  const overrides =
+    doc.tasks === undefined
+      ? []
+      : readTaskRecords(doc.tasks as unknown[], `${file}.tasks`, diagnostics, { format: 'deployment-tasks' });
   return {
-    spec: { ...doc, status: status as string, settings: settings as Record<string, unknown>, ...(nodes ? { nodes } : {}) },
+    spec: {
+      ...doc,
+      status: status as string,
+      settings: settings as Record<string, unknown>,
+      ...(nodes ? { nodes } : {}),
+    },
     overrides,
   };
 }

@@ -23,5 +23,7 @@ runService('graph-planner', async () => {
   app.enableShutdownHooks();
   const checks = [natsCheck(nats), postgresCheck(dataSource)];
   const metrics = createMetrics('graph-planner', { runMetrics: false });
-  await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => process.stderr.write(`graph-planner: ${message}\n`));
+  await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) =>
+    process.stderr.write(`graph-planner: ${message}\n`),
+  );
 });

@@ -41,7 +41,8 @@ export class NatsPlanResponder implements OnApplicationBootstrap, OnModuleDestro
       const reply = await this.handler.handle(msg.data);
       if (msg.reply) msg.respond(JSON.stringify(reply));
       const ms = Date.now() - started;
-      if (reply.ok) this.logger.log(`planned ${reply.planId}: ${reply.instances} instances, ${reply.nodes.length} nodes, ${ms} ms`);
+      if (reply.ok)
+        this.logger.log(`planned ${reply.planId}: ${reply.instances} instances, ${reply.nodes.length} nodes, ${ms} ms`);
       else this.logger.log(`refused (${reply.code}) in ${ms} ms`);
     }
   }

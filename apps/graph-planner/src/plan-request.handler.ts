@@ -20,7 +20,10 @@ class BadRequestError extends GranuleError<'PLAN_BAD_REQUEST'> {
 
 class ConfigStoreUnavailableError extends GranuleError<'CONFIG_STORE_UNAVAILABLE'> {
   constructor(envId: string) {
-    super('CONFIG_STORE_UNAVAILABLE', `cannot plan environment '${envId}': this graph-planner has no config-store connection; send the inputs inline ({inline: {graphs, nodes, cluster}})`);
+    super(
+      'CONFIG_STORE_UNAVAILABLE',
+      `cannot plan environment '${envId}': this graph-planner has no config-store connection; send the inputs inline ({inline: {graphs, nodes, cluster}})`,
+    );
   }
 }
 
@@ -28,7 +31,9 @@ class ConfigStoreUnavailableError extends GranuleError<'CONFIG_STORE_UNAVAILABLE
 function describeValidation(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((e) => {
     const path = `${prefix}${e.property}`;
-    const own = Object.values(e.constraints ?? {}).map((m) => (m.startsWith(e.property) ? `${prefix}${m}` : `${path}: ${m}`));
+    const own = Object.values(e.constraints ?? {}).map((m) =>
+      m.startsWith(e.property) ? `${prefix}${m}` : `${path}: ${m}`,
+    );
     return [...own, ...describeValidation(e.children ?? [], `${path}.`)];
   });
 }
@@ -82,18 +87,24 @@ export class PlanRequestHandler {
     } catch (err) {
       throw new BadRequestError(`the request is not JSON: ${(err as Error).message}`);
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('the request must be a JSON object {graph, inline | envId, filters?}');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new BadRequestError('the request must be a JSON object {graph, inline | envId, filters?}');
     const request = plainToInstance(PlanRequestDto, body);
     const problems = describeValidation(validateSync(request));
     if (problems.length > 0) throw new BadRequestError(`invalid plan request: ${problems.join('; ')}`);
-    if ((request.inline === undefined) === (request.envId === undefined)) throw new BadRequestError('invalid plan request: give either envId or inline inputs (exactly one)');
+    if ((request.inline === undefined) === (request.envId === undefined))
+      throw new BadRequestError('invalid plan request: give either envId or inline inputs (exactly one)');
     const filters = { ...request.filters } as PlanFilters;
     let planRequest: PlanRequest;
     if (request.envId !== undefined) {
       if (!this.environments) throw new ConfigStoreUnavailableError(request.envId);
       planRequest = await this.environments.planRequest(request.envId, request.graph, filters);
     } else {
-      const inline = planRequestFromInline(request.inline as NonNullable<PlanRequestDto['inline']>, request.graph, filters);
+      const inline = planRequestFromInline(
+        request.inline as NonNullable<PlanRequestDto['inline']>,
+        request.graph,
+        filters,
+      );
       for (const w of inline.warnings) this.log('warn', `warning: ${formatDiagnostic(w)}`);
       planRequest = inline.request;
     }

@@ -1,7 +1,27 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { executionSubjects, type AgentRegistration, type AgentRegistrationReply, type ExecutionSubjects, type TaskOutputMessage, type TaskProgressMessage } from '@granule/contracts';
-import { ReconnectWaits, decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } from '@granule/messaging';
-import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JsMsg, type PubAck } from '@nats-io/jetstream';
+import {
+  executionSubjects,
+  type AgentRegistration,
+  type AgentRegistrationReply,
+  type ExecutionSubjects,
+  type TaskOutputMessage,
+  type TaskProgressMessage,
+} from '@granule/contracts';
+import {
+  ReconnectWaits,
+  decodeJson,
+  ensureAgentConsumer,
+  ensureExecutionStreams,
+  publishJson,
+} from '@granule/messaging';
+import {
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JsMsg,
+  type PubAck,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { NATS_CONNECTION } from './agent.tokens';
@@ -45,7 +65,10 @@ export class AgentMessaging {
    * resolves), until `stopConsuming`. Messages that arrive while stopping are handed back (nak).
    */
   async consume(handle: (msg: JsMsg) => Promise<void>): Promise<void> {
-    const consumer = await this.js.consumers.get(this.subjects.dispatch.stream, this.subjects.dispatch.consumerFor(this.config.nodeUid));
+    const consumer = await this.js.consumers.get(
+      this.subjects.dispatch.stream,
+      this.subjects.dispatch.consumerFor(this.config.nodeUid),
+    );
     const messages = await consumer.consume({ max_messages: 1 });
     this.messages = messages;
     if (this.closing) await messages.close();
@@ -71,14 +94,21 @@ export class AgentMessaging {
    * is answered from the journal when it comes back). Retries come every `PUBLISH_RETRY_MS`, and at
    * once when the client reconnects after an outage (the msgID makes a resend harmless).
    */
-  async publishProgress(message: TaskProgressMessage, msgID: string, isStopping: () => boolean = () => false): Promise<PubAck> {
+  async publishProgress(
+    message: TaskProgressMessage,
+    msgID: string,
+    isStopping: () => boolean = () => false,
+  ): Promise<PubAck> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await publishJson(this.js, this.subjects.results.forRun(message.runId), message, msgID);
       } catch (err) {
         if (isStopping() || this.nc.isClosed()) throw err;
         if (attempt === 1 || attempt % 30 === 0) {
-          this.log.warn({ runId: message.runId, key: message.key, err: (err as Error).message, attempt }, `cannot publish the ${message.status} result yet; retrying every ${PUBLISH_RETRY_MS / 1000} s and when the NATS connection is back`);
+          this.log.warn(
+            { runId: message.runId, key: message.key, err: (err as Error).message, attempt },
+            `cannot publish the ${message.status} result yet; retrying every ${PUBLISH_RETRY_MS / 1000} s and when the NATS connection is back`,
+          );
         }
         await this.retryWaits.wait(PUBLISH_RETRY_MS);
       }
@@ -104,7 +134,9 @@ export class AgentMessaging {
 
   /** Asks an orchestrator to accept this agent; throws when none answers in time. */
   async register(registration: AgentRegistration): Promise<AgentRegistrationReply> {
-    const reply = await this.nc.request(this.subjects.agents.register, JSON.stringify(registration), { timeout: REGISTER_TIMEOUT_MS });
+    const reply = await this.nc.request(this.subjects.agents.register, JSON.stringify(registration), {
+      timeout: REGISTER_TIMEOUT_MS,
+    });
     return decodeJson<AgentRegistrationReply>(reply);
   }
 
@@ -115,9 +147,15 @@ export class AgentMessaging {
 
   private async watchStatus(messages: ConsumerMessages): Promise<void> {
     for await (const status of messages.status()) {
-      if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found' || status.type === 'stream_not_found') {
+      if (
+        status.type === 'consumer_deleted' ||
+        status.type === 'consumer_not_found' ||
+        status.type === 'stream_not_found'
+      ) {
         this.log.warn({ status }, 'the dispatch consumer or stream is gone; re-creating it');
-        await this.setUp().catch((err: Error) => this.log.error({ err: err.message }, 'cannot re-create the dispatch consumer'));
+        await this.setUp().catch((err: Error) =>
+          this.log.error({ err: err.message }, 'cannot re-create the dispatch consumer'),
+        );
       } else if (status.type === 'heartbeats_missed') {
         this.log.warn({ count: status.count }, 'missed JetStream heartbeats on the dispatch consumer');
       }

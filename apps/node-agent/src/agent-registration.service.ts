@@ -52,10 +52,14 @@ export class AgentRegistrationService {
       const reply = await this.messaging.register(registration);
       if (reply.accepted) {
         this.log.info({ attempts: this.attempts }, 'registered with the orchestrator');
-        if (reply.heartbeatSeconds !== undefined && reply.presenceTtlSeconds !== undefined) this.heartbeat.retime(reply.heartbeatSeconds, reply.presenceTtlSeconds);
+        if (reply.heartbeatSeconds !== undefined && reply.presenceTtlSeconds !== undefined)
+          this.heartbeat.retime(reply.heartbeatSeconds, reply.presenceTtlSeconds);
         return;
       }
-      this.log.warn({ reason: reply.message ?? 'no reason given' }, `the orchestrator refused the registration; retrying every ${REGISTER_RETRY_SECONDS} s`);
+      this.log.warn(
+        { reason: reply.message ?? 'no reason given' },
+        `the orchestrator refused the registration; retrying every ${REGISTER_RETRY_SECONDS} s`,
+      );
     } catch (err) {
       if (this.stopped) return;
       const message = `no orchestrator answered on ${this.messaging.subjects.agents.register}; retrying every ${REGISTER_RETRY_SECONDS} s; tasks are served meanwhile`;

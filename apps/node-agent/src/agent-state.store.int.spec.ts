@@ -37,7 +37,9 @@ describe('AgentStateStore', () => {
 
     const { store: reopened } = await AgentStateStore.open(dir);
     expect(reopened.running?.dispatchId).toBe('r/b@n/1');
-    expect(reopened.pendingReboots.map((m) => [m.dispatchId, m.rebootDeadline])).toEqual([['r/a@n/1', '2030-01-01T00:05:00.000Z']]);
+    expect(reopened.pendingReboots.map((m) => [m.dispatchId, m.rebootDeadline])).toEqual([
+      ['r/a@n/1', '2030-01-01T00:05:00.000Z'],
+    ]);
     expect(reopened.pendingReboot('r/a@n/1')?.type).toBe('reboot');
 
     await reopened.forget('r/b@n/1');
@@ -54,7 +56,10 @@ describe('AgentStateStore', () => {
     await store.recordProcess('r/b@n/1', { pgid: 200, startTime: 7, bootId: 'boot', runId: 'r', taskId: 'b' });
 
     const { store: reopened } = await AgentStateStore.open(dir);
-    expect(reopened.running).toEqual({ ...marker('r/b@n/1'), process: { pgid: 200, startTime: 7, bootId: 'boot', runId: 'r', taskId: 'b' } });
+    expect(reopened.running).toEqual({
+      ...marker('r/b@n/1'),
+      process: { pgid: 200, startTime: 7, bootId: 'boot', runId: 'r', taskId: 'b' },
+    });
   });
 
   it('an unreadable file is moved aside and the agent starts without it', async () => {
@@ -97,7 +102,10 @@ describe('AgentStateStore', () => {
   });
 
   it('takes over the single-document file of an older agent and removes it', async () => {
-    await writeFile(path.join(dir, LEGACY_AGENT_STATE_FILE), JSON.stringify({ version: 1, running: marker('r/old@n/1'), pendingReboots: [] }, null, 2));
+    await writeFile(
+      path.join(dir, LEGACY_AGENT_STATE_FILE),
+      JSON.stringify({ version: 1, running: marker('r/old@n/1'), pendingReboots: [] }, null, 2),
+    );
     const { store } = await AgentStateStore.open(dir);
     expect(store.running?.dispatchId).toBe('r/old@n/1');
     expect((await readdir(dir)).sort()).toEqual([AGENT_STATE_FILE]);

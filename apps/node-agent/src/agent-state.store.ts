@@ -117,7 +117,10 @@ export class AgentStateStore {
   forget(dispatchId: string): Promise<void> {
     const running = this.doc.running?.dispatchId === dispatchId ? undefined : this.doc.running;
     const rebootSettled = this.doc.pendingReboots.some((m) => m.dispatchId === dispatchId);
-    return this.update({ ...this.doc, running, pendingReboots: this.doc.pendingReboots.filter((m) => m.dispatchId !== dispatchId) }, rebootSettled);
+    return this.update(
+      { ...this.doc, running, pendingReboots: this.doc.pendingReboots.filter((m) => m.dispatchId !== dispatchId) },
+      rebootSettled,
+    );
   }
 
   private update(next: AgentStateDocument, durable: boolean): Promise<void> {

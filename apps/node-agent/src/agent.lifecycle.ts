@@ -35,10 +35,15 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
     await this.spawner.start();
     await this.heartbeat.start();
     this.registration.start();
-    this.consuming = this.messaging.consume((msg) => this.handler.handle(msg)).catch((err: Error) => {
-      this.log.fatal({ err: err.message }, 'the dispatch consumer stopped; exiting so the service manager restarts the agent');
-      process.exit(1);
-    });
+    this.consuming = this.messaging
+      .consume((msg) => this.handler.handle(msg))
+      .catch((err: Error) => {
+        this.log.fatal(
+          { err: err.message },
+          'the dispatch consumer stopped; exiting so the service manager restarts the agent',
+        );
+        process.exit(1);
+      });
     const s = this.messaging.subjects;
     this.log.info(
       {

@@ -6,7 +6,14 @@ import { AgentMessaging } from './agent-messaging.adapter';
 import { AgentRegistrationService } from './agent-registration.service';
 import { AgentStateStore } from './agent-state.store';
 import { AgentLifecycle } from './agent.lifecycle';
-import { AGENT_STATE, NATS_CONNECTION, PROCESS_SPAWNER, REDIS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
+import {
+  AGENT_STATE,
+  NATS_CONNECTION,
+  PROCESS_SPAWNER,
+  REDIS_CONNECTION,
+  TASK_JOURNAL,
+  TASK_RUNNER,
+} from './agent.tokens';
 import { AGENT_CONFIG, agentConfigProvider } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import { DispatchHandler } from './dispatch.handler';
@@ -21,24 +28,39 @@ export class AgentModule {
       providers: [
         agentConfigProvider(config),
         { provide: AGENT_LOGGER, useValue: logger },
-        { provide: NATS_CONNECTION, useFactory: (c: AgentConfig) => connectNats(c.natsUrl, `granule-node-agent:${c.nodeUid}`), inject: [AGENT_CONFIG] },
+        {
+          provide: NATS_CONNECTION,
+          useFactory: (c: AgentConfig) => connectNats(c.natsUrl, `granule-node-agent:${c.nodeUid}`),
+          inject: [AGENT_CONFIG],
+        },
         { provide: REDIS_CONNECTION, useFactory: (c: AgentConfig) => connectRedis(c.redisUrl), inject: [AGENT_CONFIG] },
         { provide: TASK_JOURNAL, useFactory: (c: AgentConfig) => TaskJournal.open(c.stateDir), inject: [AGENT_CONFIG] },
         {
           provide: AGENT_STATE,
           useFactory: async (c: AgentConfig, log: AgentLogger) => {
             const { store, setAside } = await AgentStateStore.open(c.stateDir);
-            if (setAside) log.warn({ file: setAside }, 'the agent state file was unreadable; moved aside, starting without it');
+            if (setAside)
+              log.warn({ file: setAside }, 'the agent state file was unreadable; moved aside, starting without it');
             return store;
           },
           inject: [AGENT_CONFIG, AGENT_LOGGER],
         },
         // Task processes are started from a small helper process: forking the agent costs more.
-        { provide: PROCESS_SPAWNER, useFactory: (c: AgentConfig) => new HelperProcessSpawner({ helper: c.spawnHelper }), inject: [AGENT_CONFIG] },
+        {
+          provide: PROCESS_SPAWNER,
+          useFactory: (c: AgentConfig) => new HelperProcessSpawner({ helper: c.spawnHelper }),
+          inject: [AGENT_CONFIG],
+        },
         {
           provide: TASK_RUNNER,
           useFactory: (c: AgentConfig, spawner: HelperProcessSpawner) =>
-            new TaskRunner({ rootDir: c.rootDir, allowedRoots: c.allowedRoots, rebootCommand: c.rebootCommand, stateDir: c.stateDir, spawner }),
+            new TaskRunner({
+              rootDir: c.rootDir,
+              allowedRoots: c.allowedRoots,
+              rebootCommand: c.rebootCommand,
+              stateDir: c.stateDir,
+              spawner,
+            }),
           inject: [AGENT_CONFIG, PROCESS_SPAWNER],
         },
         AgentMessaging,

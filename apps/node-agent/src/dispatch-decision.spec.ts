@@ -60,7 +60,10 @@ describe('checkDispatch', () => {
   });
 
   it('lists every problem and can still answer when run, key and dispatchId are there', () => {
-    const result = checkDispatch({ ...dispatch(), node: 'node-2', attempt: 0, parameters: [], noop: 'yes', dispatchId: 'run-1/x/1' }, 'node-1');
+    const result = checkDispatch(
+      { ...dispatch(), node: 'node-2', attempt: 0, parameters: [], noop: 'yes', dispatchId: 'run-1/x/1' },
+      'node-1',
+    );
     expect(result).toEqual({
       ok: false,
       problems: [
@@ -83,7 +86,9 @@ describe('checkDispatch', () => {
 
 describe('journal keys', () => {
   it("are task-runners' journalKey of run, task, node and attempt", () => {
-    expect(journalKeyOf(dispatch({ attempt: 3 }))).toBe(journalKey({ runId: 'run-1', taskId: 'install', nodeUid: 'node-1', attempt: 3 }));
+    expect(journalKeyOf(dispatch({ attempt: 3 }))).toBe(
+      journalKey({ runId: 'run-1', taskId: 'install', nodeUid: 'node-1', attempt: 3 }),
+    );
     expect(journalKeyOf(dispatch({ attempt: 3 }))).toBe('run-1/install/node-1/3');
   });
 
@@ -94,7 +99,15 @@ describe('journal keys', () => {
   });
 
   it('the execution handed to the runner carries the same four parts', () => {
-    expect(executionOf(dispatch({ noop: true, attempt: 2 }))).toEqual({ runId: 'run-1', taskId: 'install', nodeUid: 'node-1', type: 'shell', parameters: { cmd: 'true' }, attempt: 2, noop: true });
+    expect(executionOf(dispatch({ noop: true, attempt: 2 }))).toEqual({
+      runId: 'run-1',
+      taskId: 'install',
+      nodeUid: 'node-1',
+      type: 'shell',
+      parameters: { cmd: 'true' },
+      attempt: 2,
+      noop: true,
+    });
   });
 });
 
@@ -107,14 +120,28 @@ describe('recoverOnStart', () => {
     expect(step).toEqual({
       marker: running,
       journaled: false,
-      outcome: { status: 'failed', exitCode: null, durationMs: 42_000, outputTail: '', attempts: 1, error: AGENT_RESTARTED_ERROR, errorCode: 'AGENT_RESTARTED' },
+      outcome: {
+        status: 'failed',
+        exitCode: null,
+        durationMs: 42_000,
+        outputTail: '',
+        attempts: 1,
+        error: AGENT_RESTARTED_ERROR,
+        errorCode: 'AGENT_RESTARTED',
+      },
     });
     expect(AGENT_RESTARTED_ERROR).toBe('agent restarted while the task was running; not run again');
   });
 
   it('says when the processes the interrupted task left were stopped; a pending reboot is not concerned', () => {
-    const running: TaskMarker = { ...markerOf(dispatch(), start), process: { pgid: 4242, startTime: 99, runId: 'run-1', taskId: 'install' } };
-    const reboot = markerOf(dispatch({ task: 'r1', key: 'r1@node-1', dispatchId: 'run-1/r1@node-1/1', type: 'reboot' }), start);
+    const running: TaskMarker = {
+      ...markerOf(dispatch(), start),
+      process: { pgid: 4242, startTime: 99, runId: 'run-1', taskId: 'install' },
+    };
+    const reboot = markerOf(
+      dispatch({ task: 'r1', key: 'r1@node-1', dispatchId: 'run-1/r1@node-1/1', type: 'reboot' }),
+      start,
+    );
     const steps = recoverOnStart(running, [reboot], () => undefined, at('2030-01-01T00:00:01Z'), 'stopped');
     expect(steps.map((s) => [s.outcome.status, s.outcome.error])).toEqual([
       ['failed', 'agent restarted while the task was running; not run again (its leftover processes were stopped)'],
@@ -124,36 +151,64 @@ describe('recoverOnStart', () => {
 
   it('reports a journaled outcome as recorded (the process died before sending it)', () => {
     const running = markerOf(dispatch(), start);
-    expect(recoverOnStart(running, [], (k) => (k === running.journalKey ? succeeded : undefined), start)).toEqual([{ marker: running, outcome: succeeded, journaled: true }]);
+    expect(recoverOnStart(running, [], (k) => (k === running.journalKey ? succeeded : undefined), start)).toEqual([
+      { marker: running, outcome: succeeded, journaled: true },
+    ]);
   });
 
   it('a reboot whose host is back before the deadline succeeded, with the command output', () => {
     const marker = markerOf(dispatch({ type: 'reboot', parameters: { timeout: 120 } }), start);
-    const pending = pendingRebootOf(marker, { ...succeeded, rebootRequested: true, rebootTimeoutSec: 120, outputTail: 'rebooting\n' }, at('2030-01-01T00:00:01Z'));
+    const pending = pendingRebootOf(
+      marker,
+      { ...succeeded, rebootRequested: true, rebootTimeoutSec: 120, outputTail: 'rebooting\n' },
+      at('2030-01-01T00:00:01Z'),
+    );
     expect(pending.rebootDeadline).toBe('2030-01-01T00:02:01.000Z');
     const [step] = recoverOnStart(undefined, [pending], () => undefined, at('2030-01-01T00:01:30Z'));
-    expect(step.outcome).toEqual({ status: 'succeeded', exitCode: 0, durationMs: 90_000, outputTail: 'rebooting\n', attempts: 1 });
+    expect(step.outcome).toEqual({
+      status: 'succeeded',
+      exitCode: 0,
+      durationMs: 90_000,
+      outputTail: 'rebooting\n',
+      attempts: 1,
+    });
   });
 
   it('a reboot whose host came back after the deadline failed', () => {
     const marker = markerOf(dispatch({ type: 'reboot', parameters: { timeout: 60 } }), start);
     const pending = pendingRebootOf(marker, { ...succeeded, rebootRequested: true, rebootTimeoutSec: 60 }, start);
     const [step] = recoverOnStart(undefined, [pending], () => undefined, at('2030-01-01T00:05:00Z'));
-    expect(step.outcome).toMatchObject({ status: 'failed', error: 'the host came back after the reboot timeout (60 s)', errorCode: 'AGENT_REBOOT_TIMEOUT' });
+    expect(step.outcome).toMatchObject({
+      status: 'failed',
+      error: 'the host came back after the reboot timeout (60 s)',
+      errorCode: 'AGENT_REBOOT_TIMEOUT',
+    });
   });
 
   it('a reboot the agent died issuing counts from the task start', () => {
     const running = markerOf(dispatch({ type: 'reboot', parameters: {} }), start);
     expect(running.rebootTimeoutSec).toBe(300);
-    expect(recoverOnStart(running, [], () => undefined, at('2030-01-01T00:04:59Z'))[0].outcome.status).toBe('succeeded');
+    expect(recoverOnStart(running, [], () => undefined, at('2030-01-01T00:04:59Z'))[0].outcome.status).toBe(
+      'succeeded',
+    );
     expect(recoverOnStart(running, [], () => undefined, at('2030-01-01T00:05:01Z'))[0].outcome.status).toBe('failed');
   });
 
   it('the running marker comes first, then pending reboots in order', () => {
     const running = markerOf(dispatch(), start);
-    const r1 = markerOf(dispatch({ task: 'r1', key: 'r1@node-1', dispatchId: 'run-1/r1@node-1/1', type: 'reboot' }), start);
-    const r2 = markerOf(dispatch({ task: 'r2', key: 'r2@node-1', dispatchId: 'run-1/r2@node-1/1', type: 'reboot' }), start);
-    expect(recoverOnStart(running, [r1, r2], () => undefined, start).map((s) => s.marker.dispatchId)).toEqual(['run-1/install@node-1/1', 'run-1/r1@node-1/1', 'run-1/r2@node-1/1']);
+    const r1 = markerOf(
+      dispatch({ task: 'r1', key: 'r1@node-1', dispatchId: 'run-1/r1@node-1/1', type: 'reboot' }),
+      start,
+    );
+    const r2 = markerOf(
+      dispatch({ task: 'r2', key: 'r2@node-1', dispatchId: 'run-1/r2@node-1/1', type: 'reboot' }),
+      start,
+    );
+    expect(recoverOnStart(running, [r1, r2], () => undefined, start).map((s) => s.marker.dispatchId)).toEqual([
+      'run-1/install@node-1/1',
+      'run-1/r1@node-1/1',
+      'run-1/r2@node-1/1',
+    ]);
   });
 });
 
@@ -170,7 +225,13 @@ describe('leftovers of an interrupted task', () => {
   });
 
   it('the error names a stopped or surviving group; nothing left, or an unrelated group, changes nothing', () => {
-    expect([restartedError('stopped', 4242), restartedError('survived', 4242), restartedError('gone', 4242), restartedError('unconfirmed', 4242), restartedError()]).toEqual([
+    expect([
+      restartedError('stopped', 4242),
+      restartedError('survived', 4242),
+      restartedError('gone', 4242),
+      restartedError('unconfirmed', 4242),
+      restartedError(),
+    ]).toEqual([
       'agent restarted while the task was running; not run again (its leftover processes were stopped)',
       'agent restarted while the task was running; not run again (its leftover processes could not be stopped: process group 4242 still runs)',
       AGENT_RESTARTED_ERROR,
@@ -182,8 +243,15 @@ describe('leftovers of an interrupted task', () => {
 
 describe('rebootOutcome', () => {
   it('the agent still up at the deadline means the host never rebooted', () => {
-    const marker: TaskMarker = { ...markerOf(dispatch({ type: 'reboot' }), at('2030-01-01T00:00:00Z')), rebootTimeoutSec: 30, rebootDeadline: '2030-01-01T00:00:30Z' };
-    expect(rebootOutcome(marker, at('2030-01-01T00:00:30Z'), false)).toMatchObject({ status: 'failed', error: 'the host did not reboot within the reboot timeout (30 s)' });
+    const marker: TaskMarker = {
+      ...markerOf(dispatch({ type: 'reboot' }), at('2030-01-01T00:00:00Z')),
+      rebootTimeoutSec: 30,
+      rebootDeadline: '2030-01-01T00:00:30Z',
+    };
+    expect(rebootOutcome(marker, at('2030-01-01T00:00:30Z'), false)).toMatchObject({
+      status: 'failed',
+      error: 'the host did not reboot within the reboot timeout (30 s)',
+    });
   });
 });
 
@@ -191,7 +259,15 @@ describe('progress messages', () => {
   const now = at('2030-01-01T00:00:05Z');
 
   it('started names the dispatch and when its marker says it began', () => {
-    expect(startedMessage(markerOf(dispatch(), now))).toEqual({ runId: 'run-1', key: 'install@node-1', node: 'node-1', attempt: 1, dispatchId: 'run-1/install@node-1/1', status: 'started', at: '2030-01-01T00:00:05.000Z' });
+    expect(startedMessage(markerOf(dispatch(), now))).toEqual({
+      runId: 'run-1',
+      key: 'install@node-1',
+      node: 'node-1',
+      attempt: 1,
+      dispatchId: 'run-1/install@node-1/1',
+      status: 'started',
+      at: '2030-01-01T00:00:05.000Z',
+    });
   });
 
   it('a finished message carries the outcome; fromJournal and error only when set', () => {
@@ -207,16 +283,24 @@ describe('progress messages', () => {
       durationMs: 12,
       outputTail: 'ok\n',
     });
-    expect(finishedMessage(dispatch(), { ...succeeded, status: 'timed_out', error: 'timed out after 5 s' }, now, true)).toMatchObject({ status: 'timed_out', error: 'timed out after 5 s', fromJournal: true });
+    expect(
+      finishedMessage(dispatch(), { ...succeeded, status: 'timed_out', error: 'timed out after 5 s' }, now, true),
+    ).toMatchObject({ status: 'timed_out', error: 'timed out after 5 s', fromJournal: true });
   });
 
-  it("a finished message for a marker carries when the task started (the orchestrator records TaskStarted from it when no started came)", () => {
+  it('a finished message for a marker carries when the task started (the orchestrator records TaskStarted from it when no started came)', () => {
     const marker = markerOf(dispatch(), at('2030-01-01T00:00:04Z'));
-    expect(finishedMessage(marker, succeeded, now)).toMatchObject({ status: 'succeeded', at: '2030-01-01T00:00:05.000Z', startedAt: '2030-01-01T00:00:04.000Z' });
+    expect(finishedMessage(marker, succeeded, now)).toMatchObject({
+      status: 'succeeded',
+      at: '2030-01-01T00:00:05.000Z',
+      startedAt: '2030-01-01T00:00:04.000Z',
+    });
     expect(finishedMessage(dispatch(), succeeded, now)).not.toHaveProperty('startedAt');
   });
 
   it('message ids: one per started and done, one per delivered message for journal answers', () => {
-    expect([progressMsgIds.started('r/k/1'), progressMsgIds.done('r/k/1'), progressMsgIds.replay('r/k/1', 17)]).toEqual(['r/k/1/started', 'r/k/1/done', 'r/k/1/done/replay-17']);
+    expect([progressMsgIds.started('r/k/1'), progressMsgIds.done('r/k/1'), progressMsgIds.replay('r/k/1', 17)]).toEqual(
+      ['r/k/1/started', 'r/k/1/done', 'r/k/1/done/replay-17'],
+    );
   });
 });

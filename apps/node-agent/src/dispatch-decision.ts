@@ -1,5 +1,12 @@
 import { dispatchIdOf, type TaskDispatchMessage, type TaskProgressMessage } from '@granule/contracts';
-import { journalKey, REBOOT_DEFAULTS, type LeftoverGroupState, type TaskExecution, type TaskOutcome, type TaskProcessGroup } from '@granule/task-runners';
+import {
+  journalKey,
+  REBOOT_DEFAULTS,
+  type LeftoverGroupState,
+  type TaskExecution,
+  type TaskOutcome,
+  type TaskProcessGroup,
+} from '@granule/task-runners';
 
 // Pure decisions of the agent: what to do with a dispatch given what this host remembers.
 
@@ -70,10 +77,13 @@ export function decideDispatch(memory: DispatchMemory): DispatchDecision {
   return { action: 'run' };
 }
 
-export type DispatchCheck = { ok: true; dispatch: TaskDispatchMessage } | { ok: false; problems: string[]; replyTo?: ProgressTarget };
+export type DispatchCheck =
+  { ok: true; dispatch: TaskDispatchMessage } | { ok: false; problems: string[]; replyTo?: ProgressTarget };
 
 /** Where a progress message goes: enough of a dispatch to report on it (and, from a marker, when the task started). */
-export type ProgressTarget = Pick<TaskDispatchMessage, 'runId' | 'key' | 'node' | 'attempt' | 'dispatchId'> & { startedAt?: string };
+export type ProgressTarget = Pick<TaskDispatchMessage, 'runId' | 'key' | 'node' | 'attempt' | 'dispatchId'> & {
+  startedAt?: string;
+};
 
 const isText = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
@@ -83,32 +93,51 @@ const isText = (v: unknown): v is string => typeof v === 'string' && v !== '';
  * still be answered (`replyTo`), the agent reports it failed; otherwise it drops it.
  */
 export function checkDispatch(value: unknown, nodeUid: string): DispatchCheck {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problems: ['the message is not a JSON object'] };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, problems: ['the message is not a JSON object'] };
   const d = value as Record<string, unknown>;
   const problems: string[] = [];
   for (const field of ['runId', 'key', 'task', 'node', 'type', 'dispatchId'] as const) {
     if (!isText(d[field])) problems.push(`${field} must be a non-empty string`);
   }
   if (!Number.isInteger(d.attempt) || (d.attempt as number) < 1) problems.push('attempt must be a whole number >= 1');
-  if (typeof d.parameters !== 'object' || d.parameters === null || Array.isArray(d.parameters)) problems.push('parameters must be an object');
+  if (typeof d.parameters !== 'object' || d.parameters === null || Array.isArray(d.parameters))
+    problems.push('parameters must be an object');
   if (d.noop !== undefined && typeof d.noop !== 'boolean') problems.push('noop must be true or false');
-  if (isText(d.node) && d.node !== nodeUid) problems.push(`the dispatch is for node '${d.node}', this agent is '${nodeUid}'`);
-  if (isText(d.task) && isText(d.node) && isText(d.key) && d.key !== `${d.task}@${d.node}`) problems.push(`key '${d.key}' is not task@node ('${d.task}@${d.node}')`);
+  if (isText(d.node) && d.node !== nodeUid)
+    problems.push(`the dispatch is for node '${d.node}', this agent is '${nodeUid}'`);
+  if (isText(d.task) && isText(d.node) && isText(d.key) && d.key !== `${d.task}@${d.node}`)
+    problems.push(`key '${d.key}' is not task@node ('${d.task}@${d.node}')`);
   if (isText(d.runId) && isText(d.key) && Number.isInteger(d.attempt) && isText(d.dispatchId)) {
     const expected = dispatchIdOf(d.runId, d.key, d.attempt as number);
     if (d.dispatchId !== expected) problems.push(`dispatchId '${d.dispatchId}' is not run/key/attempt ('${expected}')`);
   }
-  if (problems.length === 0) return { ok: true, dispatch: { ...(d as unknown as TaskDispatchMessage), noop: d.noop === true } };
+  if (problems.length === 0)
+    return { ok: true, dispatch: { ...(d as unknown as TaskDispatchMessage), noop: d.noop === true } };
   const canReply = isText(d.runId) && isText(d.key) && isText(d.dispatchId);
   const replyTo = canReply
-    ? { runId: d.runId as string, key: d.key as string, node: isText(d.node) ? d.node : nodeUid, attempt: Number.isInteger(d.attempt) ? (d.attempt as number) : 0, dispatchId: d.dispatchId as string }
+    ? {
+        runId: d.runId as string,
+        key: d.key as string,
+        node: isText(d.node) ? d.node : nodeUid,
+        attempt: Number.isInteger(d.attempt) ? (d.attempt as number) : 0,
+        dispatchId: d.dispatchId as string,
+      }
     : undefined;
   return { ok: false, problems, replyTo };
 }
 
 /** The task-runners execution of a dispatch. */
 export function executionOf(d: TaskDispatchMessage): TaskExecution {
-  return { runId: d.runId, taskId: d.task, nodeUid: d.node, type: d.type, parameters: d.parameters, attempt: d.attempt, noop: d.noop };
+  return {
+    runId: d.runId,
+    taskId: d.task,
+    nodeUid: d.node,
+    type: d.type,
+    parameters: d.parameters,
+    attempt: d.attempt,
+    noop: d.noop,
+  };
 }
 
 /**
@@ -144,7 +173,12 @@ function rebootTimeoutOf(parameters: Record<string, unknown>): number {
 /** The marker of a reboot whose command was issued: the host must be back by the deadline. */
 export function pendingRebootOf(marker: TaskMarker, outcome: TaskOutcome, now: Date): TaskMarker {
   const timeoutSec = outcome.rebootTimeoutSec ?? marker.rebootTimeoutSec ?? REBOOT_DEFAULTS.timeout;
-  return { ...marker, rebootTimeoutSec: timeoutSec, rebootDeadline: new Date(now.getTime() + timeoutSec * 1000).toISOString(), rebootOutputTail: outcome.outputTail };
+  return {
+    ...marker,
+    rebootTimeoutSec: timeoutSec,
+    rebootDeadline: new Date(now.getTime() + timeoutSec * 1000).toISOString(),
+    rebootOutputTail: outcome.outputTail,
+  };
 }
 
 /**
@@ -154,7 +188,8 @@ export function pendingRebootOf(marker: TaskMarker, outcome: TaskOutcome, now: D
  */
 export function restartedError(leftover?: LeftoverGroupState, pgid?: number): string {
   if (leftover === 'stopped') return `${AGENT_RESTARTED_ERROR} (its leftover processes were stopped)`;
-  if (leftover === 'survived') return `${AGENT_RESTARTED_ERROR} (its leftover processes could not be stopped: process group ${pgid ?? '?'} still runs)`;
+  if (leftover === 'survived')
+    return `${AGENT_RESTARTED_ERROR} (its leftover processes could not be stopped: process group ${pgid ?? '?'} still runs)`;
   return AGENT_RESTARTED_ERROR;
 }
 
@@ -176,7 +211,10 @@ export function restartedOutcome(marker: TaskMarker, now: Date, leftover?: Lefto
  * recorded for an interrupted task that is not journaled (a finished task's background children
  * are left alone) and is not a reboot (its command may still be taking the host down).
  */
-export function leftoverGroupOf(marker: TaskMarker | undefined, journaled: (key: string) => TaskOutcome | undefined): TaskProcessGroup | undefined {
+export function leftoverGroupOf(
+  marker: TaskMarker | undefined,
+  journaled: (key: string) => TaskOutcome | undefined,
+): TaskProcessGroup | undefined {
   if (!marker?.process || marker.type === 'reboot' || journaled(marker.journalKey)) return undefined;
   return marker.process;
 }
@@ -189,7 +227,9 @@ export function rebootOutcome(marker: TaskMarker, now: Date, cameBack: boolean):
   const durationMs = Math.max(0, now.getTime() - Date.parse(marker.startedAt));
   const timeout = marker.rebootTimeoutSec ?? REBOOT_DEFAULTS.timeout;
   // Died while the reboot command ran (no deadline yet): count from the start.
-  const deadline = marker.rebootDeadline ? Date.parse(marker.rebootDeadline) : Date.parse(marker.startedAt) + timeout * 1000;
+  const deadline = marker.rebootDeadline
+    ? Date.parse(marker.rebootDeadline)
+    : Date.parse(marker.startedAt) + timeout * 1000;
   if (cameBack && now.getTime() <= deadline) {
     return { status: 'succeeded', exitCode: 0, durationMs, outputTail: marker.rebootOutputTail ?? '', attempts: 1 };
   }
@@ -199,7 +239,9 @@ export function rebootOutcome(marker: TaskMarker, now: Date, cameBack: boolean):
     durationMs,
     outputTail: marker.rebootOutputTail ?? '',
     attempts: 1,
-    error: cameBack ? `the host came back after the reboot timeout (${timeout} s)` : `the host did not reboot within the reboot timeout (${timeout} s)`,
+    error: cameBack
+      ? `the host came back after the reboot timeout (${timeout} s)`
+      : `the host did not reboot within the reboot timeout (${timeout} s)`,
     errorCode: REBOOT_TIMEOUT_CODE,
   };
 }
@@ -237,12 +279,21 @@ export function recoverOnStart(
   return [...(running ? [running] : []), ...pendingReboots].map((marker) => {
     const outcome = journaled(marker.journalKey);
     if (outcome) return { marker, outcome, journaled: true };
-    return { marker, outcome: interruptedOutcome(marker, now, marker === running ? leftover : undefined), journaled: false };
+    return {
+      marker,
+      outcome: interruptedOutcome(marker, now, marker === running ? leftover : undefined),
+      journaled: false,
+    };
   });
 }
 
 /** The progress message of a finished task. */
-export function finishedMessage(target: ProgressTarget, outcome: TaskOutcome, now: Date, fromJournal = false): TaskProgressMessage {
+export function finishedMessage(
+  target: ProgressTarget,
+  outcome: TaskOutcome,
+  now: Date,
+  fromJournal = false,
+): TaskProgressMessage {
   const message: TaskProgressMessage = {
     runId: target.runId,
     key: target.key,
@@ -263,12 +314,28 @@ export function finishedMessage(target: ProgressTarget, outcome: TaskOutcome, no
 
 /** The `started` progress message of a running task, stamped with when its marker says it began. */
 export function startedMessage(marker: TaskMarker): TaskProgressMessage {
-  return { runId: marker.runId, key: marker.key, node: marker.node, attempt: marker.attempt, dispatchId: marker.dispatchId, status: 'started', at: marker.startedAt };
+  return {
+    runId: marker.runId,
+    key: marker.key,
+    node: marker.node,
+    attempt: marker.attempt,
+    dispatchId: marker.dispatchId,
+    status: 'started',
+    at: marker.startedAt,
+  };
 }
 
 /** Outcome reported for a dispatch the agent cannot use. */
 export function invalidDispatchOutcome(problems: string[]): TaskOutcome {
-  return { status: 'failed', exitCode: null, durationMs: 0, outputTail: '', attempts: 0, error: `invalid dispatch: ${problems.join('; ')}`, errorCode: INVALID_DISPATCH_CODE };
+  return {
+    status: 'failed',
+    exitCode: null,
+    durationMs: 0,
+    outputTail: '',
+    attempts: 0,
+    error: `invalid dispatch: ${problems.join('; ')}`,
+    errorCode: INVALID_DISPATCH_CODE,
+  };
 }
 
 /**

@@ -77,8 +77,18 @@ export class DispatchHandler {
    */
   async recover(): Promise<void> {
     const leftover = await this.stopLeftovers(this.state.running);
-    for (const step of recoverOnStart(this.state.running, this.state.pendingReboots, (k) => this.journal.get(k), new Date(), leftover)) {
-      const what = step.journaled ? 'reporting a journaled outcome the previous agent process may not have sent' : step.marker.type === 'reboot' ? 'the agent is back after a reboot task' : 'reporting a task interrupted by the agent restart';
+    for (const step of recoverOnStart(
+      this.state.running,
+      this.state.pendingReboots,
+      (k) => this.journal.get(k),
+      new Date(),
+      leftover,
+    )) {
+      const what = step.journaled
+        ? 'reporting a journaled outcome the previous agent process may not have sent'
+        : step.marker.type === 'reboot'
+          ? 'the agent is back after a reboot task'
+          : 'reporting a task interrupted by the agent restart';
       this.taskLog(step.marker).info({ status: step.outcome.status, error: step.outcome.error }, what);
       await this.finish(step.marker, step.outcome, !step.journaled);
       if (step.marker.ackSubject) this.messaging.acknowledge(step.marker.ackSubject);
@@ -90,7 +100,10 @@ export class DispatchHandler {
     try {
       await this.handleOrThrow(msg, performance.now());
     } catch (err) {
-      this.log.error({ seq: msg.seq, err: (err as Error).message }, 'dispatch not completed; it will be delivered again');
+      this.log.error(
+        { seq: msg.seq, err: (err as Error).message },
+        'dispatch not completed; it will be delivered again',
+      );
     }
   }
 
@@ -119,7 +132,10 @@ export class DispatchHandler {
     if (!check.ok) {
       this.log.error({ seq: msg.seq, problems: check.problems }, 'invalid dispatch');
       if (check.replyTo) {
-        await this.messaging.publishProgress(finishedMessage(check.replyTo, invalidDispatchOutcome(check.problems), new Date()), progressMsgIds.done(check.replyTo.dispatchId));
+        await this.messaging.publishProgress(
+          finishedMessage(check.replyTo, invalidDispatchOutcome(check.problems), new Date()),
+          progressMsgIds.done(check.replyTo.dispatchId),
+        );
       }
       msg.ack();
       return;
@@ -127,16 +143,29 @@ export class DispatchHandler {
     const d = check.dispatch;
     const log = this.taskLog(d);
     const running = this.state.running?.dispatchId === d.dispatchId ? this.state.running : undefined;
-    const decision = decideDispatch({ journaled: this.journal.get(journalKeyOf(d)), running, pendingReboot: this.state.pendingReboot(d.dispatchId) });
+    const decision = decideDispatch({
+      journaled: this.journal.get(journalKeyOf(d)),
+      running,
+      pendingReboot: this.state.pendingReboot(d.dispatchId),
+    });
     switch (decision.action) {
       case 'replay':
-        await this.messaging.publishProgress(finishedMessage(d, decision.outcome, new Date(), true), progressMsgIds.replay(d.dispatchId, msg.seq));
+        await this.messaging.publishProgress(
+          finishedMessage(d, decision.outcome, new Date(), true),
+          progressMsgIds.replay(d.dispatchId, msg.seq),
+        );
         msg.ack();
-        log.info({ status: decision.outcome.status, seq: msg.seq }, 'dispatch delivered again; answered from the journal, not run again');
+        log.info(
+          { status: decision.outcome.status, seq: msg.seq },
+          'dispatch delivered again; answered from the journal, not run again',
+        );
         return;
       case 'fail_restarted':
         // Normally settled by recover() at start; met here only if that report failed.
-        await this.finish(running as TaskMarker, interruptedOutcome(running as TaskMarker, new Date(), await this.stopLeftovers(running)));
+        await this.finish(
+          running as TaskMarker,
+          interruptedOutcome(running as TaskMarker, new Date(), await this.stopLeftovers(running)),
+        );
         msg.ack();
         return;
       case 'await_reboot':
@@ -156,22 +185,36 @@ export class DispatchHandler {
     // agent is stopping) is only a missing progress step: the outcome carries `startedAt`.
     let started: Promise<void> | undefined;
     const startedTimer = setTimeout(() => {
-      started = this.messaging.publishProgress(startedMessage(marker), progressMsgIds.started(d.dispatchId), () => this.stopping).then(
-        () => undefined,
-        (err: Error) => log.warn({ err: err.message }, 'could not report that the task started'),
-      );
+      started = this.messaging
+        .publishProgress(startedMessage(marker), progressMsgIds.started(d.dispatchId), () => this.stopping)
+        .then(
+          () => undefined,
+          (err: Error) => log.warn({ err: err.message }, 'could not report that the task started'),
+        );
     }, STARTED_REPORT_DELAY_MS);
     log.info({ type: d.type, noop: d.noop }, 'task started');
 
     const controller = new AbortController();
     this.current = { dispatch: d, controller };
     const working = setInterval(() => msg.working(), WORKING_INTERVAL_MS);
-    const onOutput = (chunk: OutputChunk): void => this.messaging.publishOutput({ runId: d.runId, key: d.key, node: d.node, stream: chunk.stream, seq: chunk.seq, data: chunk.data });
+    const onOutput = (chunk: OutputChunk): void =>
+      this.messaging.publishOutput({
+        runId: d.runId,
+        key: d.key,
+        node: d.node,
+        stream: chunk.stream,
+        seq: chunk.seq,
+        data: chunk.data,
+      });
     let outcome: TaskOutcome;
     try {
       // Recorded so that, should this process die, the next one can stop what the task left running.
       const onSpawn = (group: TaskProcessGroup): void => {
-        this.state.recordProcess(d.dispatchId, group).catch((err: Error) => log.error({ err: err.message, pgid: group.pgid }, 'cannot record the task process group'));
+        this.state
+          .recordProcess(d.dispatchId, group)
+          .catch((err: Error) =>
+            log.error({ err: err.message, pgid: group.pgid }, 'cannot record the task process group'),
+          );
       };
       outcome = await this.runner.run(executionOf(d), onOutput, controller.signal, { onSpawn });
     } finally {
@@ -187,7 +230,10 @@ export class DispatchHandler {
       await this.state.awaitReboot(pending);
       msg.ack();
       this.watchRebootDeadline(pending);
-      log.info({ deadline: pending.rebootDeadline }, 'reboot command issued; the task completes when the agent is back');
+      log.info(
+        { deadline: pending.rebootDeadline },
+        'reboot command issued; the task completes when the agent is back',
+      );
       return;
     }
     await this.finish(marker, outcome, true, deliveredAt, log);
@@ -205,8 +251,10 @@ export class DispatchHandler {
     const log = this.taskLog(marker);
     const fields = { pgid: group.pgid, pids: result.pids, leftover: result.state };
     if (result.state === 'stopped') log.warn(fields, 'stopped the processes the interrupted task left running');
-    else if (result.state === 'survived') log.error(fields, 'the processes the interrupted task left running survived SIGKILL');
-    else if (result.state === 'unconfirmed') log.info(fields, 'the recorded process group id now belongs to other processes; left alone');
+    else if (result.state === 'survived')
+      log.error(fields, 'the processes the interrupted task left running survived SIGKILL');
+    else if (result.state === 'unconfirmed')
+      log.info(fields, 'the recorded process group id now belongs to other processes; left alone');
     return result.state;
   }
 
@@ -217,17 +265,36 @@ export class DispatchHandler {
    * comes back, the durable running marker has it reported interrupted, and the orchestrator
    * ignores an outcome for a task it already settled.
    */
-  private async finish(marker: TaskMarker, outcome: TaskOutcome, record = true, deliveredAt?: number, log: AgentLogger = this.taskLog(marker)): Promise<void> {
+  private async finish(
+    marker: TaskMarker,
+    outcome: TaskOutcome,
+    record = true,
+    deliveredAt?: number,
+    log: AgentLogger = this.taskLog(marker),
+  ): Promise<void> {
     // Throws when the line cannot be written: nothing is reported, the dispatch stays unacked.
     const flushed = record ? this.journal.append(marker.journalKey, outcome) : undefined;
     flushed?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
     // What the agent adds around the task's process: from the dispatch's delivery to the report.
     const handledMs = deliveredAt === undefined ? undefined : Math.round((performance.now() - deliveredAt) * 100) / 100;
-    await this.messaging.publishProgress(finishedMessage(marker, outcome, new Date()), progressMsgIds.done(marker.dispatchId), () => this.stopping);
+    await this.messaging.publishProgress(
+      finishedMessage(marker, outcome, new Date()),
+      progressMsgIds.done(marker.dispatchId),
+      () => this.stopping,
+    );
     await flushed;
     await this.state.forget(marker.dispatchId);
     const level = outcome.status === 'succeeded' ? 'info' : 'warn';
-    log[level]({ status: outcome.status, exitCode: outcome.exitCode, durationMs: outcome.durationMs, handledMs, error: outcome.error }, `task ${outcome.status}`);
+    log[level](
+      {
+        status: outcome.status,
+        exitCode: outcome.exitCode,
+        durationMs: outcome.durationMs,
+        handledMs,
+        error: outcome.error,
+      },
+      `task ${outcome.status}`,
+    );
   }
 
   // The agent is still up at the deadline: the reboot never happened.
@@ -235,7 +302,9 @@ export class DispatchHandler {
     const ms = Math.max(0, Date.parse(pending.rebootDeadline as string) - Date.now());
     const timer = setTimeout(() => {
       this.rebootTimers.delete(pending.dispatchId);
-      this.finish(pending, rebootOutcome(pending, new Date(), false)).catch((err: Error) => this.taskLog(pending).error({ err: err.message }, 'cannot report the reboot timeout'));
+      this.finish(pending, rebootOutcome(pending, new Date(), false)).catch((err: Error) =>
+        this.taskLog(pending).error({ err: err.message }, 'cannot report the reboot timeout'),
+      );
     }, ms);
     timer.unref();
     this.rebootTimers.set(pending.dispatchId, timer);

@@ -40,13 +40,26 @@ async function main(): Promise<void> {
   const log = createAgentLogger(config);
   let app: INestApplicationContext;
   try {
-    app = await NestFactory.createApplicationContext(AgentModule.forRoot(config, log), { logger: false, abortOnError: false });
+    app = await NestFactory.createApplicationContext(AgentModule.forRoot(config, log), {
+      logger: false,
+      abortOnError: false,
+    });
   } catch (err) {
     fail((err as Error).message);
   }
-  const checks = [natsCheck(app.get<NatsConnection>(NATS_CONNECTION)), redisCheck(app.get<RedisConnection>(REDIS_CONNECTION))];
+  const checks = [
+    natsCheck(app.get<NatsConnection>(NATS_CONNECTION)),
+    redisCheck(app.get<RedisConnection>(REDIS_CONNECTION)),
+  ];
   stopOnSignals(app, log);
-  await serveHealthChecks({ port: config.healthPort, checks, metrics: createMetrics('node-agent', { runMetrics: false, eventLoopPrecisionMs: AGENT_EVENT_LOOP_PRECISION_MS }) }, (message) => log.warn(message));
+  await serveHealthChecks(
+    {
+      port: config.healthPort,
+      checks,
+      metrics: createMetrics('node-agent', { runMetrics: false, eventLoopPrecisionMs: AGENT_EVENT_LOOP_PRECISION_MS }),
+    },
+    (message) => log.warn(message),
+  );
 }
 
 // Nest's own shutdown hooks re-raise the signal after closing (exit 143); a requested stop exits 0.
@@ -69,7 +82,9 @@ function stopOnSignals(app: INestApplicationContext, log: AgentLogger): void {
 }
 
 process.on('unhandledRejection', (reason) => {
-  process.stderr.write(`node-agent: unexpected error: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
+  process.stderr.write(
+    `node-agent: unexpected error: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`,
+  );
   process.exit(1);
 });
 

@@ -4,15 +4,43 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { dispatchIdOf, executionSubjects, redisKeys, type TaskDispatchMessage, type TaskOutputMessage, type TaskProgressMessage } from '@granule/contracts';
-import { connectNats, connectRedis, decodeJson, deleteExecutionStreams, ensureExecutionStreams, publishJson, type RedisConnection } from '@granule/messaging';
+import {
+  dispatchIdOf,
+  executionSubjects,
+  redisKeys,
+  type TaskDispatchMessage,
+  type TaskOutputMessage,
+  type TaskProgressMessage,
+} from '@granule/contracts';
+import {
+  connectNats,
+  connectRedis,
+  decodeJson,
+  deleteExecutionStreams,
+  ensureExecutionStreams,
+  publishJson,
+  type RedisConnection,
+} from '@granule/messaging';
 import type { TaskType } from '@granule/task-model';
 import { currentBootId, journalKey, processStartTime } from '@granule/task-runners';
-import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AGENT_STATE_FILE } from './agent-state.store';
 import { AGENT_RESTARTED_ERROR, AGENT_STOPPED_ERROR, type TaskMarker } from './dispatch-decision';
-import { AgentProcess, buildIfStale, killGroupQuietly, processRunning, runAgentOnce, waitFor } from './testing/agent-process.fixture';
+import {
+  AgentProcess,
+  buildIfStale,
+  killGroupQuietly,
+  processRunning,
+  runAgentOnce,
+  waitFor,
+} from './testing/agent-process.fixture';
 
 jest.setTimeout(60_000);
 
@@ -37,16 +65,32 @@ describe('node-agent processes', () => {
   const uidOf = (node: 'a' | 'b'): string => `node-${node}`;
 
   let seq = 0;
-  async function dispatch(node: 'a' | 'b', type: TaskType, parameters: Record<string, unknown>, msgID?: string): Promise<TaskDispatchMessage> {
+  async function dispatch(
+    node: 'a' | 'b',
+    type: TaskType,
+    parameters: Record<string, unknown>,
+    msgID?: string,
+  ): Promise<TaskDispatchMessage> {
     const task = `task-${++seq}`;
     const key = `${task}@${uidOf(node)}`;
-    const message: TaskDispatchMessage = { runId, key, task, node: uidOf(node), type, parameters, attempt: 1, dispatchId: dispatchIdOf(runId, key, 1), noop: false };
+    const message: TaskDispatchMessage = {
+      runId,
+      key,
+      task,
+      node: uidOf(node),
+      type,
+      parameters,
+      attempt: 1,
+      dispatchId: dispatchIdOf(runId, key, 1),
+      noop: false,
+    };
     await publishJson(js, s.dispatch.forNode(uidOf(node)), message, msgID ?? message.dispatchId);
     return message;
   }
   /** The outcomes among a dispatch's progress messages (`started` comes only for a task that runs long enough). */
   const outcomesOf = (got: TaskProgressMessage[]): TaskProgressMessage[] => got.filter((r) => r.status !== 'started');
-  const resultsOf = (d: TaskDispatchMessage): TaskProgressMessage[] => results.filter((r) => r.dispatchId === d.dispatchId);
+  const resultsOf = (d: TaskDispatchMessage): TaskProgressMessage[] =>
+    results.filter((r) => r.dispatchId === d.dispatchId);
   async function finished(d: TaskDispatchMessage, count = 1, timeoutMs = 15_000): Promise<TaskProgressMessage[]> {
     await waitFor(() => outcomesOf(resultsOf(d)).length >= count, `${count} final result(s) of ${d.key}`, timeoutMs);
     return resultsOf(d);
@@ -94,7 +138,10 @@ describe('node-agent processes', () => {
   });
 
   it('refuses to start on bad configuration with one line naming every problem, exit 1', async () => {
-    const { code, stdout, stderr } = await runAgentOnce({ GRANULE_ROOT: 'relative', GRANULE_PRESENCE_TTL_SECONDS: 'soon' });
+    const { code, stdout, stderr } = await runAgentOnce({
+      GRANULE_ROOT: 'relative',
+      GRANULE_PRESENCE_TTL_SECONDS: 'soon',
+    });
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toBe(
@@ -104,24 +151,43 @@ describe('node-agent processes', () => {
   });
 
   it('refuses to start when NATS is unreachable, naming the address and the fix', async () => {
-    const { code, stderr } = await runAgentOnce({ GRANULE_NODE_UID: 'x', GRANULE_ROOT: path.join(base, 'root-x'), GRANULE_NATS_URL: 'nats://127.0.0.1:1' });
+    const { code, stderr } = await runAgentOnce({
+      GRANULE_NODE_UID: 'x',
+      GRANULE_ROOT: path.join(base, 'root-x'),
+      GRANULE_NATS_URL: 'nats://127.0.0.1:1',
+    });
     expect(code).toBe(1);
-    expect(stderr).toMatch(/^node-agent: cannot reach NATS at nats:\/\/127\.0\.0\.1:1: .+ — start it \(tools\/setup\.sh\) or set GRANULE_NATS_URL\n$/);
+    expect(stderr).toMatch(
+      /^node-agent: cannot reach NATS at nats:\/\/127\.0\.0\.1:1: .+ — start it \(tools\/setup\.sh\) or set GRANULE_NATS_URL\n$/,
+    );
   });
 
   it('(a) a shell task runs on the addressed agent only; it succeeds with the output tail and the time it started', async () => {
     const d = await dispatch('a', 'shell', { cmd: 'echo "made by $GRANULE_NODE_UID" > effect.txt; echo done-a' });
     const [outcome, ...more] = outcomesOf(await finished(d));
     expect(more).toEqual([]);
-    expect(outcome).toMatchObject({ runId, key: d.key, node: 'node-a', attempt: 1, status: 'succeeded', exitCode: 0, outputTail: 'done-a\n' });
+    expect(outcome).toMatchObject({
+      runId,
+      key: d.key,
+      node: 'node-a',
+      attempt: 1,
+      status: 'succeeded',
+      exitCode: 0,
+      outputTail: 'done-a\n',
+    });
     expect(outcome.fromJournal).toBeUndefined();
     expect(Date.parse(outcome.startedAt as string)).toBeLessThanOrEqual(Date.parse(outcome.at));
     expect(await readFile(path.join(rootOf('a'), 'effect.txt'), 'utf8')).toBe('made by node-a\n');
     expect(existsSync(path.join(rootOf('b'), 'effect.txt'))).toBe(false);
     await waitFor(() => output.some((o) => o.key === d.key), 'live output');
-    expect(output.filter((o) => o.key === d.key)).toEqual([{ runId, key: d.key, node: 'node-a', stream: 'stdout', seq: 0, data: 'done-a\n' }]);
+    expect(output.filter((o) => o.key === d.key)).toEqual([
+      { runId, key: d.key, node: 'node-a', stream: 'stdout', seq: 0, data: 'done-a\n' },
+    ]);
     // The log says how long the agent held the dispatch (delivery to report), the task's process included.
-    const logged = agents.a.lines.find((l) => l.key === d.key && l.msg === 'task succeeded') as { handledMs: number; durationMs: number };
+    const logged = agents.a.lines.find((l) => l.key === d.key && l.msg === 'task succeeded') as {
+      handledMs: number;
+      durationMs: number;
+    };
     expect(logged.handledMs).toBeGreaterThanOrEqual(logged.durationMs - 1); // durationMs is rounded
     expect(logged.handledMs).toBeLessThan(10_000);
     expect(agents.a.lines.find((l) => l.msg === 'node-agent started')).toMatchObject({ spawnHelper: 'native' });
@@ -156,7 +222,10 @@ describe('node-agent processes', () => {
 
   it('(f) a puppet task applies a manifest that writes under the root', async () => {
     const target = path.join(rootOf('a'), 'puppet-made.txt');
-    await writeFile(path.join(rootOf('a'), 'site.pp'), `file { '${target}': ensure => file, content => "made by puppet\\n" }\n`);
+    await writeFile(
+      path.join(rootOf('a'), 'site.pp'),
+      `file { '${target}': ensure => file, content => "made by puppet\\n" }\n`,
+    );
     const d = await dispatch('a', 'puppet', { puppet_manifest: 'site.pp' });
     const got = await finished(d, 1, 45_000);
     // puppet runs for seconds: `started` is reported while it runs, with the start time the outcome repeats.
@@ -172,14 +241,17 @@ describe('node-agent processes', () => {
     const pidFile = path.join(rootOf('b'), 'shell.pid');
     const sleepPidFile = path.join(rootOf('b'), 'sleep.pid');
     const stateFile = path.join(rootOf('b'), '.granule', AGENT_STATE_FILE);
-    const d = await dispatch('b', 'shell', { cmd: `echo $$ > '${pidFile}'; echo ran >> sleep.log; sleep 30 & echo $! > '${sleepPidFile}'; wait` });
+    const d = await dispatch('b', 'shell', {
+      cmd: `echo $$ > '${pidFile}'; echo ran >> sleep.log; sleep 30 & echo $! > '${sleepPidFile}'; wait`,
+    });
     const pidIn = (file: string): number => Number(readFileSync(file, 'utf8').trim());
     const written = (file: string): boolean => existsSync(file) && readFileSync(file, 'utf8').endsWith('\n');
     await waitFor(() => resultsOf(d).length === 1 && written(pidFile) && written(sleepPidFile), 'the task to start');
     const [shell, sleeper] = [pidIn(pidFile), pidIn(sleepPidFile)];
     try {
       // The agent records the attempt's process group right after starting it (the state file's last line).
-      const lastState = (): { running?: TaskMarker } => JSON.parse(readFileSync(stateFile, 'utf8').trimEnd().split('\n').pop() as string);
+      const lastState = (): { running?: TaskMarker } =>
+        JSON.parse(readFileSync(stateFile, 'utf8').trimEnd().split('\n').pop() as string);
       await waitFor(() => lastState().running?.process?.pgid === shell, 'the process group in the agent state');
       await agents.b.stop('SIGKILL');
       // The task's process group outlives the agent.
@@ -197,7 +269,9 @@ describe('node-agent processes', () => {
       ]);
       // Stopped before the failure was reported.
       expect([processRunning(shell), processRunning(sleeper)]).toEqual([false, false]);
-      expect(agents.b.lines.find((l) => l.msg === 'stopped the processes the interrupted task left running')).toMatchObject({ key: d.key, pgid: shell, pids: [shell, sleeper].sort((x, y) => x - y), leftover: 'stopped' });
+      expect(
+        agents.b.lines.find((l) => l.msg === 'stopped the processes the interrupted task left running'),
+      ).toMatchObject({ key: d.key, pgid: shell, pids: [shell, sleeper].sort((x, y) => x - y), leftover: 'stopped' });
       expect(await readFile(path.join(rootOf('b'), 'sleep.log'), 'utf8')).toBe('ran\n');
       // The interrupted delivery was acknowledged: node-b takes new work at once, not after the ack wait.
       const next = await dispatch('b', 'shell', { cmd: 'echo next' });
@@ -208,7 +282,7 @@ describe('node-agent processes', () => {
     }
   });
 
-  it('(d) a recorded process group whose leader started at another time is not the task\'s: it is left running', async () => {
+  it("(d) a recorded process group whose leader started at another time is not the task's: it is left running", async () => {
     const unrelated = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
     unrelated.unref();
     const pgid = unrelated.pid as number;
@@ -225,15 +299,30 @@ describe('node-agent processes', () => {
         attempt: 1,
         type: 'shell',
         startedAt: new Date().toISOString(),
-        process: { pgid, startTime: (processStartTime(pgid) as number) + 1, bootId: currentBootId(), runId, taskId: 'ghost' },
+        process: {
+          pgid,
+          startTime: (processStartTime(pgid) as number) + 1,
+          bootId: currentBootId(),
+          runId,
+          taskId: 'ghost',
+        },
       };
-      await writeFile(path.join(rootOf('b'), '.granule', AGENT_STATE_FILE), JSON.stringify({ version: 1, running: marker, pendingReboots: [] }));
+      await writeFile(
+        path.join(rootOf('b'), '.granule', AGENT_STATE_FILE),
+        JSON.stringify({ version: 1, running: marker, pendingReboots: [] }),
+      );
 
       await agents.b.start();
       await waitFor(() => results.some((r) => r.dispatchId === marker.dispatchId), 'the ghost task to be reported');
-      expect(results.filter((r) => r.dispatchId === marker.dispatchId).map((r) => [r.status, r.error])).toEqual([['failed', AGENT_RESTARTED_ERROR]]);
+      expect(results.filter((r) => r.dispatchId === marker.dispatchId).map((r) => [r.status, r.error])).toEqual([
+        ['failed', AGENT_RESTARTED_ERROR],
+      ]);
       expect(processRunning(pgid)).toBe(true);
-      expect(agents.b.lines.find((l) => l.key === key && l.pgid === pgid)).toMatchObject({ msg: 'the recorded process group id now belongs to other processes; left alone', pids: [pgid], leftover: 'unconfirmed' });
+      expect(agents.b.lines.find((l) => l.key === key && l.pgid === pgid)).toMatchObject({
+        msg: 'the recorded process group id now belongs to other processes; left alone',
+        pids: [pgid],
+        leftover: 'unconfirmed',
+      });
     } finally {
       killGroupQuietly(pgid);
     }
@@ -241,7 +330,13 @@ describe('node-agent processes', () => {
 
   it('(g) a reboot task stays pending after its command and succeeds when the agent is back', async () => {
     const d = await dispatch('b', 'reboot', { timeout: 60 });
-    await waitFor(() => agents.b.lines.some((l) => l.key === d.key && l.msg === 'reboot command issued; the task completes when the agent is back'), 'the reboot command');
+    await waitFor(
+      () =>
+        agents.b.lines.some(
+          (l) => l.key === d.key && l.msg === 'reboot command issued; the task completes when the agent is back',
+        ),
+      'the reboot command',
+    );
     expect(outcomesOf(resultsOf(d))).toEqual([]);
     // The host "reboots": the service manager stops the agent and starts it again.
     expect(await agents.b.stop('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -262,10 +357,24 @@ describe('node-agent processes', () => {
     const d = await dispatch('a', 'shell', { cmd: 'echo waiting; sleep 30' });
     await waitFor(() => output.some((o) => o.key === d.key), 'the task to run');
     expect(await agents.a.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    expect(outcomesOf(resultsOf(d)).map((r) => [r.status, r.error, typeof r.startedAt])).toEqual([['failed', AGENT_STOPPED_ERROR, 'string']]);
+    expect(outcomesOf(resultsOf(d)).map((r) => [r.status, r.error, typeof r.startedAt])).toEqual([
+      ['failed', AGENT_STOPPED_ERROR, 'string'],
+    ]);
     expect(await redis.exists(presence)).toBe(0);
-    expect(agents.a.lines.map((l) => l.msg).slice(-3)).toEqual(['node-agent stopping', 'task failed', 'node-agent stopped']);
+    expect(agents.a.lines.map((l) => l.msg).slice(-3)).toEqual([
+      'node-agent stopping',
+      'task failed',
+      'node-agent stopped',
+    ]);
     // JSON log lines carry the run, the task key and the node.
-    expect(agents.a.lines.at(-2)).toMatchObject({ level: 'warn', node: 'node-a', runId, key: d.key, dispatchId: d.dispatchId, status: 'failed', error: AGENT_STOPPED_ERROR });
+    expect(agents.a.lines.at(-2)).toMatchObject({
+      level: 'warn',
+      node: 'node-a',
+      runId,
+      key: d.key,
+      dispatchId: d.dispatchId,
+      status: 'failed',
+      error: AGENT_STOPPED_ERROR,
+    });
   });
 });

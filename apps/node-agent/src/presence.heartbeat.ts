@@ -44,7 +44,10 @@ export class PresenceHeartbeat {
   retime(heartbeatSeconds: number, ttlSeconds: number): void {
     if (heartbeatSeconds === this.heartbeatSeconds && ttlSeconds === this.ttlSeconds) return;
     if (!(heartbeatSeconds >= 1 && ttlSeconds > heartbeatSeconds)) {
-      this.log.warn({ heartbeatSeconds, ttlSeconds }, 'ignoring the orchestrator heartbeat settings: the TTL must be greater than the heartbeat');
+      this.log.warn(
+        { heartbeatSeconds, ttlSeconds },
+        'ignoring the orchestrator heartbeat settings: the TTL must be greater than the heartbeat',
+      );
       return;
     }
     this.log.info({ heartbeatSeconds, ttlSeconds }, 'heartbeat timing set by the orchestrator');
@@ -58,7 +61,11 @@ export class PresenceHeartbeat {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.redis.off('ready', this.beatOnReconnect);
-    await this.redis.del(this.key).catch((err: Error) => this.log.warn({ err: err.message }, 'cannot delete the presence key; it expires by itself'));
+    await this.redis
+      .del(this.key)
+      .catch((err: Error) =>
+        this.log.warn({ err: err.message }, 'cannot delete the presence key; it expires by itself'),
+      );
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
@@ -71,11 +78,20 @@ export class PresenceHeartbeat {
 
   private async beat(): Promise<void> {
     try {
-      await this.redis.set(this.key, JSON.stringify({ uid: this.uid, at: new Date().toISOString() }), 'EX', this.ttlSeconds);
+      await this.redis.set(
+        this.key,
+        JSON.stringify({ uid: this.uid, at: new Date().toISOString() }),
+        'EX',
+        this.ttlSeconds,
+      );
       if (this.failing) this.log.info({ key: this.key }, 'presence heartbeats work again');
       this.failing = false;
     } catch (err) {
-      if (!this.failing) this.log.warn({ key: this.key, err: (err as Error).message }, 'presence heartbeat failed; retrying at every beat');
+      if (!this.failing)
+        this.log.warn(
+          { key: this.key, err: (err as Error).message },
+          'presence heartbeat failed; retrying at every beat',
+        );
       this.failing = true;
     }
   }

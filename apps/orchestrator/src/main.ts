@@ -12,10 +12,17 @@ import { RunMetricsFeed } from './run-metrics';
 runService('orchestrator', async () => {
   const config = loadOrchestratorConfig(process.env);
   const logger = createLogger('orchestrator', config.logLevel);
-  const dataSource = await openDatabase({ url: config.databaseUrl, migrations: [...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS], runMigrations: config.runMigrations });
+  const dataSource = await openDatabase({
+    url: config.databaseUrl,
+    migrations: [...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS],
+    runMigrations: config.runMigrations,
+  });
   const nats = await connectNats(config.natsUrl, config.instanceId);
   const redis = await connectRedis(config.redisUrl);
-  const app = await NestFactory.createApplicationContext(OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger }), { logger: ['error', 'warn'], abortOnError: false });
+  const app = await NestFactory.createApplicationContext(
+    OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger }),
+    { logger: ['error', 'warn'], abortOnError: false },
+  );
   const metrics = createMetrics('orchestrator');
   new RunMetricsFeed(metrics, { nats, dataSource, logger, subjectPrefix: config.subjectPrefix }).start();
   const checks = [natsCheck(nats), postgresCheck(dataSource), redisCheck(redis)];

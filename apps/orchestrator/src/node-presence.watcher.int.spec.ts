@@ -26,7 +26,16 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
   });
 
   const register = (uid: string) =>
-    store.appendToStream(nodeStreamId(uid), [{ type: 'NodeRegistered', data: { uid, hostname: uid, address: '127.0.0.1', agentVersion: 't', at: new Date().toISOString() } }], { expectedVersion: 'any' });
+    store.appendToStream(
+      nodeStreamId(uid),
+      [
+        {
+          type: 'NodeRegistered',
+          data: { uid, hostname: uid, address: '127.0.0.1', agentVersion: 't', at: new Date().toISOString() },
+        },
+      ],
+      { expectedVersion: 'any' },
+    );
   const typesOf = async (uid: string) => (await store.readStream(nodeStreamId(uid))).map((e) => e.type);
 
   it('records a lapsed presence once as NodeWentOffline, and its return as NodeCameOnline', async () => {
@@ -38,7 +47,10 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
     expect(await watcher.check()).toEqual([]);
     await redis.set(keys.presence('n2'), '{}', 'EX', 30);
     await redis.del(keys.presence('n1'));
-    expect((await watcher.check()).map((e) => `${e.type} ${e.data.uid}`).sort()).toEqual(['NodeCameOnline n2', 'NodeWentOffline n1']);
+    expect((await watcher.check()).map((e) => `${e.type} ${e.data.uid}`).sort()).toEqual([
+      'NodeCameOnline n2',
+      'NodeWentOffline n1',
+    ]);
     expect(await typesOf('n2')).toEqual(['NodeRegistered', 'NodeWentOffline', 'NodeCameOnline']);
     // A new watcher (another orchestrator taking over) starts from the streams, not from scratch.
     expect(await new NodePresenceWatcher(new RedisPresence(redis, prefix), store, db.dataSource).check()).toEqual([]);
@@ -48,7 +60,11 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
     const watcher = new NodePresenceWatcher(new RedisPresence(redis, prefix), store, db.dataSource);
     expect((await watcher.check()).map((e) => `${e.type} ${e.data.uid}`)).toEqual(['NodeWentOffline n3']);
     // Meanwhile another orchestrator watched, saw n3 come back and wrote it; the key has lapsed again since.
-    await store.appendToStream(nodeStreamId('n3'), [{ type: 'NodeCameOnline', data: { uid: 'n3', at: new Date().toISOString() } }], { expectedVersion: 'any' });
+    await store.appendToStream(
+      nodeStreamId('n3'),
+      [{ type: 'NodeCameOnline', data: { uid: 'n3', at: new Date().toISOString() } }],
+      { expectedVersion: 'any' },
+    );
     expect(await watcher.check()).toEqual([]); // its memory still says offline
     watcher.forget();
     expect((await watcher.check()).map((e) => `${e.type} ${e.data.uid}`)).toEqual(['NodeWentOffline n3']);
@@ -59,18 +75,28 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
     const uids = Array.from({ length: 1200 }, (_, i) => `m${i}`);
     for (let k = 0; k < uids.length; k += 400) {
       await store.appendBatch(
-        uids.slice(k, k + 400).map((uid) => ({ streamId: nodeStreamId(uid), events: [{ type: 'NodeRegistered', data: { uid } }], expectedVersion: 'no_stream' as const })),
+        uids
+          .slice(k, k + 400)
+          .map((uid) => ({
+            streamId: nodeStreamId(uid),
+            events: [{ type: 'NodeRegistered', data: { uid } }],
+            expectedVersion: 'no_stream' as const,
+          })),
       );
     }
     const up = uids.filter((_, i) => i % 3 === 0);
     await redis.pipeline(up.map((uid) => ['set', keys.presence(uid), '{}', 'EX', 60])).exec();
     const watcher = new NodePresenceWatcher(new RedisPresence(redis, prefix), store, db.dataSource);
-    const before: Array<{ n: string }> = await db.dataSource.query(`SELECT count(DISTINCT transaction_id)::text AS n FROM granule_events`);
+    const before: Array<{ n: string }> = await db.dataSource.query(
+      `SELECT count(DISTINCT transaction_id)::text AS n FROM granule_events`,
+    );
     const written = await watcher.check(); // n1-n3 of the tests before are offline and known so: no event
     expect(written).toHaveLength(800);
     expect(new Set(written.map((e) => e.type))).toEqual(new Set(['NodeWentOffline']));
     expect(written.map((e) => e.data.uid).sort()).toEqual(uids.filter((_, i) => i % 3 !== 0).sort());
-    const after: Array<{ n: string }> = await db.dataSource.query(`SELECT count(DISTINCT transaction_id)::text AS n FROM granule_events`);
+    const after: Array<{ n: string }> = await db.dataSource.query(
+      `SELECT count(DISTINCT transaction_id)::text AS n FROM granule_events`,
+    );
     expect(Number(after[0].n) - Number(before[0].n)).toBe(2); // 800 streams, 500 per transaction
     expect(await watcher.check()).toEqual([]);
     await redis.del(...up.map((uid) => keys.presence(uid)));

@@ -29,7 +29,9 @@ export class NodePresenceWatcher {
 
   /** Checks every node that ever registered (node streams) against its presence key. */
   async check(now = new Date()): Promise<NodeEvent[]> {
-    const rows: { stream_id: string }[] = await this.dataSource.query(`SELECT stream_id FROM granule_streams WHERE stream_type = 'node'`);
+    const rows: { stream_id: string }[] = await this.dataSource.query(
+      `SELECT stream_id FROM granule_streams WHERE stream_type = 'node'`,
+    );
     if (rows.length === 0) return [];
     const uids = rows.map((r) => r.stream_id.slice('node-'.length));
     await this.learn(uids.filter((uid) => !this.online.has(uid)));
@@ -41,12 +43,16 @@ export class NodePresenceWatcher {
     for (const uid of uids) {
       const isUp = present.has(uid);
       if (isUp === this.online.get(uid) || (!isUp && !absenceKnown)) continue;
-      changes.push(isUp ? { type: 'NodeCameOnline', data: { uid, at } } : { type: 'NodeWentOffline', data: { uid, at } });
+      changes.push(
+        isUp ? { type: 'NodeCameOnline', data: { uid, at } } : { type: 'NodeWentOffline', data: { uid, at } },
+      );
     }
     const written: NodeEvent[] = [];
     for (let k = 0; k < changes.length; k += WRITE_BATCH) {
       const batch = changes.slice(k, k + WRITE_BATCH);
-      await this.store.appendBatch(batch.map((e) => ({ streamId: nodeStreamId(e.data.uid), events: [e], expectedVersion: 'any' as const })));
+      await this.store.appendBatch(
+        batch.map((e) => ({ streamId: nodeStreamId(e.data.uid), events: [e], expectedVersion: 'any' as const })),
+      );
       // Remembered only once written: a failed write is tried again on the next tick.
       for (const e of batch) this.online.set(e.data.uid, e.type === 'NodeCameOnline');
       written.push(...batch);

@@ -49,7 +49,11 @@ export class NodeStatusProjector {
     this.subscription = this.store.subscribe(NODE_STATUS_CONSUMER, (events) => this.applyAll(events), {
       pollIntervalMs: POLL_MS,
       onError: (err) => {
-        if (!this.failing) this.logger.warn({ err: (err as Error).message }, 'cannot bring config-store node and environment statuses up to date; retrying every second');
+        if (!this.failing)
+          this.logger.warn(
+            { err: (err as Error).message },
+            'cannot bring config-store node and environment statuses up to date; retrying every second',
+          );
         this.failing = true;
       },
     });
@@ -87,7 +91,10 @@ export class NodeStatusProjector {
     const known = this.requests.get(streamId);
     if (known !== undefined) return known;
     const [first] = await this.store.readStream(streamId, { maxCount: 1 });
-    const request = first?.type === 'DeploymentRequested' && runSpeaksForEnvironment(first.data as DeploymentRequested['data']) ? (first.data as DeploymentRequested['data']) : null;
+    const request =
+      first?.type === 'DeploymentRequested' && runSpeaksForEnvironment(first.data as DeploymentRequested['data'])
+        ? (first.data as DeploymentRequested['data'])
+        : null;
     if (this.requests.size >= REQUEST_CACHE_SIZE) this.requests.delete(this.requests.keys().next().value as string);
     this.requests.set(streamId, request);
     return request;

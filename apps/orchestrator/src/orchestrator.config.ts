@@ -7,8 +7,12 @@ import { loadEnvConfig } from '@granule/service-kit';
 export class OrchestratorConfig {
   @Matches(/^(nats|tls):\/\/\S+$/, { message: 'must be a nats:// URL' }) natsUrl = 'nats://127.0.0.1:4222';
   @Matches(/^redis(s)?:\/\/\S+$/, { message: 'must be a redis:// URL' }) redisUrl = 'redis://127.0.0.1:6379';
-  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' }) databaseUrl = 'postgres://postgres@127.0.0.1:5432/granule';
-  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, { message: 'must be dotted tokens of letters, digits, _ and - (e.g. granule)' }) subjectPrefix = DEFAULT_SUBJECT_PREFIX;
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' }) databaseUrl =
+    'postgres://postgres@127.0.0.1:5432/granule';
+  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, {
+    message: 'must be dotted tokens of letters, digits, _ and - (e.g. granule)',
+  })
+  subjectPrefix = DEFAULT_SUBJECT_PREFIX;
   @IsInt() @Min(1) @Max(100000) maxBusyNodes = 200;
   @IsInt() @Min(50) @Max(60000) tickMs = 1000;
   @IsInt() @Min(1000) @Max(600000) leaseMs = 15000;

@@ -25,7 +25,11 @@ export class OrchestratorModule {
       module: OrchestratorModule,
       providers: [
         { provide: DEPS, useValue: deps },
-        { provide: OrchestratorService, useFactory: (d: OrchestratorDeps) => new OrchestratorService(d), inject: [DEPS] },
+        {
+          provide: OrchestratorService,
+          useFactory: (d: OrchestratorDeps) => new OrchestratorService(d),
+          inject: [DEPS],
+        },
         OrchestratorLifecycle,
       ],
     };

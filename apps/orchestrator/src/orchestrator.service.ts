@@ -9,8 +9,21 @@ import { validateSync } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { GranuleError } from '@granule/core';
 import { executionSubjects, nodeStreamId } from '@granule/contracts';
-import type { AgentRegistration, AgentRegistrationReply, CommandReply, DeploymentCommand, DeploymentCommandType, ExecutionSubjects, TaskProgressMessage } from '@granule/contracts';
-import { RetryFailedCommand, ResumeDeploymentCommand, StartDeploymentCommand, StopDeploymentCommand } from '@granule/contracts/dto';
+import type {
+  AgentRegistration,
+  AgentRegistrationReply,
+  CommandReply,
+  DeploymentCommand,
+  DeploymentCommandType,
+  ExecutionSubjects,
+  TaskProgressMessage,
+} from '@granule/contracts';
+import {
+  RetryFailedCommand,
+  ResumeDeploymentCommand,
+  StartDeploymentCommand,
+  StopDeploymentCommand,
+} from '@granule/contracts/dto';
 import { EventStore, NatsOutboxPublisher } from '@granule/event-store';
 import { decodeJson, describeFailure, ensureExecutionStreams } from '@granule/messaging';
 import { RepeatedFailureLog } from '@granule/observability';
@@ -75,8 +88,16 @@ export class OrchestratorService {
   private stopped = false;
 
   constructor(private readonly deps: OrchestratorDeps) {
-    this.tickFailures = new RepeatedFailureLog(deps.logger, { failing: 'tick failed; trying again every tick', recovered: 'ticks work again', level: 'error', describe: describeFailure });
-    this.outboxFailures = new RepeatedFailureLog(deps.logger, { failing: 'outbox publishing failed; retrying', recovered: 'outbox publishing works again' });
+    this.tickFailures = new RepeatedFailureLog(deps.logger, {
+      failing: 'tick failed; trying again every tick',
+      recovered: 'ticks work again',
+      level: 'error',
+      describe: describeFailure,
+    });
+    this.outboxFailures = new RepeatedFailureLog(deps.logger, {
+      failing: 'outbox publishing failed; retrying',
+      recovered: 'outbox publishing works again',
+    });
     const { config, nats, redis, dataSource, logger } = deps;
     this.subjects = executionSubjects(config.subjectPrefix);
     this.js = jetstream(nats);
@@ -88,7 +109,10 @@ export class OrchestratorService {
       onWaiting: (message, runId) => this.deps.logger.warn({ runId }, message),
     });
     // One tick reads each presence key once: the watcher reuses what the runs' health checks read.
-    const presence = new RedisPresence(redis, config.subjectPrefix, { maxAgeMs: config.tickMs / 2, ttlMs: config.presenceTtlSeconds * 1000 });
+    const presence = new RedisPresence(redis, config.subjectPrefix, {
+      maxAgeMs: config.tickMs / 2,
+      ttlMs: config.presenceTtlSeconds * 1000,
+    });
     this.presenceWatcher = new NodePresenceWatcher(presence, this.store, dataSource);
     this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans, planStore);
     this.runLog = new PostgresRunEventLog(this.store, dataSource);
@@ -112,8 +136,13 @@ export class OrchestratorService {
       // stream, which hands the command to its driver; a stopped one is nobody's and is resumed here.
       stop: async (runId) => {
         if (this.coordinator.owned().includes(runId)) return this.coordinator.stop(runId);
-        const command: DeploymentCommand = { type: 'StopDeployment', payload: { commandId: `${runId}-stop-${randomUUID()}`, runId } };
-        await this.js.publish(this.subjects.commands.stopDeployment, JSON.stringify(command), { msgID: command.payload.commandId });
+        const command: DeploymentCommand = {
+          type: 'StopDeployment',
+          payload: { commandId: `${runId}-stop-${randomUUID()}`, runId },
+        };
+        await this.js.publish(this.subjects.commands.stopDeployment, JSON.stringify(command), {
+          msgID: command.payload.commandId,
+        });
       },
       resume: (runId) => this.coordinator.resume(runId),
     });
@@ -132,7 +161,10 @@ export class OrchestratorService {
       max_deliver: 20,
     });
     this.queries.start();
-    this.registration = nats.subscribe(this.subjects.agents.register, { queue: 'orchestrator', callback: (err, msg) => void this.register(err, msg) });
+    this.registration = nats.subscribe(this.subjects.agents.register, {
+      queue: 'orchestrator',
+      callback: (err, msg) => void this.register(err, msg),
+    });
     const recovered = await this.recoverRuns();
     if (recovered.length > 0) logger.info({ runs: recovered }, 'continuing runs from the event log');
     this.syncResultFeeds();
@@ -150,7 +182,10 @@ export class OrchestratorService {
     this.queries.stop();
     await this.outbox?.stop();
     await this.nodeStatuses?.stop();
-    for (const runId of this.coordinator.owned()) await new RedisRunLease(this.deps.redis, this.deps.config.subjectPrefix, this.deps.config.instanceId, 1).release(runId);
+    for (const runId of this.coordinator.owned())
+      await new RedisRunLease(this.deps.redis, this.deps.config.subjectPrefix, this.deps.config.instanceId, 1).release(
+        runId,
+      );
   }
 
   private async tick(): Promise<void> {
@@ -163,7 +198,8 @@ export class OrchestratorService {
       this.syncResultFeeds();
       await this.keepOutbox();
       // One orchestrator records node presence changes: the one holding the outbox lease.
-      if (this.outbox) for (const e of await this.presenceWatcher.check()) this.deps.logger.info({ node: e.data.uid }, e.type);
+      if (this.outbox)
+        for (const e of await this.presenceWatcher.check()) this.deps.logger.info({ node: e.data.uid }, e.type);
       this.tickFailures.succeeded();
     } catch (err) {
       this.tickFailures.failed(err);
@@ -240,7 +276,11 @@ export class OrchestratorService {
       this.resultFeeds.set(runId, feed);
       // Results that arrive while a batch is being recorded form the next batch (one commit each).
       const pending: JsMsg[] = [];
-      const failures = new RepeatedFailureLog(this.deps.logger, { failing: 'could not record task results; they will be delivered again', recovered: 'task results are recorded again', level: 'error' });
+      const failures = new RepeatedFailureLog(this.deps.logger, {
+        failing: 'could not record task results; they will be delivered again',
+        recovered: 'task results are recorded again',
+        level: 'error',
+      });
       let draining: Promise<void> | undefined;
       const drain = async (): Promise<void> => {
         while (pending.length > 0) {
@@ -252,7 +292,10 @@ export class OrchestratorService {
               reports.push(decodeJson<TaskProgressMessage>(msg));
               readable.push(msg);
             } catch (err) {
-              this.deps.logger.error({ runId, err: (err as Error).message }, 'dropping a result that is not valid JSON');
+              this.deps.logger.error(
+                { runId, err: (err as Error).message },
+                'dropping a result that is not valid JSON',
+              );
               msg.term();
             }
           }
@@ -300,15 +343,26 @@ export class OrchestratorService {
       const envelope = decodeJson<{ type: DeploymentCommandType; payload: Record<string, unknown> }>(msg);
       commandId = typeof envelope.payload?.commandId === 'string' ? envelope.payload.commandId : commandId;
       const Dto = COMMAND_DTOS[envelope.type];
-      if (!Dto) throw new InvalidCommandError('INVALID_COMMAND', `unknown command type ${JSON.stringify(envelope.type)} (expected one of ${Object.keys(COMMAND_DTOS).join(', ')})`);
+      if (!Dto)
+        throw new InvalidCommandError(
+          'INVALID_COMMAND',
+          `unknown command type ${JSON.stringify(envelope.type)} (expected one of ${Object.keys(COMMAND_DTOS).join(', ')})`,
+        );
       const payload = plainToInstance(Dto, envelope.payload);
-      const problems = validateSync(payload).flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `${e.property}: ${m}`));
-      if (problems.length > 0) throw new InvalidCommandError('INVALID_COMMAND', `${envelope.type}: ${problems.join('; ')}`);
+      const problems = validateSync(payload).flatMap((e) =>
+        Object.values(e.constraints ?? {}).map((m) => `${e.property}: ${m}`),
+      );
+      if (problems.length > 0)
+        throw new InvalidCommandError('INVALID_COMMAND', `${envelope.type}: ${problems.join('; ')}`);
       const runId = await this.execute(envelope.type, payload as never, msg);
       if (runId === undefined) return; // handed to another orchestrator
       reply = { accepted: true, runId };
     } catch (err) {
-      reply = { accepted: false, code: err instanceof GranuleError ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) };
+      reply = {
+        accepted: false,
+        code: err instanceof GranuleError ? err.code : 'INTERNAL',
+        message: err instanceof Error ? err.message : String(err),
+      };
       this.deps.logger.warn({ commandId, code: reply.code }, reply.message);
     }
     this.deps.nats.publish(this.subjects.commands.replyFor(commandId), JSON.stringify(reply));
@@ -317,7 +371,11 @@ export class OrchestratorService {
   }
 
   /** Runs a command; returns the run id, or undefined when another orchestrator owns the run (the message goes back). */
-  private async execute(type: DeploymentCommandType, payload: Record<string, never>, msg: JsMsg): Promise<string | undefined> {
+  private async execute(
+    type: DeploymentCommandType,
+    payload: Record<string, never>,
+    msg: JsMsg,
+  ): Promise<string | undefined> {
     const c = payload as unknown as { runId: string; newRunId?: string };
     switch (type) {
       case 'StartDeployment': {
@@ -351,7 +409,10 @@ export class OrchestratorService {
     }
   }
 
-  private async register(err: Error | null, msg: { data: Uint8Array; respond(data: string): boolean; subject: string }): Promise<void> {
+  private async register(
+    err: Error | null,
+    msg: { data: Uint8Array; respond(data: string): boolean; subject: string },
+  ): Promise<void> {
     if (err) return;
     const answer = (reply: AgentRegistrationReply): void => void msg.respond(JSON.stringify(reply));
     try {
@@ -363,12 +424,27 @@ export class OrchestratorService {
       }
       await this.store.appendToStream(
         nodeStreamId(agent.uid),
-        [{ type: 'NodeRegistered', data: { uid: agent.uid, hostname: agent.hostname, address: agent.address, agentVersion: agent.agentVersion, at: new Date().toISOString() } }],
+        [
+          {
+            type: 'NodeRegistered',
+            data: {
+              uid: agent.uid,
+              hostname: agent.hostname,
+              address: agent.address,
+              agentVersion: agent.agentVersion,
+              at: new Date().toISOString(),
+            },
+          },
+        ],
         { expectedVersion: 'any' },
       );
       this.presenceWatcher.registered(agent.uid);
       this.deps.logger.info({ node: agent.uid, hostname: agent.hostname }, 'agent registered');
-      answer({ accepted: true, heartbeatSeconds: this.deps.config.heartbeatSeconds, presenceTtlSeconds: this.deps.config.presenceTtlSeconds });
+      answer({
+        accepted: true,
+        heartbeatSeconds: this.deps.config.heartbeatSeconds,
+        presenceTtlSeconds: this.deps.config.presenceTtlSeconds,
+      });
     } catch (e) {
       answer({ accepted: false, message: (e as Error).message });
     }

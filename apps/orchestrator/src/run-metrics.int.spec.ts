@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { createTestDatabase, EventStore, NATS_OUTBOX_CONSUMER, NatsOutboxPublisher, type TestDatabase } from '@granule/event-store';
+import {
+  createTestDatabase,
+  EventStore,
+  NATS_OUTBOX_CONSUMER,
+  NatsOutboxPublisher,
+  type TestDatabase,
+} from '@granule/event-store';
 import { connectNats } from '@granule/messaging';
 import { createMetrics } from '@granule/observability';
 import { createLogger } from '@granule/service-kit';
@@ -27,11 +33,36 @@ describe('run metrics from the event log and the outbox feed', () => {
     db = await createTestDatabase('run_metrics');
     store = new EventStore(db.dataSource);
     nats = await connectNats(NATS_URL, 'granule-run-metrics-test');
-    await store.appendToStream('run-a', [{ type: 'DeploymentRequested', data: { runId: 'a' } }, { type: 'PlanAccepted', data: {} }], { expectedVersion: 'no_stream' });
-    await store.appendToStream('run-b', [{ type: 'DeploymentRequested', data: { runId: 'b' } }, { type: 'DeploymentSucceeded', data: {} }], { expectedVersion: 'no_stream' });
-    await store.appendToStream('run-c', [{ type: 'DeploymentRequested', data: { runId: 'c' } }], { expectedVersion: 'no_stream' });
-    await store.appendToStream('run-d', [{ type: 'DeploymentRequested', data: { runId: 'd' } }, { type: 'DeploymentFailed', data: {} }], { expectedVersion: 'no_stream' });
-    await store.appendToStream('node-n1', [{ type: 'NodeRegistered', data: { uid: 'n1' } }], { expectedVersion: 'no_stream' });
+    await store.appendToStream(
+      'run-a',
+      [
+        { type: 'DeploymentRequested', data: { runId: 'a' } },
+        { type: 'PlanAccepted', data: {} },
+      ],
+      { expectedVersion: 'no_stream' },
+    );
+    await store.appendToStream(
+      'run-b',
+      [
+        { type: 'DeploymentRequested', data: { runId: 'b' } },
+        { type: 'DeploymentSucceeded', data: {} },
+      ],
+      { expectedVersion: 'no_stream' },
+    );
+    await store.appendToStream('run-c', [{ type: 'DeploymentRequested', data: { runId: 'c' } }], {
+      expectedVersion: 'no_stream',
+    });
+    await store.appendToStream(
+      'run-d',
+      [
+        { type: 'DeploymentRequested', data: { runId: 'd' } },
+        { type: 'DeploymentFailed', data: {} },
+      ],
+      { expectedVersion: 'no_stream' },
+    );
+    await store.appendToStream('node-n1', [{ type: 'NodeRegistered', data: { uid: 'n1' } }], {
+      expectedVersion: 'no_stream',
+    });
   });
 
   afterAll(async () => {
@@ -40,34 +71,79 @@ describe('run metrics from the event log and the outbox feed', () => {
   });
 
   it('counts runs by the state their last event gives, every state present', async () => {
-    expect(await countRunsByState(db.dataSource)).toEqual({ requested: 1, running: 1, stopping: 0, succeeded: 1, failed: 1, stopped: 0, refused: 0 });
+    expect(await countRunsByState(db.dataSource)).toEqual({
+      requested: 1,
+      running: 1,
+      stopping: 0,
+      succeeded: 1,
+      failed: 1,
+      stopped: 0,
+      refused: 0,
+    });
   });
 
   it('counts appended events and the events after a checkpoint (all of them without one)', async () => {
     expect(await countAppendedEvents(db.dataSource)).toBe(8);
     expect(await countConsumerLag(db.dataSource, 'nobody')).toBe(8);
     const [third] = await store.readAll({ maxCount: 3 }).then((events) => events.slice(2));
-    await store.storeCheckpoint('halfway', { transactionId: third.transactionId, globalPosition: third.globalPosition });
+    await store.storeCheckpoint('halfway', {
+      transactionId: third.transactionId,
+      globalPosition: third.globalPosition,
+    });
     expect(await countConsumerLag(db.dataSource, 'halfway')).toBe(5);
   });
 
   it('feeds task counters and latency from the published events, and the SQL gauges at each scrape', async () => {
     const metrics = createMetrics('orchestrator', { processMetrics: false });
-    const feed = new RunMetricsFeed(metrics, { nats, dataSource: db.dataSource, logger: createLogger('orchestrator', 'silent'), subjectPrefix: prefix });
+    const feed = new RunMetricsFeed(metrics, {
+      nats,
+      dataSource: db.dataSource,
+      logger: createLogger('orchestrator', 'silent'),
+      subjectPrefix: prefix,
+    });
     feed.start();
     const outbox = new NatsOutboxPublisher(nats, store, { subjectPrefix: `${prefix}.events`, pollIntervalMs: 20 });
     try {
       await nats.flush();
-      nats.publish(`${prefix}.dispatch.n1`, JSON.stringify({ runId: 'a', key: 'install@n1', node: 'n1', type: 'puppet', attempt: 1 }));
+      nats.publish(
+        `${prefix}.dispatch.n1`,
+        JSON.stringify({ runId: 'a', key: 'install@n1', node: 'n1', type: 'puppet', attempt: 1 }),
+      );
       await nats.flush();
       // One append each: the task's events come from separate coordinator steps.
-      await store.appendToStream('run-a', [{ type: 'TaskDispatched', data: { key: 'install@n1', attempt: 1, dispatchId: 'a/install@n1/1', at: at(0) } }], { expectedVersion: 2 });
-      await store.appendToStream('run-a', [{ type: 'TaskStarted', data: { key: 'install@n1', attempt: 1, at: at(2) } }], { expectedVersion: 3 });
-      await store.appendToStream('run-a', [{ type: 'TaskSucceeded', data: { key: 'install@n1', attempt: 1, exitCode: 0, durationMs: 5, outputTail: '', at: at(3) } }], { expectedVersion: 4 });
+      await store.appendToStream(
+        'run-a',
+        [{ type: 'TaskDispatched', data: { key: 'install@n1', attempt: 1, dispatchId: 'a/install@n1/1', at: at(0) } }],
+        { expectedVersion: 2 },
+      );
+      await store.appendToStream(
+        'run-a',
+        [{ type: 'TaskStarted', data: { key: 'install@n1', attempt: 1, at: at(2) } }],
+        { expectedVersion: 3 },
+      );
+      await store.appendToStream(
+        'run-a',
+        [
+          {
+            type: 'TaskSucceeded',
+            data: { key: 'install@n1', attempt: 1, exitCode: 0, durationMs: 5, outputTail: '', at: at(3) },
+          },
+        ],
+        { expectedVersion: 4 },
+      );
       outbox.start();
-      await until('the outbox to catch up', async () => (await countConsumerLag(db.dataSource, NATS_OUTBOX_CONSUMER)) === 0);
-      await until('the task counter', async () => (await metrics.render()).includes('granule_task_runs_total{state="succeeded",type="puppet",service="orchestrator"} 1'));
-      const lines = (await metrics.render()).split('\n').filter((l) => /^granule_(runs|event_log|dispatch_to_start_seconds_(sum|count))/.test(l));
+      await until(
+        'the outbox to catch up',
+        async () => (await countConsumerLag(db.dataSource, NATS_OUTBOX_CONSUMER)) === 0,
+      );
+      await until('the task counter', async () =>
+        (await metrics.render()).includes(
+          'granule_task_runs_total{state="succeeded",type="puppet",service="orchestrator"} 1',
+        ),
+      );
+      const lines = (await metrics.render())
+        .split('\n')
+        .filter((l) => /^granule_(runs|event_log|dispatch_to_start_seconds_(sum|count))/.test(l));
       expect(lines).toEqual([
         'granule_runs{state="requested",service="orchestrator"} 1',
         'granule_runs{state="running",service="orchestrator"} 1',

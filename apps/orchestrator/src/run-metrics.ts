@@ -62,7 +62,8 @@ export class RunEventMetrics {
       // Either may arrive first (a re-published batch, an outbox handover): pair them whichever comes first.
       const at = Date.parse(data.at ?? '');
       if (Number.isNaN(at)) return;
-      const [mine, other] = event.type === 'TaskDispatched' ? [this.dispatchedAt, this.startedAt] : [this.startedAt, this.dispatchedAt];
+      const [mine, other] =
+        event.type === 'TaskDispatched' ? [this.dispatchedAt, this.startedAt] : [this.startedAt, this.dispatchedAt];
       const pair = other.get(attemptKey);
       if (pair === undefined) return remember(mine, attemptKey, at);
       other.delete(attemptKey);
@@ -86,7 +87,9 @@ function remember<K, V>(collection: Map<K, V> | Set<K>, key: K, value?: V): void
 }
 
 /** Counts of run streams by their last event's type, mapped to `RUN_STATES`. */
-export async function countRunsByState(dataSource: Pick<DataSource, 'query'>): Promise<Record<(typeof RUN_STATES)[number], number>> {
+export async function countRunsByState(
+  dataSource: Pick<DataSource, 'query'>,
+): Promise<Record<(typeof RUN_STATES)[number], number>> {
   const rows: Array<{ type: string; runs: string }> = await dataSource.query(
     `SELECT last_event_type AS type, count(*)::text AS runs
        FROM granule_streams
@@ -100,7 +103,9 @@ export async function countRunsByState(dataSource: Pick<DataSource, 'query'>): P
 
 /** Events in the log: the sum of stream versions (exact, and cheap: one row per stream). */
 export async function countAppendedEvents(dataSource: Pick<DataSource, 'query'>): Promise<number> {
-  const [row]: Array<{ events: string }> = await dataSource.query(`SELECT COALESCE(sum(version), 0)::text AS events FROM granule_streams`);
+  const [row]: Array<{ events: string }> = await dataSource.query(
+    `SELECT COALESCE(sum(version), 0)::text AS events FROM granule_streams`,
+  );
   return Number(row.events);
 }
 
@@ -171,7 +176,11 @@ export class RunMetricsFeed {
     const consumer = this.deps.outboxConsumer ?? NATS_OUTBOX_CONSUMER;
     this.metrics.addCollector(async () => {
       try {
-        const [runs, appended, lag] = await Promise.all([countRunsByState(this.deps.dataSource), countAppendedEvents(this.deps.dataSource), countConsumerLag(this.deps.dataSource, consumer)]);
+        const [runs, appended, lag] = await Promise.all([
+          countRunsByState(this.deps.dataSource),
+          countAppendedEvents(this.deps.dataSource),
+          countConsumerLag(this.deps.dataSource, consumer),
+        ]);
         for (const [state, n] of Object.entries(runs)) this.metrics.runs.set({ state }, n);
         this.metrics.eventLogAppends.reset();
         this.metrics.eventLogAppends.inc(appended);

@@ -2,7 +2,19 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { GranuleError } from '@granule/core';
 import { runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import type { ExecutionSubjects, QueryReply, RunEvent, RunEventEntry, RunEventsRequest, RunGraphReply, RunGraphRequest, RunListEntry, RunShowRequest, RunSummary, RunsListRequest } from '@granule/contracts';
+import type {
+  ExecutionSubjects,
+  QueryReply,
+  RunEvent,
+  RunEventEntry,
+  RunEventsRequest,
+  RunGraphReply,
+  RunGraphRequest,
+  RunListEntry,
+  RunShowRequest,
+  RunSummary,
+  RunsListRequest,
+} from '@granule/contracts';
 import type { PlanStore } from '@granule/plan-store';
 import type { EventStore } from '@granule/event-store';
 import { applyResult, buildReport, createStrategyRun } from '@granule/deployment-strategy';
@@ -44,9 +56,18 @@ export class RunQueriesResponder {
             void (async () => {
               let reply: QueryReply<R>;
               try {
-                reply = { ok: true, result: await handle(msg.data.length ? (JSON.parse(new TextDecoder().decode(msg.data)) as Q) : ({} as Q)) };
+                reply = {
+                  ok: true,
+                  result: await handle(
+                    msg.data.length ? (JSON.parse(new TextDecoder().decode(msg.data)) as Q) : ({} as Q),
+                  ),
+                };
               } catch (e) {
-                reply = { ok: false, code: e instanceof GranuleError ? e.code : 'INTERNAL', message: (e as Error).message };
+                reply = {
+                  ok: false,
+                  code: e instanceof GranuleError ? e.code : 'INTERNAL',
+                  message: (e as Error).message,
+                };
               }
               msg.respond(JSON.stringify(reply));
             })();
@@ -66,7 +87,14 @@ export class RunQueriesResponder {
 
   async list(q: RunsListRequest): Promise<RunListEntry[]> {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
-    const rows: { stream_id: string; version: string; first_data: { envId?: string; graph?: string }; last_type: string; started: Date; updated: Date }[] = await this.dataSource.query(
+    const rows: {
+      stream_id: string;
+      version: string;
+      first_data: { envId?: string; graph?: string };
+      last_type: string;
+      started: Date;
+      updated: Date;
+    }[] = await this.dataSource.query(
       `SELECT s.stream_id, s.version, f.data AS first_data, s.last_event_type AS last_type, f.created_at AS started, s.updated_at AS updated
          FROM granule_streams s
          JOIN granule_events f ON f.stream_id = s.stream_id AND f.stream_version = 1
@@ -87,11 +115,22 @@ export class RunQueriesResponder {
 
   async events(q: RunEventsRequest): Promise<RunEventEntry[]> {
     if (typeof q.runId !== 'string') throw new QueryError('BAD_QUERY', 'runId: expected a run id');
-    const stored = await this.store.readStream(runStreamId(q.runId), { fromVersion: (q.after ?? 0) + 1, ...(q.upTo ? { toVersion: q.upTo } : {}) });
-    if (stored.length === 0 && !(q.after && q.after > 0) && (await this.store.readStreamVersion(runStreamId(q.runId))) === null) {
+    const stored = await this.store.readStream(runStreamId(q.runId), {
+      fromVersion: (q.after ?? 0) + 1,
+      ...(q.upTo ? { toVersion: q.upTo } : {}),
+    });
+    if (
+      stored.length === 0 &&
+      !(q.after && q.after > 0) &&
+      (await this.store.readStreamVersion(runStreamId(q.runId))) === null
+    ) {
       throw new QueryError('RUN_UNKNOWN', `run ${q.runId} does not exist (granule runs list shows the runs)`);
     }
-    return stored.map((e) => ({ version: e.streamVersion, at: new Date(e.createdAt).toISOString(), event: { type: e.type, data: e.data } as RunEvent }));
+    return stored.map((e) => ({
+      version: e.streamVersion,
+      at: new Date(e.createdAt).toISOString(),
+      event: { type: e.type, data: e.data } as RunEvent,
+    }));
   }
 
   /** A run's plan with each entry's status (`runs.graph`), or a stored plan by id. */
@@ -102,18 +141,27 @@ export class RunQueriesResponder {
     const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     if (accepted?.type !== 'PlanAccepted') {
-      throw new QueryError('BAD_QUERY', phases.length ? `run ${q.runId} is a strategy run; each phase run has a graph: ${phases.join(', ')}` : `run ${q.runId} has no plan (it was refused or is still planning)`);
+      throw new QueryError(
+        'BAD_QUERY',
+        phases.length
+          ? `run ${q.runId} is a strategy run; each phase run has a graph: ${phases.join(', ')}`
+          : `run ${q.runId} has no plan (it was refused or is still planning)`,
+      );
     }
     const plan = await this.plans.load(accepted.data.planId);
     const state = foldRun(q.runId, events, plan);
-    return { instances: (await this.documents.loadDocument(accepted.data.planId)).instances, statuses: Object.fromEntries(instanceStatuses(state)) };
+    return {
+      instances: (await this.documents.loadDocument(accepted.data.planId)).instances,
+      statuses: Object.fromEntries(instanceStatuses(state)),
+    };
   }
 
   async show(q: RunShowRequest): Promise<RunSummary> {
     const entries = await this.events({ runId: q.runId, ...(q.at ? { upTo: q.at } : {}) });
     const events = entries.map((e) => e.event);
     const accepted = events.find((e) => e.type === 'StrategyAccepted');
-    if (accepted?.type === 'StrategyAccepted') return this.showStrategy(q.runId, events, accepted.data.plan as unknown as StrategyPlan);
+    if (accepted?.type === 'StrategyAccepted')
+      return this.showStrategy(q.runId, events, accepted.data.plan as unknown as StrategyPlan);
     const planned = events.find((e) => e.type === 'PlanAccepted');
     const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
     return summarizeRun(foldRun(q.runId, events, plan), events);
@@ -125,7 +173,13 @@ export class RunQueriesResponder {
     const phaseRuns: string[] = [];
     for (const e of events) {
       if (e.type === 'StrategyPhaseStarted') phaseRuns.push(e.data.childRunId);
-      if (e.type === 'StrategyPhaseFinished') strategyState = applyResult(strategyState, { group: e.data.group, phase: e.data.phase, succeeded: e.data.succeeded, failed: e.data.failed });
+      if (e.type === 'StrategyPhaseFinished')
+        strategyState = applyResult(strategyState, {
+          group: e.data.group,
+          phase: e.data.phase,
+          succeeded: e.data.succeeded,
+          failed: e.data.failed,
+        });
     }
     const report = buildReport(strategyState);
     const parent = summarizeRun(foldRun(runId, events), events);
@@ -134,7 +188,8 @@ export class RunQueriesResponder {
       for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;
       for (const [uid, counts] of Object.entries(child.nodes)) {
         const into = (parent.nodes[uid] ??= { ...zero(child.nodes[uid]), failedNode: false });
-        for (const [k, v] of Object.entries(counts)) if (k !== 'failedNode') (into as unknown as Record<string, number>)[k] += v as number;
+        for (const [k, v] of Object.entries(counts))
+          if (k !== 'failedNode') (into as unknown as Record<string, number>)[k] += v as number;
         into.failedNode ||= counts.failedNode;
       }
       parent.failures.push(...child.failures);
@@ -144,7 +199,13 @@ export class RunQueriesResponder {
       ...parent,
       strategy: {
         outcome: report.outcome,
-        groups: report.groups.map((g) => ({ name: g.name, critical: g.critical, status: g.status, stage: g.stage, failures: g.failures })),
+        groups: report.groups.map((g) => ({
+          name: g.name,
+          critical: g.critical,
+          status: g.status,
+          stage: g.stage,
+          failures: g.failures,
+        })),
         nodes: report.nodes,
         phaseRuns,
       },

@@ -73,7 +73,12 @@ export function checkCondition(
     return null;
   } catch (error) {
     if (!(error instanceof ConditionSyntaxError)) throw error;
-    return { severity: 'error', code: error.code, message: `invalid condition ${JSON.stringify(source)}: ${error.message}`, ...where };
+    return {
+      severity: 'error',
+      code: error.code,
+      message: `invalid condition ${JSON.stringify(source)}: ${error.message}`,
+      ...where,
+    };
   }
 }
 
@@ -123,7 +128,8 @@ class Compiler {
         const column = ast.column;
         return (context) => {
           const value = operand(context);
-          if (typeof value !== 'number') this.fail(`unary '-' at column ${column} needs a number, found ${describeValue(value)}`, column);
+          if (typeof value !== 'number')
+            this.fail(`unary '-' at column ${column} needs a number, found ${describeValue(value)}`, column);
           return -value;
         };
       }
@@ -163,7 +169,10 @@ class Compiler {
       return (context) => {
         const role = arg(context);
         if (typeof role !== 'string') {
-          this.fail(`'api.${name}' at column ${column} expects a role name (string), found ${describeValue(role)}`, column);
+          this.fail(
+            `'api.${name}' at column ${column} expects a role name (string), found ${describeValue(role)}`,
+            column,
+          );
         }
         return role;
       };
@@ -200,7 +209,8 @@ class Compiler {
   }
 
   private order(operator: '<' | '<=' | '>' | '>=', a: ConditionValue, b: ConditionValue, column: number): boolean {
-    const comparable = (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string');
+    const comparable =
+      (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string');
     if (!comparable) {
       this.fail(
         `cannot compare ${describeValue(a)} with ${describeValue(b)} using '${operator}' at column ${column}: both sides must be numbers or both strings`,
@@ -226,10 +236,16 @@ class Compiler {
     if (typeof haystack === 'string' || typeof haystack === 'object') {
       if (typeof needle !== 'string') {
         const what = typeof haystack === 'string' ? 'a string' : 'an object';
-        this.fail(`'in' at column ${column} needs a string on the left when the right is ${what}, found ${describeValue(needle)}`, column);
+        this.fail(
+          `'in' at column ${column} needs a string on the left when the right is ${what}, found ${describeValue(needle)}`,
+          column,
+        );
       }
       return typeof haystack === 'string' ? haystack.includes(needle) : Object.hasOwn(haystack, needle);
     }
-    return this.fail(`'in' at column ${column} needs a list, a string or an object on the right, found ${describeValue(haystack)}`, column);
+    return this.fail(
+      `'in' at column ${column} needs a list, a string or an object on the right, found ${describeValue(haystack)}`,
+      column,
+    );
   }
 }

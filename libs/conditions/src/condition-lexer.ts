@@ -1,7 +1,8 @@
 import { ConditionSyntaxError } from './condition.errors';
 import type { ConditionNamespace } from './condition.types';
 
-export type Punctuation = '(' | ')' | '[' | ']' | ',' | '.' | '==' | '!=' | '<' | '<=' | '>' | '>=' | '!' | '&&' | '||' | '-';
+export type Punctuation =
+  '(' | ')' | '[' | ']' | ',' | '.' | '==' | '!=' | '<' | '<=' | '>' | '>=' | '!' | '&&' | '||' | '-';
 
 export type Token =
   | { type: 'string'; value: string; column: number; text: string }
@@ -57,7 +58,10 @@ export function tokenize(source: string): Token[] {
       i++;
       for (;;) {
         if (i >= source.length) {
-          fail(`unterminated string at column ${start + 1}: expected a closing ${c} before the end of the expression`, start);
+          fail(
+            `unterminated string at column ${start + 1}: expected a closing ${c} before the end of the expression`,
+            start,
+          );
         }
         const ch = source[i];
         if (ch === c) break;
@@ -84,7 +88,10 @@ export function tokenize(source: string): Token[] {
       if (source[i] === '.') {
         i++;
         if (!isDigit(source[i] ?? '')) {
-          fail(`malformed number '${source.slice(start, i)}' at column ${start + 1}: expected a digit after '.'`, start);
+          fail(
+            `malformed number '${source.slice(start, i)}' at column ${start + 1}: expected a digit after '.'`,
+            start,
+          );
         }
         while (i < source.length && isDigit(source[i])) i++;
       }
@@ -119,7 +126,10 @@ export function tokenize(source: string): Token[] {
       }
       const text = source.slice(start, i);
       if (!(NAMESPACES as readonly string[]).includes(name)) {
-        fail(`unknown namespace '${name}:' in '${text}' at column ${start + 1} (known: ${NAMESPACES.join(', ')})`, start);
+        fail(
+          `unknown namespace '${name}:' in '${text}' at column ${start + 1} (known: ${NAMESPACES.join(', ')})`,
+          start,
+        );
       }
       tokens.push({ type: 'reference', namespace: name as ConditionNamespace, path, column: start + 1, text });
       continue;
@@ -136,7 +146,8 @@ export function tokenize(source: string): Token[] {
       continue;
     }
     if (c === '=') fail(`unexpected '=' at column ${start + 1}: use '==' to compare`, start);
-    if (c === '&' || c === '|') fail(`unexpected '${c}' at column ${start + 1}: use '${c}${c}' or '${c === '&' ? 'and' : 'or'}'`, start);
+    if (c === '&' || c === '|')
+      fail(`unexpected '${c}' at column ${start + 1}: use '${c}${c}' or '${c === '&' ? 'and' : 'or'}'`, start);
     fail(`unexpected character '${c}' at column ${start + 1}`, start);
   }
   tokens.push({ type: 'end', column: source.length + 1, text: '' });

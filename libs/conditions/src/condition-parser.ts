@@ -3,7 +3,11 @@ import { describeToken, tokenize, type Token } from './condition-lexer';
 import type { ApiMember, ComparisonOperator, ConditionAst } from './condition.types';
 
 /** Argument count of each `api` function. */
-export const API_FUNCTIONS: Readonly<Record<string, number>> = { role_in_deployment: 1, role_in_cluster: 1, nodes_count: 0 };
+export const API_FUNCTIONS: Readonly<Record<string, number>> = {
+  role_in_deployment: 1,
+  role_in_cluster: 1,
+  nodes_count: 0,
+};
 /** Properties of the `api` object (read without parentheses). */
 export const API_PROPERTIES: readonly string[] = ['cluster_status'];
 
@@ -72,7 +76,8 @@ class Parser {
     const t = this.peek();
     if (this.isName(t, 'or') || this.isPunct(t, '||')) return { bp: BP_OR, width: 1, kind: 'or' };
     if (this.isName(t, 'and') || this.isPunct(t, '&&')) return { bp: BP_AND, width: 1, kind: 'and' };
-    if (t.type === 'punct' && COMPARISONS.has(t.value)) return { bp: BP_COMPARE, width: 1, kind: t.value as ComparisonOperator };
+    if (t.type === 'punct' && COMPARISONS.has(t.value))
+      return { bp: BP_COMPARE, width: 1, kind: t.value as ComparisonOperator };
     if (this.isName(t, 'in')) return { bp: BP_COMPARE, width: 1, kind: 'in' };
     if (this.isName(t, 'not') && this.isName(this.peek(1), 'in')) return { bp: BP_COMPARE, width: 2, kind: 'not in' };
     return null;
@@ -194,7 +199,10 @@ class Parser {
         this.fail(`'${name}' at column ${t.column} is a function: call it as ${name}${example}`, t.column);
       }
       if (!API_PROPERTIES.includes(member.value)) {
-        this.fail(`unknown api property '${name}' at column ${t.column} (known: ${API_PROPERTIES.join(', ')})`, t.column);
+        this.fail(
+          `unknown api property '${name}' at column ${t.column} (known: ${API_PROPERTIES.join(', ')})`,
+          t.column,
+        );
       }
       return { kind: 'api', column: t.column, member: member.value as ApiMember, args: [] };
     }

@@ -18,7 +18,8 @@ export interface ConditionContext {
 }
 
 /** A value an expression can produce: JSON-like data (objects come from the context). */
-export type ConditionValue = null | boolean | number | string | readonly ConditionValue[] | { readonly [key: string]: unknown };
+export type ConditionValue =
+  null | boolean | number | string | readonly ConditionValue[] | { readonly [key: string]: unknown };
 
 /** Namespaces a reference (`<namespace>:<path>`) can read. */
 export type ConditionNamespace = 'cluster' | 'settings' | 'release' | 'node';

@@ -32,7 +32,8 @@ function context(overrides: Partial<ConditionContext> = {}): ConditionContext {
   };
 }
 
-const run = (source: string, ctx: ConditionContext = context()): boolean => evaluateCondition(compileCondition(source), ctx);
+const run = (source: string, ctx: ConditionContext = context()): boolean =>
+  evaluateCondition(compileCondition(source), ctx);
 
 function evaluationError(source: string, ctx: ConditionContext = context()): ConditionEvaluationError {
   const compiled = compileCondition(source);
@@ -63,10 +64,15 @@ describe('evaluateCondition - the seed examples', () => {
     const nodes = Array.from({ length: 11 }, (_, i): NodeSpec => ({ uid: String(i), roles: ['compute'] }));
     const ctx = context({ cluster: { status: 'new', settings: {} }, nodes });
     expect(run("api.cluster_status == 'new' and api.nodes_count() > 10", ctx)).toBe(true);
-    expect(run("api.cluster_status == 'new' and api.nodes_count() > 10", context({ cluster: { status: 'new', settings: {} } }))).toBe(false);
+    expect(
+      run(
+        "api.cluster_status == 'new' and api.nodes_count() > 10",
+        context({ cluster: { status: 'new', settings: {} } }),
+      ),
+    ).toBe(false);
   });
 
-  it("null == settings:a.b is true only while the path is missing", () => {
+  it('null == settings:a.b is true only while the path is missing', () => {
     const ctx = context({ cluster: { status: 'new', settings: { a: { b: 'set' } } } });
     expect(run("cluster:status != 'new' or null == settings:a.b", ctx)).toBe(false);
   });
@@ -83,7 +89,7 @@ describe('evaluateCondition - operators', () => {
     ['not true', false],
     ['!false', true],
     ['not null', true],
-    ["1 == 1.0", true],
+    ['1 == 1.0', true],
     ["'1' == 1", false],
     ['true == 1', false],
     ["'a' != 'b'", true],
@@ -92,7 +98,7 @@ describe('evaluateCondition - operators', () => {
     ['[1, [2, 3]] == [1, [2, 3]]', true],
     ['[1, 2] == [2, 1]', false],
     ['[1, 2] == [1, 2, 3]', false],
-    ['settings:storage.backends.value == [\'ceph\', \'lvm\']', true],
+    ["settings:storage.backends.value == ['ceph', 'lvm']", true],
     ['settings:common.debug == settings:common.debug', true],
     ['settings:common.debug == settings:common.verbose', false],
     ['2 < 3', true],
@@ -107,7 +113,7 @@ describe('evaluateCondition - operators', () => {
     ["'ceph' in settings:storage.backends.value", true],
     ["'swift' in settings:storage.backends.value", false],
     ["'swift' not in settings:storage.backends.value", true],
-    ["[1, 2] in [[1, 2], [3]]", true],
+    ['[1, 2] in [[1, 2], [3]]', true],
     ["'plug' in settings:foo.bar.value", true],
     ["'PLUG' in settings:foo.bar.value", false],
     ["'debug' in settings:common", true],
@@ -233,7 +239,10 @@ describe('evaluateCondition - paths cannot reach prototypes', () => {
   });
 
   it('still reads a key named constructor when the data really has one', () => {
-    const settings = JSON.parse('{"constructor": {"value": "own"}, "__proto__": {"value": "own too"}}') as Record<string, unknown>;
+    const settings = JSON.parse('{"constructor": {"value": "own"}, "__proto__": {"value": "own too"}}') as Record<
+      string,
+      unknown
+    >;
     const ctx = context({ cluster: { status: 'new', settings } });
     expect(run("settings:constructor.value == 'own' and settings:__proto__.value == 'own too'", ctx)).toBe(true);
   });
@@ -264,7 +273,7 @@ describe('evaluateCondition - api', () => {
   });
 
   it('api role functions accept any expression yielding a string', () => {
-    expect(run("api.role_in_deployment(settings:foo.bar.value)")).toBe(false);
+    expect(run('api.role_in_deployment(settings:foo.bar.value)')).toBe(false);
     const ctx = context({ cluster: { status: 'new', settings: { role: 'compute' } } });
     expect(run('api.role_in_deployment(settings:role)', ctx)).toBe(true);
   });
@@ -277,17 +286,32 @@ describe('evaluateCondition - api', () => {
 
 describe('evaluateCondition - evaluation errors', () => {
   it.each([
-    ["settings:foo.bar.value > 1", `cannot compare string "xyz-plugin" with number 1 using '>' at column 24: both sides must be numbers or both strings`],
-    ['settings:missing <= 3', "cannot compare null with number 3 using '<=' at column 18: both sides must be numbers or both strings"],
-    ['true < false', "cannot compare boolean true with boolean false using '<' at column 6: both sides must be numbers or both strings"],
-    ['settings:storage.backends.value >= 1', "cannot compare a list with number 1 using '>=' at column 33: both sides must be numbers or both strings"],
+    [
+      'settings:foo.bar.value > 1',
+      `cannot compare string "xyz-plugin" with number 1 using '>' at column 24: both sides must be numbers or both strings`,
+    ],
+    [
+      'settings:missing <= 3',
+      "cannot compare null with number 3 using '<=' at column 18: both sides must be numbers or both strings",
+    ],
+    [
+      'true < false',
+      "cannot compare boolean true with boolean false using '<' at column 6: both sides must be numbers or both strings",
+    ],
+    [
+      'settings:storage.backends.value >= 1',
+      "cannot compare a list with number 1 using '>=' at column 33: both sides must be numbers or both strings",
+    ],
     ["1 in 'abc'", "'in' at column 3 needs a string on the left when the right is a string, found number 1"],
     ['null in settings:common', "'in' at column 6 needs a string on the left when the right is an object, found null"],
     ["'a' in 5", "'in' at column 5 needs a list, a string or an object on the right, found number 5"],
     ["'a' not in true", "'in' at column 5 needs a list, a string or an object on the right, found boolean true"],
-    ["-cluster:status", `unary '-' at column 1 needs a number, found string "operational"`],
+    ['-cluster:status', `unary '-' at column 1 needs a number, found string "operational"`],
     ['api.role_in_deployment(1)', "'api.role_in_deployment' at column 1 expects a role name (string), found number 1"],
-    ['true and api.role_in_cluster(settings:common)', "'api.role_in_cluster' at column 10 expects a role name (string), found an object"],
+    [
+      'true and api.role_in_cluster(settings:common)',
+      "'api.role_in_cluster' at column 10 expects a role name (string), found an object",
+    ],
   ])('%s', (source, message) => {
     const error = evaluationError(source);
     expect(error.message).toBe(message);
@@ -306,7 +330,11 @@ describe('evaluateCondition - evaluation errors', () => {
 describe('compileCondition - reuse', () => {
   it('evaluates one compiled condition against different contexts', () => {
     const compiled = compileCondition("'ceph-osd' in node:roles");
-    expect([controller, osd, zabbix].map((node) => evaluateCondition(compiled, context({ node })))).toEqual([false, true, false]);
+    expect([controller, osd, zabbix].map((node) => evaluateCondition(compiled, context({ node })))).toEqual([
+      false,
+      true,
+      false,
+    ]);
     expect(compiled.source).toBe("'ceph-osd' in node:roles");
   });
 });
@@ -316,10 +344,10 @@ describe('referencesNode', () => {
     ["'ceph-osd' in node:roles", true],
     ["true or node:rack == 'r1'", true],
     ['not (node:uid == null)', true],
-    ["api.role_in_deployment(node:name)", true],
+    ['api.role_in_deployment(node:name)', true],
     ["[node:uid] == ['1']", true],
     ["api.cluster_status == 'operational'", false],
-    ["settings:node.value and cluster:node", false],
+    ['settings:node.value and cluster:node', false],
     ["'node:roles' == 'x'", false],
   ])('%s -> %s', (source, expected) => {
     expect(referencesNode(compileCondition(source))).toBe(expected);
@@ -332,7 +360,14 @@ describe('checkCondition', () => {
   });
 
   it('returns an error diagnostic located by the caller', () => {
-    expect(checkCondition("api.role_in_deploy('x')", { file: 'tasks.yaml', line: 7, taskId: 'zabbix-agent', path: '[2].condition' })).toEqual({
+    expect(
+      checkCondition("api.role_in_deploy('x')", {
+        file: 'tasks.yaml',
+        line: 7,
+        taskId: 'zabbix-agent',
+        path: '[2].condition',
+      }),
+    ).toEqual({
       severity: 'error',
       code: 'CONDITION_SYNTAX',
       message: `invalid condition "api.role_in_deploy('x')": unknown function 'api.role_in_deploy' at column 1 (known: role_in_deployment, role_in_cluster, nodes_count)`,

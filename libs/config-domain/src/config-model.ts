@@ -1,9 +1,25 @@
 /** Lifecycle of an environment (a Fuel cluster). */
-export const ENVIRONMENT_STATUSES = ['new', 'deployment', 'operational', 'partially_deployed', 'error', 'stopped'] as const;
+export const ENVIRONMENT_STATUSES = [
+  'new',
+  'deployment',
+  'operational',
+  'partially_deployed',
+  'error',
+  'stopped',
+] as const;
 export type EnvironmentStatus = (typeof ENVIRONMENT_STATUSES)[number];
 
 /** Lifecycle of a node, from discovery to ready. */
-export const NODE_STATUSES = ['discover', 'provisioning', 'provisioned', 'deploying', 'ready', 'error', 'offline', 'stopped'] as const;
+export const NODE_STATUSES = [
+  'discover',
+  'provisioning',
+  'provisioned',
+  'deploying',
+  'ready',
+  'error',
+  'offline',
+  'stopped',
+] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 
 /** Names operators give environments, plugins' graph types and strategies: no spaces or slashes. */
@@ -20,7 +36,10 @@ export type GraphRecords = Record<string, TaskRecord[]>;
  * Sets dotted paths in a copy of `settings`: `{'storage.ceph.value': true}`. A `null` value
  * removes the key. Intermediate mappings are created; a non-mapping in the way is replaced.
  */
-export function applySettingsPatch(settings: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+export function applySettingsPatch(
+  settings: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
   const out = structuredClone(settings);
   for (const [path, value] of Object.entries(patch)) {
     const keys = path.split('.');

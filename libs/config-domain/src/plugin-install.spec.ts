@@ -5,7 +5,7 @@ const files = new MemoryPluginFiles(
   {
     'metadata.yaml': [
       'name: anchored',
-      "title: Anchored",
+      'title: Anchored',
       "version: '1.0.0'",
       "package_version: '5.0.0'",
       'description: x',
@@ -38,13 +38,20 @@ const files = new MemoryPluginFiles(
 describe('preparePlugin', () => {
   it('anchors relative script paths at the scripts folder the nodes see', async () => {
     const prepared = await preparePlugin(files, { scriptsDir: '/srv/plugins/anchored/deployment_scripts' });
-    const task = (prepared.pluginReleases[0].graphs.default as { id: string; parameters: Record<string, unknown> }[]).find((t) => t.id === 'configure');
-    expect(task?.parameters).toMatchObject({ puppet_manifest: '/srv/plugins/anchored/deployment_scripts/manifests/site.pp', puppet_modules: '/srv/plugins/anchored/deployment_scripts/modules' });
+    const task = (
+      prepared.pluginReleases[0].graphs.default as { id: string; parameters: Record<string, unknown> }[]
+    ).find((t) => t.id === 'configure');
+    expect(task?.parameters).toMatchObject({
+      puppet_manifest: '/srv/plugins/anchored/deployment_scripts/manifests/site.pp',
+      puppet_modules: '/srv/plugins/anchored/deployment_scripts/modules',
+    });
   });
 
   it('keeps the paths as written without a scripts folder (a package)', async () => {
     const prepared = await preparePlugin(files);
-    const task = (prepared.pluginReleases[0].graphs.default as { id: string; parameters: Record<string, unknown> }[]).find((t) => t.id === 'configure');
+    const task = (
+      prepared.pluginReleases[0].graphs.default as { id: string; parameters: Record<string, unknown> }[]
+    ).find((t) => t.id === 'configure');
     expect(task?.parameters).toMatchObject({ puppet_manifest: 'manifests/site.pp' });
   });
 });

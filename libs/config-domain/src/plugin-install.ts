@@ -40,13 +40,24 @@ export interface PreparedPlugin {
   warnings: Diagnostic[];
 }
 
-const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+const text = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 
-async function graphsFor(files: PluginFiles, query: PluginTaskOptions, warnings: Diagnostic[], scriptsDir: string | undefined): Promise<GraphRecords> {
+async function graphsFor(
+  files: PluginFiles,
+  query: PluginTaskOptions,
+  warnings: Diagnostic[],
+  scriptsDir: string | undefined,
+): Promise<GraphRecords> {
   const set = await loadPluginTasks(files, query);
   if (set.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(set.diagnostics);
-  for (const d of set.diagnostics) if (!warnings.some((w) => w.code === d.code && w.message === d.message && w.file === d.file)) warnings.push(d);
-  const graphs = scriptsDir ? Object.fromEntries(Object.entries(set.graphs).map(([type, tasks]) => [type, anchorScriptPaths(tasks, scriptsDir)])) : set.graphs;
+  for (const d of set.diagnostics)
+    if (!warnings.some((w) => w.code === d.code && w.message === d.message && w.file === d.file)) warnings.push(d);
+  const graphs = scriptsDir
+    ? Object.fromEntries(
+        Object.entries(set.graphs).map(([type, tasks]) => [type, anchorScriptPaths(tasks, scriptsDir)]),
+      )
+    : set.graphs;
   return toGraphRecords(graphs);
 }
 
@@ -55,7 +66,10 @@ async function graphsFor(files: PluginFiles, query: PluginTaskOptions, warnings:
  * loads its tasks for every release it names. Throws `InvalidInputError` with every problem
  * when anything is wrong, so nothing is stored for an invalid plugin.
  */
-export async function preparePlugin(files: PluginFiles, options: { scriptsDir?: string } = {}): Promise<PreparedPlugin> {
+export async function preparePlugin(
+  files: PluginFiles,
+  options: { scriptsDir?: string } = {},
+): Promise<PreparedPlugin> {
   const validation = await validatePlugin(files);
   if (!validation.valid) throw new InvalidInputError(validation.diagnostics);
   const warnings = validation.diagnostics.filter((d) => d.severity !== 'error');
@@ -82,12 +96,32 @@ export async function preparePlugin(files: PluginFiles, options: { scriptsDir?: 
       if (!r.isRelease) continue;
       const name = text(rec.release_name) ?? text(rec.name) ?? prepared.name;
       const attributes: Record<string, unknown> = { ...rec };
-      for (const key of [...CONF_KEYS, 'graphs', 'release_name', 'version', 'description', 'operating_system', 'os', 'is_release']) delete attributes[key];
-      const release: PreparedRelease = { name, version, operatingSystem: os, attributes, graphs: await graphsFor(files, { release: name }, warnings, options.scriptsDir) };
+      for (const key of [
+        ...CONF_KEYS,
+        'graphs',
+        'release_name',
+        'version',
+        'description',
+        'operating_system',
+        'os',
+        'is_release',
+      ])
+        delete attributes[key];
+      const release: PreparedRelease = {
+        name,
+        version,
+        operatingSystem: os,
+        attributes,
+        graphs: await graphsFor(files, { release: name }, warnings, options.scriptsDir),
+      };
       if (text(rec.description) !== undefined) release.description = text(rec.description);
       prepared.releases.push(release);
     } else if (!prepared.pluginReleases.some((p) => p.os === os && p.version === version)) {
-      prepared.pluginReleases.push({ os, version, graphs: await graphsFor(files, { os, releaseVersion: version }, warnings, options.scriptsDir) });
+      prepared.pluginReleases.push({
+        os,
+        version,
+        graphs: await graphsFor(files, { os, releaseVersion: version }, warnings, options.scriptsDir),
+      });
     }
   }
   return prepared;

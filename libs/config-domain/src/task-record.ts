@@ -62,7 +62,15 @@ export function toGraphRecords(graphs: Record<string, TaskDefinition[]>): GraphR
  * Reads stored or uploaded records (deployment_tasks format) into tasks. `label` stands for
  * the file in diagnostics (e.g. `releases/3/deployment_tasks`); `plugin` tags plugin tasks.
  */
-export function parseTaskRecordList(records: readonly unknown[], label: string, plugin?: string): { tasks: TaskDefinition[]; diagnostics: Diagnostic[] } {
-  const result = parseTaskData([...records], label, plugin === undefined ? { format: 'deployment-tasks' } : { format: 'deployment-tasks', plugin });
+export function parseTaskRecordList(
+  records: readonly unknown[],
+  label: string,
+  plugin?: string,
+): { tasks: TaskDefinition[]; diagnostics: Diagnostic[] } {
+  const result = parseTaskData(
+    [...records],
+    label,
+    plugin === undefined ? { format: 'deployment-tasks' } : { format: 'deployment-tasks', plugin },
+  );
   return { tasks: result.tasks, diagnostics: result.diagnostics };
 }

@@ -18,7 +18,12 @@ export interface TaskRangeFilter {
  * order (first instance). Without filters, `tasks` unchanged. Throws the planner's `PlanError`
  * for an unknown task id or one that runs on none of the nodes.
  */
-export function selectTaskRange(tasks: TaskDefinition[], nodes: NodeSpec[], filter: TaskRangeFilter, cluster?: ClusterSpec): TaskDefinition[] {
+export function selectTaskRange(
+  tasks: TaskDefinition[],
+  nodes: NodeSpec[],
+  filter: TaskRangeFilter,
+  cluster?: ClusterSpec,
+): TaskDefinition[] {
   if (!filter.start && !filter.end) return tasks;
   const filters: PlanFilters = {};
   if (filter.start) filters.start = filter.start;
@@ -109,7 +114,12 @@ export function environmentGraph(input: EnvironmentGraphInput): TaskDefinition[]
   for (const p of input.plugins) for (const t of Object.keys(p.graphs)) types.add(t);
   if (!types.has(input.type)) {
     throw new InvalidInputError([
-      { severity: 'error', code: 'CONFIG_UNKNOWN_GRAPH', path: 'type', message: `graph '${input.type}' does not exist; the environment has: ${[...types].sort().join(', ')}` },
+      {
+        severity: 'error',
+        code: 'CONFIG_UNKNOWN_GRAPH',
+        path: 'type',
+        message: `graph '${input.type}' does not exist; the environment has: ${[...types].sort().join(', ')}`,
+      },
     ]);
   }
   const diagnostics: Diagnostic[] = [];
@@ -119,7 +129,10 @@ export function environmentGraph(input: EnvironmentGraphInput): TaskDefinition[]
     return r.tasks;
   };
   const release = parse(input.release.graphs[input.type] ?? [], `${input.release.label}/${input.type}`);
-  const plugins = input.plugins.map((p) => ({ name: p.name, tasks: parse(p.graphs[input.type] ?? [], `plugins/${p.name}/${input.type}`, p.name) }));
+  const plugins = input.plugins.map((p) => ({
+    name: p.name,
+    tasks: parse(p.graphs[input.type] ?? [], `plugins/${p.name}/${input.type}`, p.name),
+  }));
   const cluster = input.type === 'default' ? parse(input.overrides, input.overridesLabel) : [];
   const merged = mergeTaskLayers({ release, plugins, cluster });
   diagnostics.push(...merged.diagnostics);

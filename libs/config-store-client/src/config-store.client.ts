@@ -32,7 +32,10 @@ export class ConfigStoreClient {
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
-  async request<K extends ConfigOperation>(operation: K, payload: ConfigStoreRequest<K>): Promise<ConfigStoreReplies[K]> {
+  async request<K extends ConfigOperation>(
+    operation: K,
+    payload: ConfigStoreRequest<K>,
+  ): Promise<ConfigStoreReplies[K]> {
     const subject = configSubject(this.prefix, operation);
     let text: string;
     try {
@@ -41,16 +44,25 @@ export class ConfigStoreClient {
     } catch (err) {
       const where = `${this.prefix}.config.*`;
       if (err instanceof RequestError && err.isNoResponders()) {
-        throw new ConfigStoreUnavailableError('CONFIG_STORE_UNAVAILABLE', `config-store did not answer on ${where}: ${CONFIG_STORE_HINT}`, { cause: err });
+        throw new ConfigStoreUnavailableError(
+          'CONFIG_STORE_UNAVAILABLE',
+          `config-store did not answer on ${where}: ${CONFIG_STORE_HINT}`,
+          { cause: err },
+        );
       }
       if (err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError)) {
-        throw new ConfigStoreUnavailableError('CONFIG_STORE_UNAVAILABLE', `config-store did not answer on ${where} within ${this.timeoutMs / 1000} s: is it running and connected to the same NATS? (${CONFIG_STORE_HINT})`, { cause: err });
+        throw new ConfigStoreUnavailableError(
+          'CONFIG_STORE_UNAVAILABLE',
+          `config-store did not answer on ${where} within ${this.timeoutMs / 1000} s: is it running and connected to the same NATS? (${CONFIG_STORE_HINT})`,
+          { cause: err },
+        );
       }
       throw err;
     }
     const reply = JSON.parse(text) as ConfigReply<ConfigStoreReplies[K]>;
     if (reply.ok) return reply.data;
-    if (reply.error.diagnostics && reply.error.diagnostics.length > 0) throw new InvalidInputError(reply.error.diagnostics);
+    if (reply.error.diagnostics && reply.error.diagnostics.length > 0)
+      throw new InvalidInputError(reply.error.diagnostics);
     throw new ConfigStoreRequestError(reply.error.code, reply.error.message);
   }
 }

@@ -13,12 +13,25 @@ export const NATS_HINT = 'start it with tools/setup.sh or set GRANULE_NATS_URL';
  * reconnecting afterwards. Throws `NatsUnavailableError`:
  * `cannot reach NATS at <url>: connection refused — <hint>`.
  */
-export async function connectNats(url: string, options: { name: string; hint?: string; timeoutMs?: number }): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  options: { name: string; hint?: string; timeoutMs?: number },
+): Promise<NatsConnection> {
   try {
-    return await connect({ servers: url, name: options.name, timeout: options.timeoutMs ?? 5000, waitOnFirstConnect: false, maxReconnectAttempts: -1 });
+    return await connect({
+      servers: url,
+      name: options.name,
+      timeout: options.timeoutMs ?? 5000,
+      waitOnFirstConnect: false,
+      maxReconnectAttempts: -1,
+    });
   } catch (err) {
     const cause = err as { message?: string; cause?: { code?: string } };
     const why = cause.cause?.code === 'ENOTFOUND' ? 'unknown host' : (cause.message ?? String(err)).split('\n')[0];
-    throw new NatsUnavailableError('NATS_UNAVAILABLE', `cannot reach NATS at ${url}: ${why} — ${options.hint ?? NATS_HINT}`, { cause: err });
+    throw new NatsUnavailableError(
+      'NATS_UNAVAILABLE',
+      `cannot reach NATS at ${url}: ${why} — ${options.hint ?? NATS_HINT}`,
+      { cause: err },
+    );
   }
 }

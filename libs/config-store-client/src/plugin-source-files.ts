@@ -36,7 +36,8 @@ export async function readPluginSourceFiles(source: string): Promise<PluginSourc
   if (isPackageFile(source)) {
     for (const e of await readPackageEntries(source)) {
       if (e.type === 'dir') files[`${e.path}/`] = '';
-      else if (e.type === 'file') files[e.path] = DATA_FILE_RE.test(e.path) ? (e.data ?? Buffer.alloc(0)).toString('utf8') : '';
+      else if (e.type === 'file')
+        files[e.path] = DATA_FILE_RE.test(e.path) ? (e.data ?? Buffer.alloc(0)).toString('utf8') : '';
     }
     return { source, files };
   }
@@ -44,7 +45,12 @@ export async function readPluginSourceFiles(source: string): Promise<PluginSourc
     await walk(source, '', files);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const message = code === 'ENOENT' ? `${source} does not exist` : code === 'ENOTDIR' ? `${source} is neither a plugin folder nor a .tar.gz package` : (err as Error).message;
+    const message =
+      code === 'ENOENT'
+        ? `${source} does not exist`
+        : code === 'ENOTDIR'
+          ? `${source} is neither a plugin folder nor a .tar.gz package`
+          : (err as Error).message;
     throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_NOT_FOUND', message, file: source }]);
   }
   const scripts = path.resolve(source, 'deployment_scripts');

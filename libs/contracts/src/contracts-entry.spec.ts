@@ -8,7 +8,8 @@ import * as ts from 'typescript';
 // aliases; type-only imports and `import('x')` types are erased and skipped.
 
 const repoRoot = path.resolve(__dirname, '../../..');
-const aliases: Record<string, string[]> = JSON.parse(readFileSync(path.join(repoRoot, 'tsconfig.base.json'), 'utf8')).compilerOptions.paths;
+const aliases: Record<string, string[]> = JSON.parse(readFileSync(path.join(repoRoot, 'tsconfig.base.json'), 'utf8'))
+  .compilerOptions.paths;
 const VALIDATION_LIBS = ['class-validator', 'class-transformer', 'reflect-metadata'];
 
 function isFile(file: string): boolean {
@@ -23,7 +24,8 @@ function resolveLocal(fromFile: string, specifier: string): string | undefined {
   let base: string;
   if (specifier.startsWith('.')) base = path.resolve(path.dirname(fromFile), specifier);
   else if (aliases[specifier]) return path.join(repoRoot, aliases[specifier][0]);
-  else if (specifier.startsWith('@granule/')) throw new Error(`${fromFile}: '${specifier}' is not a path alias of tsconfig.base.json`);
+  else if (specifier.startsWith('@granule/'))
+    throw new Error(`${fromFile}: '${specifier}' is not a path alias of tsconfig.base.json`);
   else return undefined;
   const found = [`${base}.ts`, path.join(base, 'index.ts'), base].find(isFile);
   if (!found) throw new Error(`${fromFile}: cannot resolve '${specifier}'`);
@@ -44,12 +46,18 @@ function runtimeSpecifiers(file: string): string[] {
       return;
     }
     if (ts.isImportEqualsDeclaration(node)) {
-      if (!node.isTypeOnly && ts.isExternalModuleReference(node.moduleReference)) found.push((node.moduleReference.expression as ts.StringLiteral).text);
+      if (!node.isTypeOnly && ts.isExternalModuleReference(node.moduleReference))
+        found.push((node.moduleReference.expression as ts.StringLiteral).text);
       return;
     }
-    if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))) {
+    if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(node.expression) && node.expression.text === 'require'))
+    ) {
       const [arg] = node.arguments;
-      if (!arg || !ts.isStringLiteralLike(arg)) throw new Error(`${file}: a dynamic import/require of a computed name cannot be checked`);
+      if (!arg || !ts.isStringLiteralLike(arg))
+        throw new Error(`${file}: a dynamic import/require of a computed name cannot be checked`);
       found.push(arg.text);
     }
     ts.forEachChild(node, visit);
@@ -76,7 +84,8 @@ function runtimeGraph(entry: string): { files: string[]; packages: string[] } {
   return { files: [...files].map((f) => path.relative(repoRoot, f)).sort(), packages: [...packages].sort() };
 }
 
-const validationLibs = (packages: string[]): string[] => packages.filter((p) => VALIDATION_LIBS.some((lib) => p === lib || p.startsWith(`${lib}/`)));
+const validationLibs = (packages: string[]): string[] =>
+  packages.filter((p) => VALIDATION_LIBS.some((lib) => p === lib || p.startsWith(`${lib}/`)));
 
 describe('@granule/contracts entry points', () => {
   it('the main entry loads no validation library at runtime', () => {
@@ -91,7 +100,11 @@ describe('@granule/contracts entry points', () => {
     const graph = runtimeGraph(path.join(__dirname, 'dto/index.ts'));
     expect(validationLibs(graph.packages)).toEqual(['class-transformer', 'class-validator', 'reflect-metadata']);
     expect(graph.files).toEqual(
-      expect.arrayContaining(['libs/contracts/src/dto/config-store.dto.ts', 'libs/contracts/src/dto/config-store.requests.ts', 'libs/contracts/src/dto/validate-payload.ts']),
+      expect.arrayContaining([
+        'libs/contracts/src/dto/config-store.dto.ts',
+        'libs/contracts/src/dto/config-store.requests.ts',
+        'libs/contracts/src/dto/validate-payload.ts',
+      ]),
     );
   });
 

@@ -62,7 +62,12 @@ export type DeploymentCommand =
   | { type: 'ResumeDeployment'; payload: ResumeDeployment }
   | { type: 'RetryFailed'; payload: RetryFailed };
 
-export const DEPLOYMENT_COMMAND_TYPES = ['StartDeployment', 'StopDeployment', 'ResumeDeployment', 'RetryFailed'] as const;
+export const DEPLOYMENT_COMMAND_TYPES = [
+  'StartDeployment',
+  'StopDeployment',
+  'ResumeDeployment',
+  'RetryFailed',
+] as const;
 export type DeploymentCommandType = (typeof DEPLOYMENT_COMMAND_TYPES)[number];
 
 /** What the orchestrator answers to a command. */

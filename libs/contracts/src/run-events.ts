@@ -46,7 +46,14 @@ export interface StrategyPhaseStarted {
 /** A group phase ended; its nodes by outcome. */
 export interface StrategyPhaseFinished {
   type: 'StrategyPhaseFinished';
-  data: { group: string; phase: 'prepare' | 'deploy'; childRunId: string; succeeded: string[]; failed: string[]; note?: string };
+  data: {
+    group: string;
+    phase: 'prepare' | 'deploy';
+    childRunId: string;
+    succeeded: string[];
+    failed: string[];
+    note?: string;
+  };
 }
 
 /** The end-of-run strategy report: groups with stage and failures, nodes by status. */
@@ -97,7 +104,15 @@ export interface TaskSucceeded {
 
 export interface TaskFailed {
   type: 'TaskFailed';
-  data: { key: string; attempt: number; exitCode: number | null; durationMs: number; outputTail: string; error?: string; at: string };
+  data: {
+    key: string;
+    attempt: number;
+    exitCode: number | null;
+    durationMs: number;
+    outputTail: string;
+    error?: string;
+    at: string;
+  };
 }
 
 export interface TaskTimedOut {
@@ -194,7 +209,12 @@ const RUN_EVENT_TYPE_KEYS: Record<RunEventType, true> = {
 export const RUN_EVENT_TYPES: readonly RunEventType[] = Object.keys(RUN_EVENT_TYPE_KEYS) as RunEventType[];
 
 /** Terminal events: after one of them the run takes no command but RetryFailed. */
-export const TERMINAL_RUN_EVENTS: readonly RunEventType[] = ['DeploymentRefused', 'DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped'];
+export const TERMINAL_RUN_EVENTS: readonly RunEventType[] = [
+  'DeploymentRefused',
+  'DeploymentSucceeded',
+  'DeploymentFailed',
+  'DeploymentStopped',
+];
 
 export interface NodeRegistered {
   type: 'NodeRegistered';

@@ -36,7 +36,10 @@ export interface RunShowRequest {
   at?: number;
 }
 
-export type InstanceCounts = Record<'pending' | 'dispatched' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'dep_failed' | 'timed_out' | 'not_in_run', number>;
+export type InstanceCounts = Record<
+  'pending' | 'dispatched' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'dep_failed' | 'timed_out' | 'not_in_run',
+  number
+>;
 
 /** A run's state as the recap shows it. */
 export interface RunSummary {
@@ -56,7 +59,13 @@ export interface RunSummary {
   /** Strategy runs: the groups' outcome (the phase runs' task counts are in `nodes` and `totals`). */
   strategy?: {
     outcome: string | null;
-    groups: { name: string; critical: boolean; status: string; stage: string; failures: { criteria: string; needed: unknown; actual: unknown }[] }[];
+    groups: {
+      name: string;
+      critical: boolean;
+      status: string;
+      stage: string;
+      failures: { criteria: string; needed: unknown; actual: unknown }[];
+    }[];
     nodes: Record<string, string[]>;
     phaseRuns: string[];
   };

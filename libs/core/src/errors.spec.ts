@@ -3,7 +3,15 @@ import { formatDiagnostic, InvalidInputError } from './errors';
 describe('formatDiagnostic', () => {
   it('names the file, line, key path and task', () => {
     expect(
-      formatDiagnostic({ severity: 'error', code: 'X', message: 'expected a number, got "ten"', file: 'tasks.yaml', line: 4, path: '[3].parameters.timeout', taskId: 'netconfig' }),
+      formatDiagnostic({
+        severity: 'error',
+        code: 'X',
+        message: 'expected a number, got "ten"',
+        file: 'tasks.yaml',
+        line: 4,
+        path: '[3].parameters.timeout',
+        taskId: 'netconfig',
+      }),
     ).toBe('tasks.yaml:4: [3].parameters.timeout: task \'netconfig\': expected a number, got "ten"');
   });
 

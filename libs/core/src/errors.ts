@@ -41,7 +41,13 @@ export function formatDiagnostic(d: Diagnostic): string {
 /** Raised when user input is invalid; carries every error found, not only the first. */
 export class InvalidInputError extends GranuleError<'INVALID_INPUT'> {
   constructor(readonly diagnostics: Diagnostic[]) {
-    super('INVALID_INPUT', diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic).join('\n'));
+    super(
+      'INVALID_INPUT',
+      diagnostics
+        .filter((d) => d.severity === 'error')
+        .map(formatDiagnostic)
+        .join('\n'),
+    );
   }
 }
 

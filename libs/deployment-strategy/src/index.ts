@@ -9,7 +9,14 @@ export { validateStrategy } from './strategy-validation';
 export { findCycles } from './strategy-checks';
 export { isEmptySelector, selectNodes, selectorMatches } from './node-selector';
 export { evaluateCriteria, type NodeTally } from './success-criteria';
-export { DEFAULT_GROUP_NAME, defaultStrategy, orderGroups, planStrategy, type PlannedGroup, type StrategyPlan } from './strategy-plan';
+export {
+  DEFAULT_GROUP_NAME,
+  defaultStrategy,
+  orderGroups,
+  planStrategy,
+  type PlannedGroup,
+  type StrategyPlan,
+} from './strategy-plan';
 export {
   applyResult,
   createStrategyRun,
@@ -24,4 +31,10 @@ export {
   type StrategyRunState,
 } from './strategy-run';
 export { simulateStrategy, type SimulationFailures } from './strategy-simulator';
-export { buildReport, formatProcessingLog, type GroupReportRow, type StepReportLine, type StrategyReport } from './strategy-report';
+export {
+  buildReport,
+  formatProcessingLog,
+  type GroupReportRow,
+  type StepReportLine,
+  type StrategyReport,
+} from './strategy-report';

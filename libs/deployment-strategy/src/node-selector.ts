@@ -3,7 +3,12 @@ import type { GroupSelector } from './strategy.types';
 
 /** True when the selector names no criterion at all (it then selects every node). */
 export function isEmptySelector(selector: GroupSelector): boolean {
-  return selector.nodeNames.length === 0 && selector.nodeTags.length === 0 && selector.nodeLabels.length === 0 && selector.rackNames.length === 0;
+  return (
+    selector.nodeNames.length === 0 &&
+    selector.nodeTags.length === 0 &&
+    selector.nodeLabels.length === 0 &&
+    selector.rackNames.length === 0
+  );
 }
 
 /**
@@ -11,12 +16,22 @@ export function isEmptySelector(selector: GroupSelector): boolean {
  * matches. `nodeNames` match the node's `name` or its `uid`.
  */
 export function selectorMatches(selector: GroupSelector, node: NodeSpec): boolean {
-  if (selector.nodeNames.length > 0 && !selector.nodeNames.some((n) => n === node.uid || (node.name !== undefined && n === node.name))) return false;
+  if (
+    selector.nodeNames.length > 0 &&
+    !selector.nodeNames.some((n) => n === node.uid || (node.name !== undefined && n === node.name))
+  )
+    return false;
   if (selector.nodeTags.length > 0 && !selector.nodeTags.some((t) => node.tags?.includes(t) ?? false)) return false;
-  if (selector.nodeLabels.length > 0 && !selector.nodeLabels.some((l) => node.labels !== undefined && Object.hasOwn(node.labels, l.key) && node.labels[l.key] === l.value)) {
+  if (
+    selector.nodeLabels.length > 0 &&
+    !selector.nodeLabels.some(
+      (l) => node.labels !== undefined && Object.hasOwn(node.labels, l.key) && node.labels[l.key] === l.value,
+    )
+  ) {
     return false;
   }
-  if (selector.rackNames.length > 0 && !(node.rack !== undefined && selector.rackNames.includes(node.rack))) return false;
+  if (selector.rackNames.length > 0 && !(node.rack !== undefined && selector.rackNames.includes(node.rack)))
+    return false;
   return true;
 }
 

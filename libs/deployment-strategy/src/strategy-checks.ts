@@ -10,7 +10,11 @@ export type Segment = string | number;
 /** Records one finding; `at` is the path relative to the strategy (for line lookup), null for no place in the file. */
 export type Report = (severity: Severity, code: string, at: Segment[] | null, path: string, message: string) => void;
 
-export const CRITERIA_KEYS: readonly CriterionName[] = ['percent_successful_nodes', 'minimum_successful_nodes', 'maximum_failed_nodes'];
+export const CRITERIA_KEYS: readonly CriterionName[] = [
+  'percent_successful_nodes',
+  'minimum_successful_nodes',
+  'maximum_failed_nodes',
+];
 
 /** `"text"`, `5`, `true`, `null`, `a list`, `a map` — how a found value is named in messages. */
 export function describe(value: unknown): string {
@@ -33,13 +37,16 @@ export function groupPath(index: number, name: unknown): string {
 /** The message for a bad group name, or undefined when it is fine. */
 export function nameProblem(name: unknown): string | undefined {
   if (name === undefined) return 'required, expected a non-empty string';
-  return typeof name === 'string' && name.trim() !== '' ? undefined : `expected a non-empty string, got ${describe(name)}`;
+  return typeof name === 'string' && name.trim() !== ''
+    ? undefined
+    : `expected a non-empty string, got ${describe(name)}`;
 }
 
 /** The message for a bad criterion value, or undefined when it is fine. */
 export function criterionProblem(key: CriterionName, value: unknown): string | undefined {
   const isInt = typeof value === 'number' && Number.isInteger(value);
-  if (key === 'percent_successful_nodes') return isInt && value >= 0 && value <= 100 ? undefined : `expected an integer 0-100, got ${describe(value)}`;
+  if (key === 'percent_successful_nodes')
+    return isInt && value >= 0 && value <= 100 ? undefined : `expected an integer 0-100, got ${describe(value)}`;
   return isInt && value >= 0 ? undefined : `expected an integer >= 0, got ${describe(value)}`;
 }
 
@@ -74,7 +81,13 @@ export function checkDependencies(entries: readonly GroupEntry[], report: Report
     if (!e.named) continue;
     const first = byName.get(e.group.name);
     if (first) {
-      report('error', 'STRATEGY_DUPLICATE_GROUP', ['groups', e.index, 'name'], `${groupPath(e.index, e.group.name)}.name`, `duplicate group name '${e.group.name}', first used by groups[${first.index}]`);
+      report(
+        'error',
+        'STRATEGY_DUPLICATE_GROUP',
+        ['groups', e.index, 'name'],
+        `${groupPath(e.index, e.group.name)}.name`,
+        `duplicate group name '${e.group.name}', first used by groups[${first.index}]`,
+      );
     } else {
       byName.set(e.group.name, e);
     }
@@ -82,13 +95,25 @@ export function checkDependencies(entries: readonly GroupEntry[], report: Report
   for (const e of entries) {
     e.group.dependsOn.forEach((dep, i) => {
       if (!byName.has(dep)) {
-        report('error', 'STRATEGY_UNKNOWN_DEPENDENCY', ['groups', e.index, 'depends_on', i], `${groupPath(e.index, e.group.name)}.depends_on[${i}]`, `unknown group '${dep}'`);
+        report(
+          'error',
+          'STRATEGY_UNKNOWN_DEPENDENCY',
+          ['groups', e.index, 'depends_on', i],
+          `${groupPath(e.index, e.group.name)}.depends_on[${i}]`,
+          `unknown group '${dep}'`,
+        );
       }
     });
   }
   for (const cycle of findCycles([...byName.values()].sort((a, b) => a.index - b.index).map((e) => e.group))) {
     const start = byName.get(cycle[0]) as GroupEntry;
-    report('error', 'STRATEGY_DEPENDENCY_CYCLE', ['groups', start.index, 'depends_on'], `${groupPath(start.index, start.group.name)}.depends_on`, `circular dependency: ${cycle.join(' -> ')}`);
+    report(
+      'error',
+      'STRATEGY_DEPENDENCY_CYCLE',
+      ['groups', start.index, 'depends_on'],
+      `${groupPath(start.index, start.group.name)}.depends_on`,
+      `circular dependency: ${cycle.join(' -> ')}`,
+    );
   }
 }
 
@@ -169,23 +194,47 @@ export function checkAgainstNodes(entries: readonly GroupEntry[], nodes: readonl
     const where = groupPath(e.index, e.group.name);
     const selected = selectNodes(e.group.selectors, nodes);
     selected.forEach((uid) => covered.add(uid));
-    if (selected.length === 0) report('warning', 'STRATEGY_EMPTY_GROUP', ['groups', e.index, 'selectors'], `${where}.selectors`, 'selects no node');
+    if (selected.length === 0)
+      report(
+        'warning',
+        'STRATEGY_EMPTY_GROUP',
+        ['groups', e.index, 'selectors'],
+        `${where}.selectors`,
+        'selects no node',
+      );
     e.group.selectors.forEach((s, si) => {
       if (isEmptySelector(s)) return;
       s.nodeNames.forEach((n, ni) => {
         if (!nodes.some((node) => node.uid === n || node.name === n)) {
-          report('warning', 'STRATEGY_UNKNOWN_NODE', ['groups', e.index, 'selectors', si, 'node_names', ni], `${where}.selectors[${si}].node_names[${ni}]`, `no node has the name or uid '${n}'`);
+          report(
+            'warning',
+            'STRATEGY_UNKNOWN_NODE',
+            ['groups', e.index, 'selectors', si, 'node_names', ni],
+            `${where}.selectors[${si}].node_names[${ni}]`,
+            `no node has the name or uid '${n}'`,
+          );
         }
       });
     });
   }
   for (const node of nodes) {
-    if (!covered.has(node.uid)) report('warning', 'STRATEGY_NODE_UNGROUPED', null, '', `node '${node.uid}' is selected by no group and will not be deployed`);
+    if (!covered.has(node.uid))
+      report(
+        'warning',
+        'STRATEGY_NODE_UNGROUPED',
+        null,
+        '',
+        `node '${node.uid}' is selected by no group and will not be deployed`,
+      );
   }
 }
 
 /** Builds a `Report` that appends to `diagnostics`; `locate` finds the line of a path when known. */
-export function reporter(diagnostics: Diagnostic[], file: string | undefined, locate?: (at: Segment[]) => number | undefined): Report {
+export function reporter(
+  diagnostics: Diagnostic[],
+  file: string | undefined,
+  locate?: (at: Segment[]) => number | undefined,
+): Report {
   return (severity, code, at, path, message) => {
     const line = at === null ? undefined : locate?.(at);
     diagnostics.push({

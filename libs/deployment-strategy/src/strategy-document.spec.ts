@@ -7,15 +7,28 @@ import { validateStrategy } from './strategy-validation';
 import type { DeploymentStrategy } from './strategy.types';
 
 const seedText = readFileSync(join(__dirname, '__fixtures__', 'seed-strategy.yaml'), 'utf8');
-const errorsOf = (input: unknown, nodes?: NodeSpec[]): string[] => parseStrategyDocument(input, 's.yaml', nodes).diagnostics.map(formatDiagnostic);
-const group = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ name: 'g', critical: true, depends_on: [], selectors: [], ...extra });
+const errorsOf = (input: unknown, nodes?: NodeSpec[]): string[] =>
+  parseStrategyDocument(input, 's.yaml', nodes).diagnostics.map(formatDiagnostic);
+const group = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  name: 'g',
+  critical: true,
+  depends_on: [],
+  selectors: [],
+  ...extra,
+});
 
 describe('parseStrategyDocument', () => {
   it('reads the seed example envelope into typed groups in document order', () => {
     const { strategy, diagnostics } = parseStrategyDocument(seedText, 'seed.yaml');
     expect(diagnostics).toEqual([]);
     expect(strategy?.name).toBe('deployment-strategy');
-    expect(strategy?.groups.map((g) => g.name)).toEqual(['control-nodes', 'compute-nodes-1', 'compute-nodes-2', 'monitoring-nodes', 'ntp-node']);
+    expect(strategy?.groups.map((g) => g.name)).toEqual([
+      'control-nodes',
+      'compute-nodes-1',
+      'compute-nodes-2',
+      'monitoring-nodes',
+      'ntp-node',
+    ]);
     expect(strategy?.groups[0]).toEqual({
       name: 'control-nodes',
       critical: true,
@@ -27,7 +40,11 @@ describe('parseStrategyDocument', () => {
   });
 
   it('accepts a bare {groups} map, as text or as data', () => {
-    const data = { groups: [group({ selectors: [{ node_labels: ['tier : db', { ucp_control_plane: 'enabled' }], node_names: [5] }] })] };
+    const data = {
+      groups: [
+        group({ selectors: [{ node_labels: ['tier : db', { ucp_control_plane: 'enabled' }], node_names: [5] }] }),
+      ],
+    };
     const expected: DeploymentStrategy = {
       groups: [
         {
@@ -61,7 +78,9 @@ describe('parseStrategyDocument', () => {
 
   it('percent over 100 - names the group, the field, expected and found, with the line', () => {
     const text = seedText.replace('percent_successful_nodes: 50', 'percent_successful_nodes: 150');
-    expect(errorsOf(text)).toEqual(['s.yaml:40: groups[1] (compute-nodes-1).success_criteria.percent_successful_nodes: expected an integer 0-100, got 150']);
+    expect(errorsOf(text)).toEqual([
+      's.yaml:40: groups[1] (compute-nodes-1).success_criteria.percent_successful_nodes: expected an integer 0-100, got 150',
+    ]);
   });
 
   it('reports every shape error of every group, not only the first', () => {
@@ -71,7 +90,12 @@ describe('parseStrategyDocument', () => {
         group({ name: '', selectors: [{ node_tags: 'control', rack: ['r1'], node_names: [true] }, 'all'] }),
         group({
           name: 'c',
-          success_criteria: { percent_successful_nodes: 75.5, minimum_successful_nodes: -1, maximum_failed_nodes: '2', max_failed: 1 },
+          success_criteria: {
+            percent_successful_nodes: 75.5,
+            minimum_successful_nodes: -1,
+            maximum_failed_nodes: '2',
+            max_failed: 1,
+          },
         }),
         group({ name: 'd', success_criteria: {} }),
         group({ name: 'e', success_criteria: null, depends_on: [7] }),
@@ -110,7 +134,9 @@ describe('parseStrategyDocument', () => {
   });
 
   it('labels - rejects strings without exactly one colon or with an empty side, naming the label', () => {
-    const data = { groups: [group({ selectors: [{ node_labels: ['nocolon', 'a:b:c', ' :v', 'k: ', { k: null }, 3] }] })] };
+    const data = {
+      groups: [group({ selectors: [{ node_labels: ['nocolon', 'a:b:c', ' :v', 'k: ', { k: null }, 3] }] })],
+    };
     const prefix = 's.yaml: groups[0] (g).selectors[0].node_labels';
     const tail = 'expected a label "key:value" with one colon and a non-empty key and value, got';
     expect(errorsOf(data)).toEqual([
@@ -124,7 +150,9 @@ describe('parseStrategyDocument', () => {
   });
 
   it('names - duplicates and unknown dependencies are errors', () => {
-    const data = { groups: [group({ name: 'a' }), group({ name: 'b', depends_on: ['a', 'zz'] }), group({ name: 'a' })] };
+    const data = {
+      groups: [group({ name: 'a' }), group({ name: 'b', depends_on: ['a', 'zz'] }), group({ name: 'a' })],
+    };
     expect(errorsOf(data)).toEqual([
       "s.yaml: groups[2] (a).name: duplicate group name 'a', first used by groups[0]",
       "s.yaml: groups[1] (b).depends_on[1]: unknown group 'zz'",
@@ -151,7 +179,17 @@ describe('parseStrategyDocument', () => {
   });
 
   it('cycle - reported with the line of the first group on it', () => {
-    const text = ['groups:', '  - name: a', '    critical: true', '    depends_on: [b]', '    selectors: []', '  - name: b', '    critical: false', '    depends_on: [a]', '    selectors: []'].join('\n');
+    const text = [
+      'groups:',
+      '  - name: a',
+      '    critical: true',
+      '    depends_on: [b]',
+      '    selectors: []',
+      '  - name: b',
+      '    critical: false',
+      '    depends_on: [a]',
+      '    selectors: []',
+    ].join('\n');
     expect(errorsOf(text)).toEqual(['s.yaml:4: groups[0] (a).depends_on: circular dependency: a -> b -> a']);
   });
 
@@ -159,7 +197,9 @@ describe('parseStrategyDocument', () => {
     expect(errorsOf('schema: shipyard/DeploymentConfiguration/v1\ndata: {groups: []}\n')).toEqual([
       's.yaml:1: schema: expected shipyard/DeploymentStrategy/v1, got "shipyard/DeploymentConfiguration/v1"',
     ]);
-    expect(errorsOf('schema: shipyard/DeploymentStrategy/v1\ndata:\n  groups: []\n')).toEqual(['s.yaml:3: groups: expected a non-empty list of groups, got an empty list']);
+    expect(errorsOf('schema: shipyard/DeploymentStrategy/v1\ndata:\n  groups: []\n')).toEqual([
+      's.yaml:3: groups: expected a non-empty list of groups, got an empty list',
+    ]);
     expect(errorsOf('name: x\n')).toEqual([
       's.yaml:1: expected a DeploymentStrategy document (schema: shipyard/DeploymentStrategy/v1 with data.groups) or a map with groups, got a map without groups',
     ]);
@@ -172,7 +212,12 @@ describe('parseStrategyDocument', () => {
   it('reports YAML syntax errors with a line and no strategy', () => {
     const result = parseStrategyDocument('groups:\n  - name: [a\n', 's.yaml');
     expect(result.strategy).toBeUndefined();
-    expect(result.diagnostics[0]).toMatchObject({ severity: 'error', code: 'STRATEGY_YAML_SYNTAX', file: 's.yaml', line: expect.any(Number) });
+    expect(result.diagnostics[0]).toMatchObject({
+      severity: 'error',
+      code: 'STRATEGY_YAML_SYNTAX',
+      file: 's.yaml',
+      line: expect.any(Number),
+    });
   });
 
   it('with nodes - warns about empty groups, unknown node names and ungrouped nodes, still valid', () => {
@@ -180,7 +225,12 @@ describe('parseStrategyDocument', () => {
       { uid: '1', name: 'ctl01', roles: [], tags: ['control'] },
       { uid: '2', roles: [] },
     ];
-    const data = { groups: [group({ name: 'ctl', selectors: [{ node_names: ['ctl01', 'ghost'] }] }), group({ name: 'none', selectors: [{ node_tags: ['storage'] }] })] };
+    const data = {
+      groups: [
+        group({ name: 'ctl', selectors: [{ node_names: ['ctl01', 'ghost'] }] }),
+        group({ name: 'none', selectors: [{ node_tags: ['storage'] }] }),
+      ],
+    };
     const result = parseStrategyDocument(data, 's.yaml', nodes);
     expect(result.strategy).toBeDefined();
     expect(result.diagnostics.map((d) => `${d.severity} ${d.code} ${formatDiagnostic(d)}`)).toEqual([
@@ -196,7 +246,13 @@ describe('validateStrategy', () => {
     const strategy: DeploymentStrategy = {
       groups: [
         { name: ' ', critical: true, dependsOn: [], selectors: [] },
-        { name: 'b', critical: false, dependsOn: ['c'], selectors: [{ nodeNames: [], nodeTags: [], nodeLabels: [{ key: 'k', value: '' }], rackNames: [] }], successCriteria: { percentSuccessfulNodes: 101 } },
+        {
+          name: 'b',
+          critical: false,
+          dependsOn: ['c'],
+          selectors: [{ nodeNames: [], nodeTags: [], nodeLabels: [{ key: 'k', value: '' }], rackNames: [] }],
+          successCriteria: { percentSuccessfulNodes: 101 },
+        },
         { name: 'c', critical: false, dependsOn: ['b'], selectors: [], successCriteria: {} },
       ],
     };

@@ -46,7 +46,11 @@ const SELECTOR_KEYS = ['node_names', 'node_tags', 'node_labels', 'rack_names'];
  * path relative to the strategy body, e.g. `groups[1] (compute-nodes-1).success_criteria.percent_successful_nodes`.
  * With `nodes`, the warnings of {@link validateStrategy} about nodes are added.
  */
-export function parseStrategyDocument(input: string | unknown, file: string, nodes?: readonly NodeSpec[]): ParsedStrategy {
+export function parseStrategyDocument(
+  input: string | unknown,
+  file: string,
+  nodes?: readonly NodeSpec[],
+): ParsedStrategy {
   const diagnostics: Diagnostic[] = [];
   let data: unknown = input;
   let locate: ((at: Segment[]) => number | undefined) | undefined;
@@ -74,11 +78,31 @@ export function parseStrategyDocument(input: string | unknown, file: string, nod
       const matching = nonEmpty.filter((d) => d.get('schema') === DEPLOYMENT_STRATEGY_SCHEMA);
       if (matching.length !== 1) {
         const message = `expected one document with schema ${DEPLOYMENT_STRATEGY_SCHEMA} among ${nonEmpty.length} documents, found ${matching.length}`;
-        return { diagnostics: [{ severity: 'error', code: 'STRATEGY_INVALID_DOCUMENT', message, file, ...(matching[1] ? { line: lineAt(matching[1], lineCounter, []) } : {}) }] };
+        return {
+          diagnostics: [
+            {
+              severity: 'error',
+              code: 'STRATEGY_INVALID_DOCUMENT',
+              message,
+              file,
+              ...(matching[1] ? { line: lineAt(matching[1], lineCounter, []) } : {}),
+            },
+          ],
+        };
       }
       chosen = matching[0];
     }
-    if (!chosen) return { diagnostics: [{ severity: 'error', code: 'STRATEGY_INVALID_DOCUMENT', message: 'expected a DeploymentStrategy document, got an empty file', file }] };
+    if (!chosen)
+      return {
+        diagnostics: [
+          {
+            severity: 'error',
+            code: 'STRATEGY_INVALID_DOCUMENT',
+            message: 'expected a DeploymentStrategy document, got an empty file',
+            file,
+          },
+        ],
+      };
     data = chosen.toJS();
     const doc = chosen;
     locate = (at) => lineAt(doc, lineCounter, [...base, ...at]);
@@ -90,11 +114,16 @@ export function parseStrategyDocument(input: string | unknown, file: string, nod
     return { diagnostics };
   };
 
-  if (!isRecord(data)) return fail(`expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a map with groups, got ${describe(data)}`, []);
+  if (!isRecord(data))
+    return fail(
+      `expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a map with groups, got ${describe(data)}`,
+      [],
+    );
   let body: Record<string, unknown>;
   let name: string | undefined;
   if ('schema' in data || 'data' in data) {
-    if ('schema' in data && data.schema !== DEPLOYMENT_STRATEGY_SCHEMA) return fail(`expected ${DEPLOYMENT_STRATEGY_SCHEMA}, got ${describe(data.schema)}`, ['schema'], 'schema');
+    if ('schema' in data && data.schema !== DEPLOYMENT_STRATEGY_SCHEMA)
+      return fail(`expected ${DEPLOYMENT_STRATEGY_SCHEMA}, got ${describe(data.schema)}`, ['schema'], 'schema');
     if (!isRecord(data.data)) return fail(`expected a map with groups, got ${describe(data.data)}`, ['data'], 'data');
     body = data.data;
     base = ['data'];
@@ -102,13 +131,18 @@ export function parseStrategyDocument(input: string | unknown, file: string, nod
   } else if ('groups' in data) {
     body = data;
   } else {
-    return fail(`expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a map with groups, got a map without groups`, []);
+    return fail(
+      `expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a map with groups, got a map without groups`,
+      [],
+    );
   }
   for (const key of Object.keys(body)) {
-    if (key !== 'groups') report('warning', 'STRATEGY_UNKNOWN_KEY', [key], key, `unknown key '${key}' (expected groups)`);
+    if (key !== 'groups')
+      report('warning', 'STRATEGY_UNKNOWN_KEY', [key], key, `unknown key '${key}' (expected groups)`);
   }
   if (!('groups' in body)) return fail('required, expected a list of groups', ['groups'], 'groups');
-  if (!Array.isArray(body.groups) || body.groups.length === 0) return fail(`expected a non-empty list of groups, got ${describe(body.groups)}`, ['groups'], 'groups');
+  if (!Array.isArray(body.groups) || body.groups.length === 0)
+    return fail(`expected a non-empty list of groups, got ${describe(body.groups)}`, ['groups'], 'groups');
 
   const entries: GroupEntry[] = [];
   body.groups.forEach((raw: unknown, index: number) => {
@@ -125,29 +159,47 @@ export function parseStrategyDocument(input: string | unknown, file: string, nod
 /** Reads one group, reporting every problem; the result keeps only the valid parts. */
 function readGroup(raw: unknown, index: number, report: Report): GroupEntry | undefined {
   if (!isRecord(raw)) {
-    report('error', 'STRATEGY_INVALID_FIELD', ['groups', index], `groups[${index}]`, `expected a map with ${GROUP_KEYS.join(', ')}, got ${describe(raw)}`);
+    report(
+      'error',
+      'STRATEGY_INVALID_FIELD',
+      ['groups', index],
+      `groups[${index}]`,
+      `expected a map with ${GROUP_KEYS.join(', ')}, got ${describe(raw)}`,
+    );
     return undefined;
   }
   const where = groupPath(index, raw.name);
   const at = (...rest: Segment[]): Segment[] => ['groups', index, ...rest];
   const invalid = (rest: Segment[], message: string, code = 'STRATEGY_INVALID_FIELD'): void => {
-    report('error', code, at(...rest), [where, ...rest].map((s) => (typeof s === 'number' ? `[${s}]` : s)).join('.').replace(/\.\[/g, '['), message);
+    report(
+      'error',
+      code,
+      at(...rest),
+      [where, ...rest]
+        .map((s) => (typeof s === 'number' ? `[${s}]` : s))
+        .join('.')
+        .replace(/\.\[/g, '['),
+      message,
+    );
   };
 
   for (const key of Object.keys(raw)) {
-    if (!GROUP_KEYS.includes(key)) invalid([key], `unknown key '${key}' (expected ${GROUP_KEYS.join(', ')})`, 'STRATEGY_UNKNOWN_KEY');
+    if (!GROUP_KEYS.includes(key))
+      invalid([key], `unknown key '${key}' (expected ${GROUP_KEYS.join(', ')})`, 'STRATEGY_UNKNOWN_KEY');
   }
   const nameMessage = nameProblem(raw.name);
   if (nameMessage) invalid(['name'], nameMessage);
 
   let critical = false;
   if (raw.critical === undefined) invalid(['critical'], 'required, expected true or false');
-  else if (typeof raw.critical !== 'boolean') invalid(['critical'], `expected true or false, got ${describe(raw.critical)}`);
+  else if (typeof raw.critical !== 'boolean')
+    invalid(['critical'], `expected true or false, got ${describe(raw.critical)}`);
   else critical = raw.critical;
 
   const dependsOn: string[] = [];
   if (raw.depends_on === undefined) invalid(['depends_on'], 'required, expected a list of group names (may be empty)');
-  else if (!Array.isArray(raw.depends_on)) invalid(['depends_on'], `expected a list of group names, got ${describe(raw.depends_on)}`);
+  else if (!Array.isArray(raw.depends_on))
+    invalid(['depends_on'], `expected a list of group names, got ${describe(raw.depends_on)}`);
   else
     raw.depends_on.forEach((d: unknown, i: number) => {
       if (typeof d === 'string' && d.trim() !== '') dependsOn.push(d);
@@ -156,7 +208,8 @@ function readGroup(raw: unknown, index: number, report: Report): GroupEntry | un
 
   const selectors: GroupSelector[] = [];
   if (raw.selectors === undefined) invalid(['selectors'], 'required, expected a list of selectors (may be empty)');
-  else if (!Array.isArray(raw.selectors)) invalid(['selectors'], `expected a list of selectors, got ${describe(raw.selectors)}`);
+  else if (!Array.isArray(raw.selectors))
+    invalid(['selectors'], `expected a list of selectors, got ${describe(raw.selectors)}`);
   else
     raw.selectors.forEach((s: unknown, i: number) => {
       const selector = readSelector(s, ['selectors', i], invalid);
@@ -184,7 +237,8 @@ function readSelector(raw: unknown, at: Segment[], invalid: Invalid): GroupSelec
     return undefined;
   }
   for (const key of Object.keys(raw)) {
-    if (!SELECTOR_KEYS.includes(key)) invalid([...at, key], `unknown key '${key}' (expected ${SELECTOR_KEYS.join(', ')})`, 'STRATEGY_UNKNOWN_KEY');
+    if (!SELECTOR_KEYS.includes(key))
+      invalid([...at, key], `unknown key '${key}' (expected ${SELECTOR_KEYS.join(', ')})`, 'STRATEGY_UNKNOWN_KEY');
   }
   const list = (key: string): unknown[] => {
     const value = raw[key];
@@ -210,27 +264,41 @@ function readSelector(raw: unknown, at: Segment[], invalid: Invalid): GroupSelec
     } else if (isRecord(v) && Object.keys(v).length > 0) {
       // The seed's form: `- ucp_control_plane: enabled`.
       for (const [key, value] of Object.entries(v)) {
-        const text = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+        const text =
+          typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
         const label = text.includes(':') ? undefined : parseLabel(`${key}:${text}`);
         if (label) nodeLabels.push(label);
-        else invalid([...at, 'node_labels', i, key], labelProblem(`${key}: ${describe(value)}`), 'STRATEGY_INVALID_LABEL');
+        else
+          invalid([...at, 'node_labels', i, key], labelProblem(`${key}: ${describe(value)}`), 'STRATEGY_INVALID_LABEL');
       }
     } else {
       invalid([...at, 'node_labels', i], labelProblem(describe(v)), 'STRATEGY_INVALID_LABEL');
     }
   });
-  return { nodeNames: strings('node_names', true), nodeTags: strings('node_tags', false), nodeLabels, rackNames: strings('rack_names', false) };
+  return {
+    nodeNames: strings('node_names', true),
+    nodeTags: strings('node_tags', false),
+    nodeLabels,
+    rackNames: strings('rack_names', false),
+  };
 }
 
 function readCriteria(raw: unknown, invalid: Invalid): SuccessCriteria | undefined {
   if (!isRecord(raw) || Object.keys(raw).length === 0) {
-    invalid(['success_criteria'], `expected a map with at least one of ${CRITERIA_KEYS.join(', ')}, got ${describe(raw)}`);
+    invalid(
+      ['success_criteria'],
+      `expected a map with at least one of ${CRITERIA_KEYS.join(', ')}, got ${describe(raw)}`,
+    );
     return undefined;
   }
   const criteria: SuccessCriteria = {};
   for (const [key, value] of Object.entries(raw)) {
     if (!(CRITERIA_KEYS as readonly string[]).includes(key)) {
-      invalid(['success_criteria', key], `unknown key '${key}' (expected ${CRITERIA_KEYS.join(', ')})`, 'STRATEGY_UNKNOWN_KEY');
+      invalid(
+        ['success_criteria', key],
+        `unknown key '${key}' (expected ${CRITERIA_KEYS.join(', ')})`,
+        'STRATEGY_UNKNOWN_KEY',
+      );
       continue;
     }
     const problem = criterionProblem(key as (typeof CRITERIA_KEYS)[number], value);

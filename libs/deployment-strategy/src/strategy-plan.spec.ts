@@ -5,7 +5,13 @@ import { selectNodes } from './node-selector';
 import { defaultStrategy, orderGroups, planStrategy } from './strategy-plan';
 import type { GroupSelector } from './strategy.types';
 
-const sel = (s: Partial<GroupSelector>): GroupSelector => ({ nodeNames: [], nodeTags: [], nodeLabels: [], rackNames: [], ...s });
+const sel = (s: Partial<GroupSelector>): GroupSelector => ({
+  nodeNames: [],
+  nodeTags: [],
+  nodeLabels: [],
+  rackNames: [],
+  ...s,
+});
 
 describe('planStrategy', () => {
   it('seed example - orders by dependency generation, then document order, and resolves nodes', () => {
@@ -25,7 +31,10 @@ describe('planStrategy', () => {
 
   it('overlap - a node is actionable only in the first group of the order that selects it, but counted in all', () => {
     const nodes = testNodes({ a: ['x'], b: ['x', 'y'], c: ['y'] });
-    const plan = planStrategy({ groups: [testGroup('second', { tags: ['y'], dependsOn: ['first'] }), testGroup('first', { tags: ['x'] })] }, nodes);
+    const plan = planStrategy(
+      { groups: [testGroup('second', { tags: ['y'], dependsOn: ['first'] }), testGroup('first', { tags: ['x'] })] },
+      nodes,
+    );
     expect(plan.groups).toEqual([
       { name: 'first', critical: true, dependsOn: [], nodes: ['a', 'b'], actionable: ['a', 'b'] },
       { name: 'second', critical: true, dependsOn: ['first'], nodes: ['b', 'c'], actionable: ['c'] },
@@ -71,15 +80,31 @@ describe('planStrategy', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(InvalidInputError);
-    expect((caught as InvalidInputError).message).toBe("groups[0] (a).depends_on: circular dependency: a -> b -> a\nduplicate node uid '1'");
+    expect((caught as InvalidInputError).message).toBe(
+      "groups[0] (a).depends_on: circular dependency: a -> b -> a\nduplicate node uid '1'",
+    );
   });
 });
 
 describe('selectNodes', () => {
   const nodes: NodeSpec[] = [
-    { uid: '1', name: 'node01', roles: [], tags: ['control'], rack: 'rack01', labels: { ucp_control_plane: 'enabled' } },
+    {
+      uid: '1',
+      name: 'node01',
+      roles: [],
+      tags: ['control'],
+      rack: 'rack01',
+      labels: { ucp_control_plane: 'enabled' },
+    },
     { uid: '2', name: 'node02', roles: [], tags: ['compute'], rack: 'rack01' },
-    { uid: '3', name: 'node03', roles: [], tags: ['control'], rack: 'rack02', labels: { ucp_control_plane: 'disabled' } },
+    {
+      uid: '3',
+      name: 'node03',
+      roles: [],
+      tags: ['control'],
+      rack: 'rack02',
+      labels: { ucp_control_plane: 'disabled' },
+    },
     { uid: '4', name: 'node04', roles: [], rack: 'rack02', labels: { ucp_control_plane: 'enabled' } },
   ];
 
@@ -96,7 +121,19 @@ describe('selectNodes', () => {
   });
 
   it('matches any listed value within a field', () => {
-    expect(selectNodes([sel({ nodeLabels: [{ key: 'ucp_control_plane', value: 'disabled' }, { key: 'ucp_control_plane', value: 'enabled' }] })], nodes)).toEqual(['1', '3', '4']);
+    expect(
+      selectNodes(
+        [
+          sel({
+            nodeLabels: [
+              { key: 'ucp_control_plane', value: 'disabled' },
+              { key: 'ucp_control_plane', value: 'enabled' },
+            ],
+          }),
+        ],
+        nodes,
+      ),
+    ).toEqual(['1', '3', '4']);
     expect(selectNodes([sel({ rackNames: ['rack02'], nodeTags: ['control', 'compute'] })], nodes)).toEqual(['3']);
   });
 

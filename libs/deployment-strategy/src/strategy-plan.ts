@@ -57,7 +57,8 @@ export function planStrategy(strategy: DeploymentStrategy, nodes: readonly NodeS
   const errors = validateStrategy(strategy).filter((d) => d.severity === 'error');
   const seen = new Set<string>();
   for (const node of nodes) {
-    if (seen.has(node.uid)) errors.push({ severity: 'error', code: 'STRATEGY_DUPLICATE_NODE', message: `duplicate node uid '${node.uid}'` });
+    if (seen.has(node.uid))
+      errors.push({ severity: 'error', code: 'STRATEGY_DUPLICATE_NODE', message: `duplicate node uid '${node.uid}'` });
     seen.add(node.uid);
   }
   if (errors.length > 0) throw new InvalidInputError(errors);
@@ -87,9 +88,18 @@ export const DEFAULT_GROUP_NAME = 'all-nodes';
  * 100% success. It names the given nodes by uid; with no nodes it selects every node.
  */
 export function defaultStrategy(nodes: readonly NodeSpec[] = []): DeploymentStrategy {
-  const selectors = nodes.length === 0 ? [] : [{ nodeNames: nodes.map((n) => n.uid), nodeTags: [], nodeLabels: [], rackNames: [] }];
+  const selectors =
+    nodes.length === 0 ? [] : [{ nodeNames: nodes.map((n) => n.uid), nodeTags: [], nodeLabels: [], rackNames: [] }];
   return {
     name: 'default',
-    groups: [{ name: DEFAULT_GROUP_NAME, critical: true, dependsOn: [], selectors, successCriteria: { percentSuccessfulNodes: 100 } }],
+    groups: [
+      {
+        name: DEFAULT_GROUP_NAME,
+        critical: true,
+        dependsOn: [],
+        selectors,
+        successCriteria: { percentSuccessfulNodes: 100 },
+      },
+    ],
   };
 }

@@ -51,7 +51,14 @@ export function buildReport(state: StrategyRunState): StrategyReport {
   }
   return {
     outcome: state.outcome,
-    groups: state.groups.map((g) => ({ name: g.name, critical: g.critical, status: g.status, stage: g.stage, nodes: g.nodes.length, failures: g.failures })),
+    groups: state.groups.map((g) => ({
+      name: g.name,
+      critical: g.critical,
+      status: g.status,
+      stage: g.stage,
+      nodes: g.nodes.length,
+      failures: g.failures,
+    })),
     nodes,
     steps,
   };

@@ -3,7 +3,14 @@ import { evaluateCriteria } from './success-criteria';
 import { StrategyRunError } from './strategy.errors';
 import { planStrategy } from './strategy-plan';
 import { buildReport, formatProcessingLog } from './strategy-report';
-import { applyResult, createStrategyRun, nextAction, replayStrategyRun, type PhaseResult, type StrategyRunState } from './strategy-run';
+import {
+  applyResult,
+  createStrategyRun,
+  nextAction,
+  replayStrategyRun,
+  type PhaseResult,
+  type StrategyRunState,
+} from './strategy-run';
 import { simulateStrategy } from './strategy-simulator';
 import type { DeploymentStrategy } from './strategy.types';
 
@@ -54,9 +61,18 @@ describe('seed example processing', () => {
       groups: {
         'monitoring-nodes': { status: 'DEPLOYED', failures: [] },
         'ntp-node': { status: 'FAILED', failures: [{ criteria: 'minimum_successful_nodes', needed: 1, actual: 0 }] },
-        'control-nodes': { status: 'FAILED', failures: [{ criteria: 'depends_on', needed: 'ntp-node', actual: 'FAILED' }] },
-        'compute-nodes-1': { status: 'FAILED', failures: [{ criteria: 'depends_on', needed: 'control-nodes', actual: 'FAILED' }] },
-        'compute-nodes-2': { status: 'FAILED', failures: [{ criteria: 'depends_on', needed: 'control-nodes', actual: 'FAILED' }] },
+        'control-nodes': {
+          status: 'FAILED',
+          failures: [{ criteria: 'depends_on', needed: 'ntp-node', actual: 'FAILED' }],
+        },
+        'compute-nodes-1': {
+          status: 'FAILED',
+          failures: [{ criteria: 'depends_on', needed: 'control-nodes', actual: 'FAILED' }],
+        },
+        'compute-nodes-2': {
+          status: 'FAILED',
+          failures: [{ criteria: 'depends_on', needed: 'control-nodes', actual: 'FAILED' }],
+        },
       },
       nodes: {
         ntp01: 'failed',
@@ -104,7 +120,10 @@ describe('seed example processing', () => {
         'ntp-node': { status: 'DEPLOYED', failures: [] },
         'control-nodes': { status: 'DEPLOYED', failures: [] },
         'compute-nodes-1': { status: 'DEPLOYED', failures: [] },
-        'compute-nodes-2': { status: 'FAILED', failures: [{ criteria: 'percent_successful_nodes', needed: 50, actual: 0 }] },
+        'compute-nodes-2': {
+          status: 'FAILED',
+          failures: [{ criteria: 'percent_successful_nodes', needed: 50, actual: 0 }],
+        },
       },
       nodes: { ...allDeployed(uids), cmp201: 'failed', cmp202: 'failed' },
     });
@@ -148,7 +167,12 @@ describe('seed example processing', () => {
     for (let action = nextAction(state); action.kind !== 'done'; action = nextAction(state)) {
       seen.push(`${action.kind} ${action.group} ${action.nodes.join(',')}`);
       const failed: string[] = action.kind === 'prepare' ? action.nodes.filter((u) => u === 'cmp102') : [];
-      state = applyResult(state, { group: action.group, phase: action.kind, succeeded: action.nodes.filter((u) => !failed.includes(u)), failed });
+      state = applyResult(state, {
+        group: action.group,
+        phase: action.kind,
+        succeeded: action.nodes.filter((u) => !failed.includes(u)),
+        failed,
+      });
     }
     expect(seen).toContain('deploy compute-nodes-1 cmp101');
     expect(state.outcome).toBe('partial');
@@ -158,7 +182,10 @@ describe('seed example processing', () => {
 describe('strategy run rules', () => {
   it('non-critical parent failing - its critical child fails by dependency and the run fails', () => {
     const strategy: DeploymentStrategy = {
-      groups: [testGroup('parent', { critical: false, tags: ['p'], successCriteria: { minimumSuccessfulNodes: 1 } }), testGroup('child', { tags: ['c'], dependsOn: ['parent'] })],
+      groups: [
+        testGroup('parent', { critical: false, tags: ['p'], successCriteria: { minimumSuccessfulNodes: 1 } }),
+        testGroup('child', { tags: ['c'], dependsOn: ['parent'] }),
+      ],
     };
     const state = simulateStrategy(strategy, testNodes({ p1: ['p'], c1: ['c'] }), { failDeploy: ['p1'] });
     expect(summary(state)).toEqual({
@@ -180,7 +207,9 @@ describe('strategy run rules', () => {
         testGroup('c', { tags: ['c'], dependsOn: ['a', 'b'] }),
       ],
     };
-    const state = simulateStrategy(strategy, testNodes({ a1: ['a'], b1: ['b'], c1: ['c'] }), { failPrepare: ['a1', 'b1'] });
+    const state = simulateStrategy(strategy, testNodes({ a1: ['a'], b1: ['b'], c1: ['c'] }), {
+      failPrepare: ['a1', 'b1'],
+    });
     expect(state.groups[2].failures).toEqual([
       { criteria: 'depends_on', needed: 'a', actual: 'FAILED' },
       { criteria: 'depends_on', needed: 'b', actual: 'FAILED' },
@@ -190,7 +219,10 @@ describe('strategy run rules', () => {
   it('zero-node group - counts as 100% successful without an action, but fails minimum_successful_nodes', () => {
     const strategy: DeploymentStrategy = {
       groups: [
-        testGroup('empty-percent', { tags: ['none'], successCriteria: { percentSuccessfulNodes: 100, maximumFailedNodes: 0 } }),
+        testGroup('empty-percent', {
+          tags: ['none'],
+          successCriteria: { percentSuccessfulNodes: 100, maximumFailedNodes: 0 },
+        }),
         testGroup('empty-minimum', { tags: ['none'], critical: false, successCriteria: { minimumSuccessfulNodes: 1 } }),
         testGroup('real', { tags: ['x'], dependsOn: ['empty-percent'] }),
       ],
@@ -224,7 +256,11 @@ describe('strategy run rules', () => {
     // b failed in `first`: `second` does not retry it and misses its minimum of 2 right after prepare.
     const bFails = simulateStrategy(strategy, nodes, { failDeploy: ['b'] });
     expect(bFails.steps.filter((s) => s.group === 'second').map((s) => s.nodes)).toEqual([['c']]);
-    expect(bFails.groups[1]).toMatchObject({ status: 'FAILED', stage: 'prepare', failures: [{ criteria: 'minimum_successful_nodes', needed: 2, actual: 1 }] });
+    expect(bFails.groups[1]).toMatchObject({
+      status: 'FAILED',
+      stage: 'prepare',
+      failures: [{ criteria: 'minimum_successful_nodes', needed: 2, actual: 1 }],
+    });
     expect(bFails.nodes).toEqual({ a: 'deployed', b: 'failed', c: 'prepared' });
     expect(bFails.outcome).toBe('partial');
   });
@@ -259,21 +295,39 @@ describe('strategy run rules', () => {
 
   it('percent boundary - 3 of 4 meets 75 and misses 76', () => {
     const nodes = testNodes({ n1: ['x'], n2: ['x'], n3: ['x'], n4: ['x'] });
-    const run = (percent: number) => simulateStrategy({ groups: [testGroup('g', { tags: ['x'], successCriteria: { percentSuccessfulNodes: percent } })] }, nodes, { failPrepare: ['n4'] });
+    const run = (percent: number) =>
+      simulateStrategy(
+        { groups: [testGroup('g', { tags: ['x'], successCriteria: { percentSuccessfulNodes: percent } })] },
+        nodes,
+        { failPrepare: ['n4'] },
+      );
     expect(run(75).groups[0]).toMatchObject({ status: 'DEPLOYED', failures: [] });
     expect(run(75).outcome).toBe('partial');
-    expect(run(76).groups[0]).toMatchObject({ status: 'FAILED', stage: 'prepare', failures: [{ criteria: 'percent_successful_nodes', needed: 76, actual: 75 }] });
+    expect(run(76).groups[0]).toMatchObject({
+      status: 'FAILED',
+      stage: 'prepare',
+      failures: [{ criteria: 'percent_successful_nodes', needed: 76, actual: 75 }],
+    });
     expect(run(76).outcome).toBe('failed');
   });
 
   it('no criteria - the group succeeds even when every node fails', () => {
-    const state = simulateStrategy({ groups: [testGroup('g', { critical: false, tags: ['x'] })] }, testNodes({ n1: ['x'] }), { failDeploy: ['n1'] });
+    const state = simulateStrategy(
+      { groups: [testGroup('g', { critical: false, tags: ['x'] })] },
+      testNodes({ n1: ['x'] }),
+      { failDeploy: ['n1'] },
+    );
     expect(state.groups[0].status).toBe('DEPLOYED');
     expect(state.outcome).toBe('partial');
   });
 
   it('a critical group failing does not stop independent groups', () => {
-    const strategy: DeploymentStrategy = { groups: [testGroup('crit', { tags: ['a'], successCriteria: { maximumFailedNodes: 0 } }), testGroup('free', { critical: false, tags: ['b'] })] };
+    const strategy: DeploymentStrategy = {
+      groups: [
+        testGroup('crit', { tags: ['a'], successCriteria: { maximumFailedNodes: 0 } }),
+        testGroup('free', { critical: false, tags: ['b'] }),
+      ],
+    };
     const state = simulateStrategy(strategy, testNodes({ a1: ['a'], b1: ['b'] }), { failPrepare: ['a1'] });
     expect(summary(state).groups).toEqual({
       crit: { status: 'FAILED', failures: [{ criteria: 'maximum_failed_nodes', needed: 0, actual: 1 }] },
@@ -283,7 +337,9 @@ describe('strategy run rules', () => {
   });
 
   it('a node absent from a result counts as failed (e.g. timed out)', () => {
-    let state = createStrategyRun(planStrategy({ groups: [testGroup('g', { tags: ['x'], critical: false })] }, testNodes({ a: ['x'], b: ['x'] })));
+    let state = createStrategyRun(
+      planStrategy({ groups: [testGroup('g', { tags: ['x'], critical: false })] }, testNodes({ a: ['x'], b: ['x'] })),
+    );
     state = applyResult(state, { group: 'g', phase: 'prepare', succeeded: ['a'], failed: [] });
     expect(state.nodes).toEqual({ a: 'prepared', b: 'failed' });
     expect(nextAction(state)).toEqual({ kind: 'deploy', group: 'g', nodes: ['a'] });
@@ -297,7 +353,12 @@ describe('strategy run state', () => {
   it('is not changed by applyResult and survives a JSON round trip', () => {
     const start = createStrategyRun(plan);
     const frozen = JSON.stringify(start);
-    const next = applyResult(JSON.parse(frozen) as StrategyRunState, { group: 'monitoring-nodes', phase: 'prepare', succeeded: ['mon01', 'mon02'], failed: [] });
+    const next = applyResult(JSON.parse(frozen) as StrategyRunState, {
+      group: 'monitoring-nodes',
+      phase: 'prepare',
+      succeeded: ['mon01', 'mon02'],
+      failed: [],
+    });
     expect(JSON.stringify(start)).toBe(frozen);
     expect(nextAction(start)).toEqual({ kind: 'prepare', group: 'monitoring-nodes', nodes: ['mon01', 'mon02'] });
     expect(nextAction(next)).toEqual({ kind: 'deploy', group: 'monitoring-nodes', nodes: ['mon01', 'mon02'] });
@@ -309,7 +370,12 @@ describe('strategy run state', () => {
     const results: PhaseResult[] = [];
     let state = createStrategyRun(plan);
     for (let action = nextAction(state); action.kind !== 'done'; action = nextAction(state)) {
-      const result = { group: action.group, phase: action.kind, succeeded: action.nodes.filter((u) => u !== 'mon02'), failed: action.nodes.filter((u) => u === 'mon02') };
+      const result = {
+        group: action.group,
+        phase: action.kind,
+        succeeded: action.nodes.filter((u) => u !== 'mon02'),
+        failed: action.nodes.filter((u) => u === 'mon02'),
+      };
       results.push(result);
       state = applyResult(state, result);
     }
@@ -348,7 +414,12 @@ describe('strategy run state', () => {
 
 describe('evaluateCriteria', () => {
   it('checks each criterion separately and reports each failure', () => {
-    expect(evaluateCriteria({ percentSuccessfulNodes: 90, minimumSuccessfulNodes: 3, maximumFailedNodes: 1 }, { total: 4, succeeded: 2, failed: 2 })).toEqual([
+    expect(
+      evaluateCriteria(
+        { percentSuccessfulNodes: 90, minimumSuccessfulNodes: 3, maximumFailedNodes: 1 },
+        { total: 4, succeeded: 2, failed: 2 },
+      ),
+    ).toEqual([
       { criteria: 'percent_successful_nodes', needed: 90, actual: 50 },
       { criteria: 'minimum_successful_nodes', needed: 3, actual: 2 },
       { criteria: 'maximum_failed_nodes', needed: 1, actual: 2 },
@@ -356,12 +427,19 @@ describe('evaluateCriteria', () => {
   });
 
   it('rounds the reported percentage to 2 decimals but checks exactly', () => {
-    expect(evaluateCriteria({ percentSuccessfulNodes: 67 }, { total: 3, succeeded: 2, failed: 1 })).toEqual([{ criteria: 'percent_successful_nodes', needed: 67, actual: 66.67 }]);
+    expect(evaluateCriteria({ percentSuccessfulNodes: 67 }, { total: 3, succeeded: 2, failed: 1 })).toEqual([
+      { criteria: 'percent_successful_nodes', needed: 67, actual: 66.67 },
+    ]);
     expect(evaluateCriteria({ percentSuccessfulNodes: 66 }, { total: 3, succeeded: 2, failed: 1 })).toEqual([]);
   });
 
   it('passes with no criteria and treats an empty group as 100%', () => {
     expect(evaluateCriteria(undefined, { total: 2, succeeded: 0, failed: 2 })).toEqual([]);
-    expect(evaluateCriteria({ percentSuccessfulNodes: 100, maximumFailedNodes: 0, minimumSuccessfulNodes: 0 }, { total: 0, succeeded: 0, failed: 0 })).toEqual([]);
+    expect(
+      evaluateCriteria(
+        { percentSuccessfulNodes: 100, maximumFailedNodes: 0, minimumSuccessfulNodes: 0 },
+        { total: 0, succeeded: 0, failed: 0 },
+      ),
+    ).toEqual([]);
   });
 });

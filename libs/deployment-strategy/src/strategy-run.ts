@@ -105,7 +105,11 @@ export function applyResult(state: StrategyRunState, result: PhaseResult): Strat
   const next = structuredClone(state);
   settle(next);
   const pending = next.pending;
-  if (pending === null) throw new StrategyRunError('STRATEGY_RUN_FINISHED', `the run is finished; no ${result.phase} result for group '${result.group}' is expected`);
+  if (pending === null)
+    throw new StrategyRunError(
+      'STRATEGY_RUN_FINISHED',
+      `the run is finished; no ${result.phase} result for group '${result.group}' is expected`,
+    );
   if (pending.group !== result.group || pending.kind !== result.phase) {
     throw new StrategyRunError(
       'STRATEGY_UNEXPECTED_RESULT',
@@ -117,10 +121,17 @@ export function applyResult(state: StrategyRunState, result: PhaseResult): Strat
   const failed = new Set(result.failed);
   const foreign = [...new Set([...succeeded, ...failed])].filter((uid) => !acted.has(uid));
   if (foreign.length > 0) {
-    throw new StrategyRunError('STRATEGY_UNEXPECTED_RESULT', `node(s) ${foreign.join(', ')} were not part of the ${pending.kind} of group '${pending.group}'`);
+    throw new StrategyRunError(
+      'STRATEGY_UNEXPECTED_RESULT',
+      `node(s) ${foreign.join(', ')} were not part of the ${pending.kind} of group '${pending.group}'`,
+    );
   }
   const both = [...succeeded].filter((uid) => failed.has(uid));
-  if (both.length > 0) throw new StrategyRunError('STRATEGY_UNEXPECTED_RESULT', `node(s) ${both.join(', ')} reported both succeeded and failed`);
+  if (both.length > 0)
+    throw new StrategyRunError(
+      'STRATEGY_UNEXPECTED_RESULT',
+      `node(s) ${both.join(', ')} reported both succeeded and failed`,
+    );
 
   const group = next.groups.find((g) => g.name === pending.group) as RunGroup;
   next.pending = null;
@@ -168,7 +179,13 @@ function startPhase(state: StrategyRunState, group: RunGroup, phase: StrategyPha
   else finishPhase(state, group, phase, [], []);
 }
 
-function finishPhase(state: StrategyRunState, group: RunGroup, phase: StrategyPhase, acted: string[], succeeded: string[]): void {
+function finishPhase(
+  state: StrategyRunState,
+  group: RunGroup,
+  phase: StrategyPhase,
+  acted: string[],
+  succeeded: string[],
+): void {
   const ok = new Set(succeeded);
   const failed = acted.filter((uid) => !ok.has(uid));
   for (const uid of acted) state.nodes[uid] = ok.has(uid) ? (phase === 'prepare' ? 'prepared' : 'deployed') : 'failed';
@@ -180,7 +197,14 @@ function finishPhase(state: StrategyRunState, group: RunGroup, phase: StrategyPh
     succeeded: statuses.filter((s) => successful.includes(s)).length,
     failed: statuses.filter((s) => s === 'failed').length,
   });
-  state.steps.push({ group: group.name, phase, nodes: [...acted], succeeded: acted.filter((uid) => ok.has(uid)), failed, failures });
+  state.steps.push({
+    group: group.name,
+    phase,
+    nodes: [...acted],
+    succeeded: acted.filter((uid) => ok.has(uid)),
+    failed,
+    failures,
+  });
 
   if (failures.length > 0) {
     group.status = 'FAILED';
@@ -195,6 +219,7 @@ function finishPhase(state: StrategyRunState, group: RunGroup, phase: StrategyPh
 
 function outcomeOf(state: StrategyRunState): StrategyOutcome {
   if (state.groups.some((g) => g.critical && g.status === 'FAILED')) return 'failed';
-  if (state.groups.some((g) => g.status === 'FAILED') || Object.values(state.nodes).includes('failed')) return 'partial';
+  if (state.groups.some((g) => g.status === 'FAILED') || Object.values(state.nodes).includes('failed'))
+    return 'partial';
   return 'success';
 }

@@ -16,7 +16,11 @@ export interface SimulationFailures {
  * state (see `buildReport`). Uids that are not nodes are never acted on, so they change
  * nothing; callers that take them from a user should check them first.
  */
-export function simulateStrategy(strategy: DeploymentStrategy, nodes: readonly NodeSpec[], failures: SimulationFailures = {}): StrategyRunState {
+export function simulateStrategy(
+  strategy: DeploymentStrategy,
+  nodes: readonly NodeSpec[],
+  failures: SimulationFailures = {},
+): StrategyRunState {
   const failPrepare = new Set(failures.failPrepare ?? []);
   const failDeploy = new Set(failures.failDeploy ?? []);
   let state = createStrategyRun(planStrategy(strategy, nodes));

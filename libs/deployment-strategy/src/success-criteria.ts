@@ -19,7 +19,11 @@ export function evaluateCriteria(criteria: SuccessCriteria | undefined, tally: N
   if (!criteria) return failures;
   const { percentSuccessfulNodes: percent, minimumSuccessfulNodes: minimum, maximumFailedNodes: maximum } = criteria;
   if (percent !== undefined && tally.total > 0 && tally.succeeded * 100 < percent * tally.total) {
-    failures.push({ criteria: 'percent_successful_nodes', needed: percent, actual: Math.round((tally.succeeded * 10000) / tally.total) / 100 });
+    failures.push({
+      criteria: 'percent_successful_nodes',
+      needed: percent,
+      actual: Math.round((tally.succeeded * 10000) / tally.total) / 100,
+    });
   }
   if (minimum !== undefined && tally.succeeded < minimum) {
     failures.push({ criteria: 'minimum_successful_nodes', needed: minimum, actual: tally.succeeded });

@@ -9,7 +9,12 @@ const noted = (n: string): NewEvent => ({ type: 'Noted', data: { n } });
 const positionOf = (e: StoredEvent): Position => ({ transactionId: e.transactionId, globalPosition: e.globalPosition });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 3000, refresh?: () => Promise<void>): Promise<void> {
+async function waitFor(
+  condition: () => boolean,
+  what: string,
+  timeoutMs = 3000,
+  refresh?: () => Promise<void>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   await refresh?.();
   while (!condition()) {
@@ -31,9 +36,14 @@ describe('EventStore commit-ordered reading and consumers', () => {
   // server also holds readers back for a moment: poll instead of reading once.
   async function readUntil(after: Position, type: string, count: number): Promise<StoredEvent[]> {
     let events: StoredEvent[] = [];
-    await waitFor(() => events.length >= count, `${count} '${type}' events`, 3000, async () => {
-      events = mine(await readAllAfter(after), type);
-    });
+    await waitFor(
+      () => events.length >= count,
+      `${count} '${type}' events`,
+      3000,
+      async () => {
+        events = mine(await readAllAfter(after), type);
+      },
+    );
     return events;
   }
 
@@ -86,7 +96,10 @@ describe('EventStore commit-ordered reading and consumers', () => {
     const late = await beginTransaction();
     await late.query('SELECT pg_current_xact_id()'); // takes its transaction id now
     await store.appendToStream('co2-b', [noted('b')], { expectedVersion: 'no_stream' });
-    await store.appendToStream('co2-a', [noted('a1'), noted('a2')], { expectedVersion: 'no_stream', queryRunner: late });
+    await store.appendToStream('co2-a', [noted('a1'), noted('a2')], {
+      expectedVersion: 'no_stream',
+      queryRunner: late,
+    });
     expect(await readAllAfter(positionOf(c))).toEqual([]);
 
     await late.commitTransaction();
@@ -221,14 +234,20 @@ describe('EventStore commit-ordered reading and consumers', () => {
     it("an append through the same store is read at once; another process's append waits for the poll", async () => {
       const seen: string[] = [];
       await store.appendToStream('wake-0', [noted('0')], { expectedVersion: 'no_stream' });
-      const subscription = store.subscribe('wake-consumer', (events) => void seen.push(...mine(events, 'wake').map((e) => e.streamId)), {
-        pollIntervalMs: HOUR_LIKE,
-        minIntervalMs: 20,
-      });
+      const subscription = store.subscribe(
+        'wake-consumer',
+        (events) => void seen.push(...mine(events, 'wake').map((e) => e.streamId)),
+        {
+          pollIntervalMs: HOUR_LIKE,
+          minIntervalMs: 20,
+        },
+      );
       try {
         await waitFor(() => seen.includes('wake-0'), 'the first read');
         // Another EventStore object stands for another process: its commit tells this one nothing.
-        await new EventStore(db.dataSource).appendToStream('wake-other', [noted('x')], { expectedVersion: 'no_stream' });
+        await new EventStore(db.dataSource).appendToStream('wake-other', [noted('x')], {
+          expectedVersion: 'no_stream',
+        });
         await sleep(300);
         expect(seen).toEqual(['wake-0']);
         await store.appendToStream('wake-1', [noted('1')], { expectedVersion: 'no_stream' });
@@ -242,7 +261,11 @@ describe('EventStore commit-ordered reading and consumers', () => {
     it('without minIntervalMs a subscription only polls', async () => {
       const seen: string[] = [];
       await store.appendToStream('poll-0', [noted('0')], { expectedVersion: 'no_stream' });
-      const subscription = store.subscribe('poll-consumer', (events) => void seen.push(...mine(events, 'poll').map((e) => e.streamId)), { pollIntervalMs: HOUR_LIKE });
+      const subscription = store.subscribe(
+        'poll-consumer',
+        (events) => void seen.push(...mine(events, 'poll').map((e) => e.streamId)),
+        { pollIntervalMs: HOUR_LIKE },
+      );
       try {
         await waitFor(() => seen.includes('poll-0'), 'the first read');
         await store.appendToStream('poll-1', [noted('1')], { expectedVersion: 'no_stream' });
@@ -255,10 +278,14 @@ describe('EventStore commit-ordered reading and consumers', () => {
 
     it('an append held back by an older open transaction is read as soon as that one commits', async () => {
       const seen: string[] = [];
-      const subscription = store.subscribe('held-consumer', (events) => void seen.push(...mine(events, 'held').map((e) => e.streamId)), {
-        pollIntervalMs: HOUR_LIKE,
-        minIntervalMs: 20,
-      });
+      const subscription = store.subscribe(
+        'held-consumer',
+        (events) => void seen.push(...mine(events, 'held').map((e) => e.streamId)),
+        {
+          pollIntervalMs: HOUR_LIKE,
+          minIntervalMs: 20,
+        },
+      );
       try {
         const late = await beginTransaction();
         await store.appendToStream('held-late', [noted('late')], { expectedVersion: 'no_stream', queryRunner: late });
@@ -285,13 +312,19 @@ describe('EventStore commit-ordered reading and consumers', () => {
         storeCheckpoint: (c: string, p: Position) => store.storeCheckpoint(c, p),
         onAppended: (listener: (p: Position) => void) => store.onAppended(listener),
       };
-      const subscription = startPollingSubscription(counting, 'burst-consumer', (events) => void seen.push(...mine(events, 'burst').map((e) => e.streamId)), {
-        pollIntervalMs: HOUR_LIKE,
-        minIntervalMs: 1000,
-      });
+      const subscription = startPollingSubscription(
+        counting,
+        'burst-consumer',
+        (events) => void seen.push(...mine(events, 'burst').map((e) => e.streamId)),
+        {
+          pollIntervalMs: HOUR_LIKE,
+          minIntervalMs: 1000,
+        },
+      );
       try {
         await waitFor(() => reads === 1, 'the first read');
-        for (let i = 0; i < 20; i++) await store.appendToStream(`burst-${i}`, [noted(String(i))], { expectedVersion: 'no_stream' });
+        for (let i = 0; i < 20; i++)
+          await store.appendToStream(`burst-${i}`, [noted(String(i))], { expectedVersion: 'no_stream' });
         await waitFor(() => seen.length === 20, 'the 20 burst events');
         expect(reads).toBeLessThanOrEqual(4); // once per append would be 21
       } finally {

@@ -34,7 +34,9 @@ export class EventStoreSchema1732000000000 implements MigrationInterface {
         created_at      timestamptz NOT NULL DEFAULT now(),
         CONSTRAINT granule_events_stream_version_key UNIQUE (stream_id, stream_version)
       )`);
-    await queryRunner.query(`CREATE INDEX granule_events_commit_order_idx ON granule_events (transaction_id, global_position)`);
+    await queryRunner.query(
+      `CREATE INDEX granule_events_commit_order_idx ON granule_events (transaction_id, global_position)`,
+    );
     await queryRunner.query(`
       CREATE TABLE granule_checkpoints (
         consumer        text        PRIMARY KEY,
@@ -86,7 +88,9 @@ export class EventStoreStreamLastEventType1795000000000 implements MigrationInte
       UPDATE granule_streams s SET last_event_type = e.type
         FROM granule_events e
        WHERE e.stream_id = s.stream_id AND e.stream_version = s.version`);
-    await queryRunner.query(`CREATE INDEX granule_streams_type_last_event_idx ON granule_streams (stream_type, last_event_type)`);
+    await queryRunner.query(
+      `CREATE INDEX granule_streams_type_last_event_idx ON granule_streams (stream_type, last_event_type)`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -98,4 +102,7 @@ export class EventStoreStreamLastEventType1795000000000 implements MigrationInte
 }
 
 /** Every event-store migration, oldest first; add them to the service's DataSource `migrations`. */
-export const EVENT_STORE_MIGRATIONS: Array<new () => MigrationInterface> = [EventStoreSchema1732000000000, EventStoreStreamLastEventType1795000000000];
+export const EVENT_STORE_MIGRATIONS: Array<new () => MigrationInterface> = [
+  EventStoreSchema1732000000000,
+  EventStoreStreamLastEventType1795000000000,
+];

@@ -18,7 +18,11 @@ export class ConcurrencyError extends GranuleError<'EVENT_STORE_CONCURRENCY'> {
     options?: { cause?: unknown },
   ) {
     const actual = actualVersion === null ? 'the stream does not exist' : `the stream is at version ${actualVersion}`;
-    super('EVENT_STORE_CONCURRENCY', `stream '${streamId}': expected ${describeExpected(expectedVersion)} but ${actual}`, options);
+    super(
+      'EVENT_STORE_CONCURRENCY',
+      `stream '${streamId}': expected ${describeExpected(expectedVersion)} but ${actual}`,
+      options,
+    );
   }
 }
 

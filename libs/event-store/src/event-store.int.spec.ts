@@ -3,7 +3,8 @@ import { EventStore } from './event-store';
 import type { NewEvent } from './event-store.types';
 import { createTestDatabase, type TestDatabase } from './testing/test-database';
 
-type TaskEvent = NewEvent<'TaskStarted', { taskId: string }> | NewEvent<'TaskSucceeded', { taskId: string; durationMs: number }>;
+type TaskEvent =
+  NewEvent<'TaskStarted', { taskId: string }> | NewEvent<'TaskSucceeded', { taskId: string; durationMs: number }>;
 
 const started = (taskId: string): NewEvent => ({ type: 'TaskStarted', data: { taskId } });
 
@@ -23,7 +24,15 @@ describe('EventStore (PostgreSQL)', () => {
   it('appends to a new stream and reads the events back in version order with their metadata', async () => {
     const result = await store.appendToStream(
       'run-append',
-      [started('a'), { type: 'TaskSucceeded', schemaVersion: 2, data: { taskId: 'a', durationMs: 12 }, metadata: { causationId: 'cmd-2' } }],
+      [
+        started('a'),
+        {
+          type: 'TaskSucceeded',
+          schemaVersion: 2,
+          data: { taskId: 'a', durationMs: 12 },
+          metadata: { causationId: 'cmd-2' },
+        },
+      ],
       { expectedVersion: 'no_stream' },
       { correlationId: 'run-append', causationId: 'cmd-1' },
     );
@@ -37,7 +46,10 @@ describe('EventStore (PostgreSQL)', () => {
     expect(events[1].globalPosition).toBe(result.lastGlobalPosition);
     expect(BigInt(events[1].globalPosition)).toBe(BigInt(events[0].globalPosition) + 1n);
     expect(events[0].transactionId).toBe(events[1].transactionId);
-    expect(result.lastPosition).toEqual({ transactionId: events[1].transactionId, globalPosition: events[1].globalPosition });
+    expect(result.lastPosition).toEqual({
+      transactionId: events[1].transactionId,
+      globalPosition: events[1].globalPosition,
+    });
     expect(events[0].createdAt).toBeInstanceOf(Date);
     expect(await store.readStreamVersion('run-append')).toBe(2);
     expect(await store.readStreamVersion('run-missing')).toBeNull();
@@ -45,7 +57,9 @@ describe('EventStore (PostgreSQL)', () => {
 
   it('continues a stream from the expected version and reads a version range', async () => {
     await store.appendToStream('run-range', [started('1'), started('2')], { expectedVersion: 0 });
-    const next = await store.appendToStream('run-range', [started('3'), started('4'), started('5')], { expectedVersion: 2 });
+    const next = await store.appendToStream('run-range', [started('3'), started('4'), started('5')], {
+      expectedVersion: 2,
+    });
     expect(next.nextExpectedVersion).toBe(5);
     const anyResult = await store.appendToStream('run-range', [started('6')], { expectedVersion: 'any' });
     expect(anyResult.nextExpectedVersion).toBe(6);
@@ -103,13 +117,18 @@ describe('EventStore (PostgreSQL)', () => {
     } finally {
       await winner.release();
     }
-    expect((await store.readStream('run-race')).map((e) => e.data)).toEqual([{ taskId: 'first' }, { taskId: 'winner' }]);
+    expect((await store.readStream('run-race')).map((e) => e.data)).toEqual([
+      { taskId: 'first' },
+      { taskId: 'winner' },
+    ]);
   });
 
   it('lets exactly one of many concurrent appenders with the same expected version win', async () => {
     await store.appendToStream('run-many', [started('0')], { expectedVersion: 'no_stream' });
     const attempts = await Promise.allSettled(
-      ['a', 'b', 'c', 'd'].map((id) => store.appendToStream('run-many', [started(id), started(id)], { expectedVersion: 1 })),
+      ['a', 'b', 'c', 'd'].map((id) =>
+        store.appendToStream('run-many', [started(id), started(id)], { expectedVersion: 1 }),
+      ),
     );
     const won = attempts.filter((a) => a.status === 'fulfilled');
     const lost = attempts.filter((a): a is PromiseRejectedResult => a.status === 'rejected');
@@ -177,15 +196,26 @@ describe('EventStore (PostgreSQL)', () => {
 
   it("lets concurrent batches over the same streams in any order all commit, 'any' and checked ones alike, with no gap in any stream", async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `node-crowd${String(i).padStart(2, '0')}`);
-    await store.appendBatch(ids.map((streamId) => ({ streamId, events: [started('0')], expectedVersion: 'no_stream' as const })));
-    const anyBatch = (order: string[], tag: string) => store.appendBatch(order.map((streamId) => ({ streamId, events: [started(tag)], expectedVersion: 'any' as const })));
+    await store.appendBatch(
+      ids.map((streamId) => ({ streamId, events: [started('0')], expectedVersion: 'no_stream' as const })),
+    );
+    const anyBatch = (order: string[], tag: string) =>
+      store.appendBatch(
+        order.map((streamId) => ({ streamId, events: [started(tag)], expectedVersion: 'any' as const })),
+      );
     // A batch with one checked stream takes the one-by-one path; it must not deadlock with the others.
     const mixed = (tag: string) =>
       store.appendBatch([
         ...ids.slice(0, 20).map((streamId) => ({ streamId, events: [started(tag)], expectedVersion: 'any' as const })),
         { streamId: `run-crowd-${tag}`, events: [started(tag)], expectedVersion: 'no_stream' as const },
       ]);
-    const results = await Promise.allSettled([anyBatch(ids, 'a'), anyBatch([...ids].reverse(), 'b'), mixed('c'), anyBatch(ids.slice(10), 'd'), mixed('e')]);
+    const results = await Promise.allSettled([
+      anyBatch(ids, 'a'),
+      anyBatch([...ids].reverse(), 'b'),
+      mixed('c'),
+      anyBatch(ids.slice(10), 'd'),
+      mixed('e'),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
     for (const [i, id] of ids.entries()) {
       const versions = (await store.readStream(id)).map((e) => e.streamVersion);
@@ -197,7 +227,11 @@ describe('EventStore (PostgreSQL)', () => {
 
   it("keeps each stream's last event type on its row, whichever way the events were appended", async () => {
     const lastType = async (streamId: string) =>
-      ((await db.dataSource.query(`SELECT last_event_type FROM granule_streams WHERE stream_id = $1`, [streamId])) as Array<{ last_event_type: string }>)[0]?.last_event_type;
+      (
+        (await db.dataSource.query(`SELECT last_event_type FROM granule_streams WHERE stream_id = $1`, [
+          streamId,
+        ])) as Array<{ last_event_type: string }>
+      )[0]?.last_event_type;
     const succeeded = (taskId: string): NewEvent => ({ type: 'TaskSucceeded', data: { taskId } });
 
     await store.appendToStream('run-last', [started('a'), succeeded('a')], { expectedVersion: 'no_stream' });
@@ -211,19 +245,31 @@ describe('EventStore (PostgreSQL)', () => {
 
     await store.appendBatch([
       { streamId: 'run-last', events: [{ type: 'DeploymentResumed', data: {} }], expectedVersion: 5 },
-      { streamId: 'node-last', events: [started('n'), { type: 'NodeStatusChanged', data: {} }], expectedVersion: 'any' },
+      {
+        streamId: 'node-last',
+        events: [started('n'), { type: 'NodeStatusChanged', data: {} }],
+        expectedVersion: 'any',
+      },
     ]);
-    expect([await lastType('run-last'), await lastType('node-last')]).toEqual(['DeploymentResumed', 'NodeStatusChanged']);
+    expect([await lastType('run-last'), await lastType('node-last')]).toEqual([
+      'DeploymentResumed',
+      'NodeStatusChanged',
+    ]);
 
     // A losing append changes nothing on the row.
-    await expect(store.appendToStream('run-last', [started('x')], { expectedVersion: 5 })).rejects.toBeInstanceOf(ConcurrencyError);
+    await expect(store.appendToStream('run-last', [started('x')], { expectedVersion: 5 })).rejects.toBeInstanceOf(
+      ConcurrencyError,
+    );
     await expect(
       store.appendBatch([
         { streamId: 'node-last', events: [started('y')], expectedVersion: 'any' },
         { streamId: 'run-last', events: [started('y')], expectedVersion: 5 },
       ]),
     ).rejects.toBeInstanceOf(ConcurrencyError);
-    expect([await lastType('run-last'), await lastType('node-last')]).toEqual(['DeploymentResumed', 'NodeStatusChanged']);
+    expect([await lastType('run-last'), await lastType('node-last')]).toEqual([
+      'DeploymentResumed',
+      'NodeStatusChanged',
+    ]);
   });
 
   it('rejects a malformed append naming every problem and writes nothing', async () => {
@@ -255,9 +301,9 @@ describe('EventStore (PostgreSQL)', () => {
   it('refuses a caller queryRunner without an open transaction', async () => {
     const runner = db.dataSource.createQueryRunner();
     try {
-      await expect(store.appendToStream('run-notx', [started('a')], { expectedVersion: 'any', queryRunner: runner })).rejects.toThrow(
-        'the queryRunner passed to an append must have an open transaction',
-      );
+      await expect(
+        store.appendToStream('run-notx', [started('a')], { expectedVersion: 'any', queryRunner: runner }),
+      ).rejects.toThrow('the queryRunner passed to an append must have an open transaction');
     } finally {
       await runner.release();
     }

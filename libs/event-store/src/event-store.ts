@@ -66,12 +66,17 @@ function validate(appends: StreamAppend[]): void {
     seen.add(streamId);
     if (events.length === 0) problems.push(`stream '${streamId}': no events to append`);
     if (typeof expectedVersion === 'number' && !isCount(expectedVersion)) {
-      problems.push(`stream '${streamId}': expected version must be a non-negative integer, 'no_stream' or 'any', got ${expectedVersion}`);
+      problems.push(
+        `stream '${streamId}': expected version must be a non-negative integer, 'no_stream' or 'any', got ${expectedVersion}`,
+      );
     }
     events.forEach((event, i) => {
-      if (typeof event.type !== 'string' || event.type === '') problems.push(`stream '${streamId}': event ${i} has no type`);
+      if (typeof event.type !== 'string' || event.type === '')
+        problems.push(`stream '${streamId}': event ${i} has no type`);
       if (event.schemaVersion !== undefined && !(Number.isInteger(event.schemaVersion) && event.schemaVersion > 0)) {
-        problems.push(`stream '${streamId}': event ${i} (${event.type}) has schema version ${event.schemaVersion}, expected a positive integer`);
+        problems.push(
+          `stream '${streamId}': event ${i} (${event.type}) has schema version ${event.schemaVersion}, expected a positive integer`,
+        );
       }
     });
   }
@@ -94,7 +99,10 @@ const CLAIM_ANY_ON_CONFLICT = `ON CONFLICT (stream_id) DO UPDATE SET version = g
  * expected version, that version, `last` the type of the last event appended (kept on the row,
  * so "streams whose last event is X" is an index lookup, not a join over every stream).
  */
-function claimStatement(expected: ExpectedVersion, p: { id: string; count: string; extra: string; last: string }): string {
+function claimStatement(
+  expected: ExpectedVersion,
+  p: { id: string; count: string; extra: string; last: string },
+): string {
   if (expected === 'any') {
     return `INSERT INTO granule_streams (stream_id, stream_type, version, last_event_type) VALUES (${p.id}, ${p.extra}, ${p.count}, ${p.last})
          ${CLAIM_ANY_ON_CONFLICT}
@@ -161,7 +169,12 @@ export class EventStore implements EventStorePort {
     return pool.query({ name: `granule_${name}`, text, values }).then((result) => result.rows as T[]);
   }
 
-  async appendToStream(streamId: string, events: NewEvent[], options: AppendOptions, metadata?: EventMetadata): Promise<AppendResult> {
+  async appendToStream(
+    streamId: string,
+    events: NewEvent[],
+    options: AppendOptions,
+    metadata?: EventMetadata,
+  ): Promise<AppendResult> {
     const result = await this.appendBatch([{ streamId, events, expectedVersion: options.expectedVersion }], {
       queryRunner: options.queryRunner,
       metadata,
@@ -170,12 +183,16 @@ export class EventStore implements EventStorePort {
     return { nextExpectedVersion, lastGlobalPosition, lastPosition };
   }
 
-  async appendBatch(appends: StreamAppend[], options: { queryRunner?: QueryRunner; metadata?: EventMetadata } = {}): Promise<AppendBatchResult> {
+  async appendBatch(
+    appends: StreamAppend[],
+    options: { queryRunner?: QueryRunner; metadata?: EventMetadata } = {},
+  ): Promise<AppendBatchResult> {
     validate(appends);
     const write = (runner: QueryRunner) => this.write(runner, appends, options.metadata);
     if (options.queryRunner) {
       // Without a transaction each statement would commit alone and a conflict could leave a half-written batch.
-      if (!options.queryRunner.isTransactionActive) throw new InvalidAppendError('the queryRunner passed to an append must have an open transaction');
+      if (!options.queryRunner.isTransactionActive)
+        throw new InvalidAppendError('the queryRunner passed to an append must have an open transaction');
       return write(options.queryRunner);
     }
 
@@ -197,7 +214,11 @@ export class EventStore implements EventStorePort {
     }
   }
 
-  private async write(runner: QueryRunner, appends: StreamAppend[], batchMetadata: EventMetadata | undefined): Promise<AppendBatchResult> {
+  private async write(
+    runner: QueryRunner,
+    appends: StreamAppend[],
+    batchMetadata: EventMetadata | undefined,
+  ): Promise<AppendBatchResult> {
     let newVersions: number[];
     if (appends.length > 1 && appends.every((a) => a.expectedVersion === 'any')) {
       newVersions = await this.advanceStreamsAny(runner, appends);
@@ -206,7 +227,13 @@ export class EventStore implements EventStorePort {
       newVersions = [];
       for (const i of lockOrder) {
         const { streamId, expectedVersion, events } = appends[i];
-        newVersions[i] = await this.advanceStream(runner, streamId, expectedVersion, events.length, events[events.length - 1].type);
+        newVersions[i] = await this.advanceStream(
+          runner,
+          streamId,
+          expectedVersion,
+          events.length,
+          events[events.length - 1].type,
+        );
       }
     }
 
@@ -253,7 +280,12 @@ export class EventStore implements EventStorePort {
     const lastGlobalPosition = String(highest);
     const streams = appends.map(({ streamId }, i) => {
       const last = String(lastOf.get(streamId));
-      return { streamId, nextExpectedVersion: newVersions[i], lastGlobalPosition: last, lastPosition: { transactionId, globalPosition: last } };
+      return {
+        streamId,
+        nextExpectedVersion: newVersions[i],
+        lastGlobalPosition: last,
+        lastPosition: { transactionId, globalPosition: last },
+      };
     });
     return { streams, lastGlobalPosition, lastPosition: { transactionId, globalPosition: lastGlobalPosition } };
   }
@@ -273,9 +305,18 @@ export class EventStore implements EventStorePort {
       events.map((e) => JSON.stringify(e.data)),
       events.map((e) => JSON.stringify({ ...batchMetadata, ...e.metadata })),
     ];
-    const claim = claimStatement(expected, { id: '$1', count: '$2', extra: '$7', last: '($3::text[])[cardinality($3::text[])]' });
+    const claim = claimStatement(expected, {
+      id: '$1',
+      count: '$2',
+      extra: '$7',
+      last: '($3::text[])[cardinality($3::text[])]',
+    });
     params.push(claimExtra(streamId, expected));
-    const rows = await this.prepared<{ version: string | null; last_global_position: string | null; transaction_id: string | null }>(
+    const rows = await this.prepared<{
+      version: string | null;
+      last_global_position: string | null;
+      transaction_id: string | null;
+    }>(
       `append_one_${expected === 'any' ? 'any' : expected === 'no_stream' || expected === 0 ? 'new' : 'at'}`,
       `WITH claimed AS (${claim}),
        inserted AS (
@@ -317,15 +358,28 @@ export class EventStore implements EventStorePort {
        ORDER BY id COLLATE "C"
        ${CLAIM_ANY_ON_CONFLICT}
        RETURNING stream_id, version::text AS version`,
-      [appends.map((a) => a.streamId), appends.map((a) => streamTypeOf(a.streamId)), appends.map((a) => a.events.length), appends.map((a) => a.events[a.events.length - 1].type)],
+      [
+        appends.map((a) => a.streamId),
+        appends.map((a) => streamTypeOf(a.streamId)),
+        appends.map((a) => a.events.length),
+        appends.map((a) => a.events[a.events.length - 1].type),
+      ],
       true,
     );
-    const versions = new Map((claimed.records as Array<{ stream_id: string; version: string }>).map((r) => [r.stream_id, Number(r.version)]));
+    const versions = new Map(
+      (claimed.records as Array<{ stream_id: string; version: string }>).map((r) => [r.stream_id, Number(r.version)]),
+    );
     return appends.map((a) => versions.get(a.streamId) as number);
   }
 
   /** Claims `count` versions on the stream's row after checking `expected` (recording the last event's type); returns the new version. */
-  private async advanceStream(runner: QueryRunner, streamId: string, expected: ExpectedVersion, count: number, lastType: string): Promise<number> {
+  private async advanceStream(
+    runner: QueryRunner,
+    streamId: string,
+    expected: ExpectedVersion,
+    count: number,
+    lastType: string,
+  ): Promise<number> {
     const claimed = await runner.query(
       claimStatement(expected, { id: '$1', count: '$3', extra: '$2', last: '$4' }),
       [streamId, claimExtra(streamId, expected), count, lastType],
@@ -339,7 +393,10 @@ export class EventStore implements EventStorePort {
     throw new ConcurrencyError(streamId, expected, actualRow ? Number(actualRow.version) : null);
   }
 
-  async readStream<E extends NewEvent = NewEvent>(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent<E>[]> {
+  async readStream<E extends NewEvent = NewEvent>(
+    streamId: string,
+    options: ReadStreamOptions = {},
+  ): Promise<StoredEvent<E>[]> {
     const rows: EventRow[] = await this.dataSource.query(
       `SELECT ${EVENT_COLUMNS} FROM granule_events
        WHERE stream_id = $1 AND stream_version >= $2 AND ($3::bigint IS NULL OR stream_version <= $3)
@@ -351,7 +408,11 @@ export class EventStore implements EventStorePort {
   }
 
   async readStreamVersion(streamId: string): Promise<number | null> {
-    const rows = await this.prepared<{ version: string }>('stream_version', `SELECT version FROM granule_streams WHERE stream_id = $1`, [streamId]);
+    const rows = await this.prepared<{ version: string }>(
+      'stream_version',
+      `SELECT version FROM granule_streams WHERE stream_id = $1`,
+      [streamId],
+    );
     return rows.length > 0 ? Number(rows[0].version) : null;
   }
 

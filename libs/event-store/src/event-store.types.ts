@@ -145,12 +145,20 @@ export interface EventStorePort {
    * mismatch and `InvalidAppendError` on a malformed call (listing every problem). `metadata`
    * is added to every event; keys of an event's own metadata win.
    */
-  appendToStream(streamId: string, events: NewEvent[], options: AppendOptions, metadata?: EventMetadata): Promise<AppendResult>;
+  appendToStream(
+    streamId: string,
+    events: NewEvent[],
+    options: AppendOptions,
+    metadata?: EventMetadata,
+  ): Promise<AppendResult>;
   /**
    * Appends to several streams in one transaction: all are written or none. Global positions
    * follow the order given (streams, then events).
    */
-  appendBatch(appends: StreamAppend[], options?: { queryRunner?: QueryRunner; metadata?: EventMetadata }): Promise<AppendBatchResult>;
+  appendBatch(
+    appends: StreamAppend[],
+    options?: { queryRunner?: QueryRunner; metadata?: EventMetadata },
+  ): Promise<AppendBatchResult>;
   /** Events of one stream in version order. */
   readStream<E extends NewEvent = NewEvent>(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent<E>[]>;
   /** Current version of a stream, or `null` when it has no events. */

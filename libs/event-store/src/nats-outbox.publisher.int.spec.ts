@@ -15,7 +15,11 @@ async function waitFor(condition: () => boolean, what: string, timeoutMs = 3000)
   }
 }
 
-const happened = (n: number): NewEvent => ({ type: 'TaskSucceeded', data: { n }, metadata: { correlationId: 'run-1' } });
+const happened = (n: number): NewEvent => ({
+  type: 'TaskSucceeded',
+  data: { n },
+  metadata: { correlationId: 'run-1' },
+});
 
 describe('NatsOutboxPublisher', () => {
   let db: TestDatabase;
@@ -52,7 +56,12 @@ describe('NatsOutboxPublisher', () => {
     await waitFor(() => received.length === 4, 'four messages');
     await publisher.stop();
 
-    expect(received.map((m) => m.subject)).toEqual([`${prefix}.run.run-1`, `${prefix}.run.run-1`, `${prefix}.node.node-web-1`, `${prefix}.run.run-1`]);
+    expect(received.map((m) => m.subject)).toEqual([
+      `${prefix}.run.run-1`,
+      `${prefix}.run.run-1`,
+      `${prefix}.node.node-web-1`,
+      `${prefix}.run.run-1`,
+    ]);
     const bodies = received.map((m) => m.json<PublishedEvent>());
     expect(bodies.map((b) => [b.streamId, b.streamType, b.streamVersion, b.data])).toEqual([
       ['run-1', 'run', 1, { n: 1 }],
@@ -76,7 +85,10 @@ describe('NatsOutboxPublisher', () => {
     });
     expect(received.map((m) => m.headers?.get('Nats-Msg-Id'))).toEqual(bodies.map((b) => b.globalPosition));
     expect(received[0].headers?.get('Granule-Event-Type')).toBe('TaskSucceeded');
-    expect(await store.readCheckpoint('granule-nats-outbox')).toEqual({ transactionId: stored[2].transactionId, globalPosition: stored[2].globalPosition });
+    expect(await store.readCheckpoint('granule-nats-outbox')).toEqual({
+      transactionId: stored[2].transactionId,
+      globalPosition: stored[2].globalPosition,
+    });
 
     // Stopped: nothing more goes out.
     await store.appendToStream('run-1', [happened(5)], { expectedVersion: 3 });
@@ -111,7 +123,12 @@ describe('NatsOutboxPublisher', () => {
   });
 
   it('with minIntervalMs publishes an event appended through its store at once, whatever the poll interval', async () => {
-    const publisher = new NatsOutboxPublisher(nc, store, { subjectPrefix: prefix, consumerName: 'outbox-wake', pollIntervalMs: 60_000, minIntervalMs: 25 });
+    const publisher = new NatsOutboxPublisher(nc, store, {
+      subjectPrefix: prefix,
+      consumerName: 'outbox-wake',
+      pollIntervalMs: 60_000,
+      minIntervalMs: 25,
+    });
     publisher.start();
     try {
       // The first read publishes again what the earlier tests left; then the publisher sleeps for a minute.

@@ -87,7 +87,11 @@ export class NatsOutboxPublisher {
 
   private async publish(events: StoredEvent[]): Promise<void> {
     for (const event of events) {
-      const body: PublishedEvent = { ...event, streamType: streamTypeOf(event.streamId), createdAt: event.createdAt.toISOString() };
+      const body: PublishedEvent = {
+        ...event,
+        streamType: streamTypeOf(event.streamId),
+        createdAt: event.createdAt.toISOString(),
+      };
       const h = headers();
       h.set('Nats-Msg-Id', event.globalPosition);
       h.set('Granule-Event-Type', event.type);

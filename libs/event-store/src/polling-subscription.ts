@@ -1,4 +1,11 @@
-import type { EventBatchHandler, EventStorePort, Position, StoredEvent, SubscribeOptions, Subscription } from './event-store.types';
+import type {
+  EventBatchHandler,
+  EventStorePort,
+  Position,
+  StoredEvent,
+  SubscribeOptions,
+  Subscription,
+} from './event-store.types';
 import { comparePositions, START_POSITION } from './position';
 
 const DEFAULT_POLL_INTERVAL_MS = 200;
@@ -36,7 +43,8 @@ function pause(ms: number, signal: AbortSignal): { done: Promise<void>; wake: (s
  * batch.
  */
 export function startPollingSubscription(
-  store: Pick<EventStorePort, 'readAll' | 'readCheckpoint' | 'storeCheckpoint'> & Partial<Pick<EventStorePort, 'onAppended'>>,
+  store: Pick<EventStorePort, 'readAll' | 'readCheckpoint' | 'storeCheckpoint'> &
+    Partial<Pick<EventStorePort, 'onAppended'>>,
   consumer: string,
   handler: EventBatchHandler,
   options: SubscribeOptions = {},
@@ -59,10 +67,13 @@ export function startPollingSubscription(
   const untilNextRead = (): number => readStartedAt + minIntervalMs - performance.now();
   let awaited: Position | undefined;
   let sleeping: ReturnType<typeof pause> | undefined;
-  const stopListening = options.minIntervalMs === undefined ? undefined : store.onAppended?.((appended) => {
-    if (awaited === undefined || comparePositions(appended, awaited) > 0) awaited = appended;
-    sleeping?.wake(untilNextRead());
-  });
+  const stopListening =
+    options.minIntervalMs === undefined
+      ? undefined
+      : store.onAppended?.((appended) => {
+          if (awaited === undefined || comparePositions(appended, awaited) > 0) awaited = appended;
+          sleeping?.wake(untilNextRead());
+        });
 
   const loop = async (): Promise<void> => {
     let position: Position | null = null;
@@ -95,7 +106,8 @@ export function startPollingSubscription(
           continue;
         }
         sleeping = pause(pollIntervalMs, stopping.signal);
-        if (awaited !== undefined && position !== null && comparePositions(position, awaited) < 0) sleeping.wake(untilNextRead());
+        if (awaited !== undefined && position !== null && comparePositions(position, awaited) < 0)
+          sleeping.wake(untilNextRead());
         await sleeping.done;
         sleeping = undefined;
       }

@@ -23,14 +23,24 @@ export type RunCommand =
   | { type: 'Resume'; at: string }
   | { type: 'Finish'; at: string };
 
-export class RunCommandError extends GranuleError<'RUN_ALREADY_EXISTS' | 'RUN_NOT_FOUND' | 'RUN_FINISHED' | 'RUN_NOT_STOPPED' | 'RUN_NO_PLAN'> {}
+export class RunCommandError extends GranuleError<
+  'RUN_ALREADY_EXISTS' | 'RUN_NOT_FOUND' | 'RUN_FINISHED' | 'RUN_NOT_STOPPED' | 'RUN_NO_PLAN'
+> {}
 
 const TERMINAL = new Set(['succeeded', 'failed', 'stopped', 'refused']);
 
 /** The events a failed node causes: NodeFailed, exceeded groups, and a stop when the run can no longer succeed. */
-function nodeFailure(state: RunState, plan: ExecutablePlan, n: number, reason: 'offline' | 'task_failed' | 'task_timed_out', task?: string): RunEvent[] {
+function nodeFailure(
+  state: RunState,
+  plan: ExecutablePlan,
+  n: number,
+  reason: 'offline' | 'task_failed' | 'task_timed_out',
+  task?: string,
+): RunEvent[] {
   if (state.failedNodes.has(n)) return [];
-  const events: RunEvent[] = [{ type: 'NodeFailed', data: { node: plan.nodeNames[n], reason, ...(task ? { task } : {}) } }];
+  const events: RunEvent[] = [
+    { type: 'NodeFailed', data: { node: plan.nodeNames[n], reason, ...(task ? { task } : {}) } },
+  ];
   const exceeded: string[] = [];
   for (const gi of plan.groupsOfNode[n]) {
     if (state.exceededGroups.has(gi)) continue;
@@ -38,7 +48,10 @@ function nodeFailure(state: RunState, plan: ExecutablePlan, n: number, reason: '
     const failed = group.nodes.filter((m) => m === n || state.failedNodes.has(m));
     if (failed.length > group.tolerance) {
       exceeded.push(group.id);
-      events.push({ type: 'GroupToleranceExceeded', data: { group: group.id, failed: failed.map((m) => plan.nodeNames[m]), tolerance: group.tolerance } });
+      events.push({
+        type: 'GroupToleranceExceeded',
+        data: { group: group.id, failed: failed.map((m) => plan.nodeNames[m]), tolerance: group.tolerance },
+      });
     }
   }
   const critical = plan.groupsOfNode[n].length === 0;
@@ -47,7 +60,10 @@ function nodeFailure(state: RunState, plan: ExecutablePlan, n: number, reason: '
     events.push({
       type: 'DeploymentStopRequested',
       data: critical
-        ? { reason: 'critical_node', detail: `node ${plan.nodeNames[n]} failed and belongs to no fault-tolerance group` }
+        ? {
+            reason: 'critical_node',
+            detail: `node ${plan.nodeNames[n]} failed and belongs to no fault-tolerance group`,
+          }
         : { reason: 'fault_tolerance', detail: `too many failed nodes in group ${exceeded.join(', ')}` },
     });
   }
@@ -87,7 +103,11 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
         return [
           {
             type: 'DeploymentRefused',
-            data: { code: 'OFFLINE_CRITICAL_NODES', reason: `critical nodes are offline: ${critical.join(', ')}`, offlineCriticalNodes: critical },
+            data: {
+              code: 'OFFLINE_CRITICAL_NODES',
+              reason: `critical nodes are offline: ${critical.join(', ')}`,
+              offlineCriticalNodes: critical,
+            },
           },
         ];
       }
@@ -95,11 +115,19 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       const events: RunEvent[] = [
         {
           type: 'PlanAccepted',
-          data: { planId: command.planId, planHash: command.planHash, instances: plan.size, tasks, nodes: plan.nodeNames, ...(command.only ? { only: command.only } : {}) },
+          data: {
+            planId: command.planId,
+            planHash: command.planHash,
+            instances: plan.size,
+            tasks,
+            nodes: plan.nodeNames,
+            ...(command.only ? { only: command.only } : {}),
+          },
         },
         ...failed.map((n): RunEvent => ({ type: 'NodeFailed', data: { node: plan.nodeNames[n], reason: 'offline' } })),
       ];
-      if (state.request?.dryRun) events.push({ type: 'DeploymentSucceeded', data: { at: command.at, failedNodes: [] } });
+      if (state.request?.dryRun)
+        events.push({ type: 'DeploymentSucceeded', data: { at: command.at, failedNodes: [] } });
       return events;
     }
 
@@ -127,7 +155,10 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
         if (n >= 0) taken.add(n);
         busy++;
         const attempt = state.attempt[i] + 1;
-        events.push({ type: 'TaskDispatched', data: { key: p.keys[i], attempt, dispatchId: dispatchIdOf(state.runId, p.keys[i], attempt), at: command.at } });
+        events.push({
+          type: 'TaskDispatched',
+          data: { key: p.keys[i], attempt, dispatchId: dispatchIdOf(state.runId, p.keys[i], attempt), at: command.at },
+        });
       }
       return events;
     }
@@ -140,19 +171,44 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       const status = state.status[i];
       const inFlight = status === S.Dispatched || status === S.Running;
       const at = m.at;
-      if (m.status === 'started') return status === S.Dispatched ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at } }] : [];
+      if (m.status === 'started')
+        return status === S.Dispatched ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at } }] : [];
       if (!inFlight) return [];
       // An outcome with no `started` before it (a short task, see TaskProgressMessage.startedAt):
       // the start is recorded with it, so the log has every transition.
-      const started: RunEvent[] = status === S.Dispatched && m.startedAt ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at: m.startedAt } }] : [];
-      const result = { key: m.key, attempt: m.attempt, exitCode: m.exitCode ?? null, durationMs: m.durationMs ?? 0, outputTail: m.outputTail ?? '', at };
+      const started: RunEvent[] =
+        status === S.Dispatched && m.startedAt
+          ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at: m.startedAt } }]
+          : [];
+      const result = {
+        key: m.key,
+        attempt: m.attempt,
+        exitCode: m.exitCode ?? null,
+        durationMs: m.durationMs ?? 0,
+        outputTail: m.outputTail ?? '',
+        at,
+      };
       if (m.status === 'succeeded') return [...started, { type: 'TaskSucceeded', data: result }];
-      if (!p.failOnError[i]) return [...started, { type: 'TaskSkipped', data: { key: m.key, reason: 'fail_on_error', at } }];
+      if (!p.failOnError[i])
+        return [...started, { type: 'TaskSkipped', data: { key: m.key, reason: 'fail_on_error', at } }];
       const failure: RunEvent =
         m.status === 'timed_out'
-          ? { type: 'TaskTimedOut', data: { key: m.key, attempt: m.attempt, at, durationMs: result.durationMs, outputTail: result.outputTail } }
+          ? {
+              type: 'TaskTimedOut',
+              data: {
+                key: m.key,
+                attempt: m.attempt,
+                at,
+                durationMs: result.durationMs,
+                outputTail: result.outputTail,
+              },
+            }
           : { type: 'TaskFailed', data: { ...result, ...(m.error ? { error: m.error } : {}) } };
-      return [...started, failure, ...nodeFailure(state, p, p.node[i], m.status === 'timed_out' ? 'task_timed_out' : 'task_failed', p.task[i])];
+      return [
+        ...started,
+        failure,
+        ...nodeFailure(state, p, p.node[i], m.status === 'timed_out' ? 'task_timed_out' : 'task_failed', p.task[i]),
+      ];
     }
 
     case 'CheckHealth': {
@@ -162,13 +218,18 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       const events: RunEvent[] = [];
       const failing = new Set<number>();
       // Work on a scratch view so two failures in one check see each other.
-      const view: RunState = { ...state, failedNodes: new Set(state.failedNodes), exceededGroups: new Set(state.exceededGroups) };
+      const view: RunState = {
+        ...state,
+        failedNodes: new Set(state.failedNodes),
+        exceededGroups: new Set(state.exceededGroups),
+      };
       const fail = (n: number, reason: 'offline' | 'task_timed_out', task?: string): void => {
         const more = nodeFailure(view, p, n, reason, task);
         for (const e of more) {
           events.push(e);
           if (e.type === 'NodeFailed') view.failedNodes.add(n);
-          if (e.type === 'GroupToleranceExceeded') view.exceededGroups.add(p.groups.findIndex((g) => g.id === e.data.group));
+          if (e.type === 'GroupToleranceExceeded')
+            view.exceededGroups.add(p.groups.findIndex((g) => g.id === e.data.group));
           if (e.type === 'DeploymentStopRequested') view.phase = 'stopping';
         }
       };
@@ -185,11 +246,24 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       for (const uid of command.offlineNodes) {
         const n = p.nodeIndex.get(uid);
         if (n === undefined || failing.has(n) || view.failedNodes.has(n)) continue;
-        const hasWork = p.instancesOfNode[n].some((i) => state.status[i] === S.Pending || state.status[i] === S.Dispatched || state.status[i] === S.Running);
+        const hasWork = p.instancesOfNode[n].some(
+          (i) => state.status[i] === S.Pending || state.status[i] === S.Dispatched || state.status[i] === S.Running,
+        );
         if (!hasWork) continue;
         const i = state.busy[n];
         if (i >= 0) {
-          events.push({ type: 'TaskFailed', data: { key: p.keys[i], attempt: state.attempt[i], exitCode: null, durationMs: 0, outputTail: '', error: `node ${uid} went offline`, at: command.at } });
+          events.push({
+            type: 'TaskFailed',
+            data: {
+              key: p.keys[i],
+              attempt: state.attempt[i],
+              exitCode: null,
+              durationMs: 0,
+              outputTail: '',
+              error: `node ${uid} went offline`,
+              at: command.at,
+            },
+          });
         }
         fail(n, 'offline');
       }
@@ -197,17 +271,29 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
     }
 
     case 'Stop':
-      if (TERMINAL.has(state.phase)) throw new RunCommandError('RUN_FINISHED', `run ${state.runId} has already ended (${state.phase})`);
+      if (TERMINAL.has(state.phase))
+        throw new RunCommandError('RUN_FINISHED', `run ${state.runId} has already ended (${state.phase})`);
       if (state.phase === 'stopping') return [];
       // Not planned yet (its planning failed and waits for another try): nothing runs, it ends now.
-      if (state.phase === 'requested') return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }, { type: 'DeploymentStopped', data: { at: command.at, failedNodes: [] } }];
+      if (state.phase === 'requested')
+        return [
+          { type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } },
+          { type: 'DeploymentStopped', data: { at: command.at, failedNodes: [] } },
+        ];
       return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }];
 
     case 'Resume':
       if (state.phase === 'running') return [];
-      if (!state.plan) throw new RunCommandError('RUN_NO_PLAN', `run ${state.runId} was stopped before it was planned: start the deployment again`);
+      if (!state.plan)
+        throw new RunCommandError(
+          'RUN_NO_PLAN',
+          `run ${state.runId} was stopped before it was planned: start the deployment again`,
+        );
       if (state.phase !== 'stopped' && state.phase !== 'stopping') {
-        throw new RunCommandError('RUN_NOT_STOPPED', `run ${state.runId} is ${state.phase}; only a stopped run can be resumed (use retry for a failed one)`);
+        throw new RunCommandError(
+          'RUN_NOT_STOPPED',
+          `run ${state.runId} is ${state.phase}; only a stopped run can be resumed (use retry for a failed one)`,
+        );
       }
       return [{ type: 'DeploymentResumed', data: { at: command.at } }];
 
@@ -216,12 +302,23 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       if (!p || (state.phase !== 'running' && state.phase !== 'stopping') || state.busyNodes > 0) return [];
       const failedNodes = [...state.failedNodes].map((n) => p.nodeNames[n]).sort();
       if (state.phase === 'stopping') {
-        if (state.stopReason?.reason === 'operator') return [{ type: 'DeploymentStopped', data: { at: command.at, failedNodes } }];
-        return [{ type: 'DeploymentFailed', data: { at: command.at, reason: state.stopReason?.detail ?? 'stopped', failedNodes } }];
+        if (state.stopReason?.reason === 'operator')
+          return [{ type: 'DeploymentStopped', data: { at: command.at, failedNodes } }];
+        return [
+          {
+            type: 'DeploymentFailed',
+            data: { at: command.at, reason: state.stopReason?.detail ?? 'stopped', failedNodes },
+          },
+        ];
       }
       if (state.unfinished > 0) {
         if (state.ready.size > 0) return [];
-        return [{ type: 'DeploymentFailed', data: { at: command.at, reason: `${state.unfinished} task(s) can never run`, failedNodes } }];
+        return [
+          {
+            type: 'DeploymentFailed',
+            data: { at: command.at, reason: `${state.unfinished} task(s) can never run`, failedNodes },
+          },
+        ];
       }
       return [{ type: 'DeploymentSucceeded', data: { at: command.at, failedNodes } }];
     }

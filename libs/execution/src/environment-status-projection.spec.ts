@@ -1,10 +1,17 @@
 import type { DeploymentRequested } from '@granule/contracts';
 import { environmentStatusAfter, runSpeaksForEnvironment } from './environment-status-projection';
 
-const request = (over: Partial<DeploymentRequested['data']> = {}): DeploymentRequested['data'] => ({ runId: 'r1', envId: 'prod', graph: 'default', dryRun: false, noop: false, ...over });
+const request = (over: Partial<DeploymentRequested['data']> = {}): DeploymentRequested['data'] => ({
+  runId: 'r1',
+  envId: 'prod',
+  graph: 'default',
+  dryRun: false,
+  noop: false,
+  ...over,
+});
 
 describe('environment status projection', () => {
-  it('only a real deployment of an environment\'s default graph speaks for the environment', () => {
+  it("only a real deployment of an environment's default graph speaks for the environment", () => {
     expect(runSpeaksForEnvironment(request())).toBe(true);
     expect(runSpeaksForEnvironment(request({ strategy: { name: 's' } }))).toBe(true);
     expect(runSpeaksForEnvironment(request({ retryOf: { runId: 'r0', failedOnly: true } }))).toBe(true);
@@ -15,7 +22,7 @@ describe('environment status projection', () => {
     expect(runSpeaksForEnvironment(request({ childOf: { runId: 's1', group: 'g', phase: 'deploy' } }))).toBe(false);
   });
 
-  it('maps a run\'s course to Fuel\'s cluster statuses', () => {
+  it("maps a run's course to Fuel's cluster statuses", () => {
     const cases: [string, unknown, string | undefined][] = [
       ['PlanAccepted', { planId: 'p' }, 'deployment'],
       ['StrategyAccepted', { plan: {} }, 'deployment'],
@@ -29,6 +36,8 @@ describe('environment status projection', () => {
       ['DeploymentRefused', { code: 'X', reason: 'x' }, undefined],
       ['TaskSucceeded', { key: 'a@1' }, undefined],
     ];
-    expect(cases.map(([type, data]) => environmentStatusAfter({ type, data }))).toEqual(cases.map(([, , status]) => status));
+    expect(cases.map(([type, data]) => environmentStatusAfter({ type, data }))).toEqual(
+      cases.map(([, , status]) => status),
+    );
   });
 });

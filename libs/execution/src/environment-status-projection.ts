@@ -10,7 +10,13 @@ export type ProjectedEnvironmentStatus = 'deployment' | 'operational' | 'partial
  * strategy run.
  */
 export function runSpeaksForEnvironment(request: DeploymentRequested['data']): boolean {
-  return request.envId !== undefined && request.graph === 'default' && !request.dryRun && !request.noop && request.childOf === undefined;
+  return (
+    request.envId !== undefined &&
+    request.graph === 'default' &&
+    !request.dryRun &&
+    !request.noop &&
+    request.childOf === undefined
+  );
 }
 
 /**

@@ -86,7 +86,11 @@ export function toExecutablePlan(doc: PlanDocument): ExecutablePlan {
   const preds = doc.instances.map((inst) => inst.requires.map(lookup));
   const anyPreds = new Map<number, number[][]>();
   doc.instances.forEach((inst, i) => {
-    if (inst.requires_any?.length) anyPreds.set(i, inst.requires_any.map((g) => g.map(lookup)));
+    if (inst.requires_any?.length)
+      anyPreds.set(
+        i,
+        inst.requires_any.map((g) => g.map(lookup)),
+      );
   });
   const succ: number[][] = Array.from({ length: size }, () => []);
   preds.forEach((list, i) => {

@@ -1,5 +1,13 @@
 export * from './executable-plan';
-export { S as InstanceStatus, STATUS_NAMES, evolve, foldRun, initialRunState, instanceStatuses, isFinished } from './run-state';
+export {
+  S as InstanceStatus,
+  STATUS_NAMES,
+  evolve,
+  foldRun,
+  initialRunState,
+  instanceStatuses,
+  isFinished,
+} from './run-state';
 export type { InstanceStatusName, RunPhase, RunState } from './run-state';
 export { decide, RunCommandError } from './decide';
 export type { ExecutionLimits, RunCommand } from './decide';

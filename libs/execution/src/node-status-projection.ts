@@ -8,7 +8,8 @@ export type ProjectedNodeStatus = RunNodeStatus | 'offline';
  * What config-store should record for one node: a status to set, or `back_online` (its presence
  * returned: put back the status the last run gave it, if config-store still says `offline`).
  */
-export type NodeStatusUpdate = { uid: string; kind: 'set'; status: ProjectedNodeStatus } | { uid: string; kind: 'back_online' };
+export type NodeStatusUpdate =
+  { uid: string; kind: 'set'; status: ProjectedNodeStatus } | { uid: string; kind: 'back_online' };
 
 const RUN_STATUSES = new Set<string>(RUN_NODE_STATUSES);
 
@@ -44,7 +45,9 @@ function updateOf(e: LoggedEvent): NodeStatusUpdate | undefined {
   if (typeof uid !== 'string' || e.streamId !== nodeStreamId(uid)) return undefined;
   switch (e.type as NodeEvent['type']) {
     case 'NodeStatusChanged':
-      return typeof data.to === 'string' && RUN_STATUSES.has(data.to) ? { uid, kind: 'set', status: data.to as RunNodeStatus } : undefined;
+      return typeof data.to === 'string' && RUN_STATUSES.has(data.to)
+        ? { uid, kind: 'set', status: data.to as RunNodeStatus }
+        : undefined;
     case 'NodeWentOffline':
       return { uid, kind: 'set', status: 'offline' };
     // An agent (re)registering is its node coming back as much as its presence key returning.

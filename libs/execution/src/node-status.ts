@@ -40,7 +40,11 @@ export function runNodeStatus(state: RunState, plan: ExecutablePlan, n: number):
  * The nodes whose status `events` may have changed. A node the run already calls `deploying`
  * changes only when one of its tasks ends, it fails, or the run ends.
  */
-function touchedNodes(plan: ExecutablePlan, events: readonly RunEvent[], known: Map<number, RunNodeStatus>): Iterable<number> {
+function touchedNodes(
+  plan: ExecutablePlan,
+  events: readonly RunEvent[],
+  known: Map<number, RunNodeStatus>,
+): Iterable<number> {
   const nodes = new Set<number>();
   for (const e of events) {
     if (e.type === 'DeploymentSucceeded' || e.type === 'DeploymentFailed' || e.type === 'DeploymentStopped') {
@@ -51,7 +55,8 @@ function touchedNodes(plan: ExecutablePlan, events: readonly RunEvent[], known: 
     if (typeof data.key === 'string') {
       const i = plan.index.get(data.key);
       const ends = e.type !== 'TaskDispatched' && e.type !== 'TaskStarted';
-      if (i !== undefined && plan.node[i] >= 0 && (ends || known.get(plan.node[i]) !== 'deploying')) nodes.add(plan.node[i]);
+      if (i !== undefined && plan.node[i] >= 0 && (ends || known.get(plan.node[i]) !== 'deploying'))
+        nodes.add(plan.node[i]);
     } else if (e.type === 'NodeFailed') {
       const n = plan.nodeIndex.get(e.data.node);
       if (n !== undefined) nodes.add(n);
@@ -65,14 +70,23 @@ function touchedNodes(plan: ExecutablePlan, events: readonly RunEvent[], known: 
  * the run said of each node before (`known`, updated in place). `from` is the status this run
  * gave the node before, absent on the run's first word about it.
  */
-export function nodeStatusChanges(state: RunState, plan: ExecutablePlan, events: readonly RunEvent[], known: Map<number, RunNodeStatus>, at: string): NodeStatusChanged[] {
+export function nodeStatusChanges(
+  state: RunState,
+  plan: ExecutablePlan,
+  events: readonly RunEvent[],
+  known: Map<number, RunNodeStatus>,
+  at: string,
+): NodeStatusChanged[] {
   const changes: NodeStatusChanged[] = [];
   for (const n of touchedNodes(plan, events, known)) {
     const to = runNodeStatus(state, plan, n);
     const from = known.get(n);
     if (to === undefined || to === from) continue;
     known.set(n, to);
-    changes.push({ type: 'NodeStatusChanged', data: { uid: plan.nodeNames[n], ...(from ? { from } : {}), to, runId: state.runId, at } });
+    changes.push({
+      type: 'NodeStatusChanged',
+      data: { uid: plan.nodeNames[n], ...(from ? { from } : {}), to, runId: state.runId, at },
+    });
   }
   return changes;
 }

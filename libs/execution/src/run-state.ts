@@ -15,7 +15,17 @@ export const enum S {
   NotInRun = 8,
 }
 
-export const STATUS_NAMES = ['pending', 'dispatched', 'running', 'succeeded', 'failed', 'skipped', 'dep_failed', 'timed_out', 'not_in_run'] as const;
+export const STATUS_NAMES = [
+  'pending',
+  'dispatched',
+  'running',
+  'succeeded',
+  'failed',
+  'skipped',
+  'dep_failed',
+  'timed_out',
+  'not_in_run',
+] as const;
 export type InstanceStatusName = (typeof STATUS_NAMES)[number];
 
 export type RunPhase = 'new' | 'requested' | 'running' | 'stopping' | 'succeeded' | 'failed' | 'stopped' | 'refused';
@@ -232,7 +242,8 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       state.phase = event.type === 'StrategyAccepted' ? 'running' : state.phase;
       return state;
     case 'PlanAccepted':
-      if (!plan) throw new Error(`PlanAccepted for run ${state.runId}: the plan ${event.data.planId} must be given to evolve`);
+      if (!plan)
+        throw new Error(`PlanAccepted for run ${state.runId}: the plan ${event.data.planId} must be given to evolve`);
       state.planId = event.data.planId;
       acceptPlan(state, plan, event.data.only);
       return state;
@@ -283,7 +294,8 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       if (n === undefined) return state;
       state.failedNodes.add(n);
       state.failedNodeReason.set(n, event.data.reason);
-      for (const i of plan0.instancesOfNode[n]) if (state.status[i] === S.Pending) breakFrom(state, plan0, i, S.DepFailed);
+      for (const i of plan0.instancesOfNode[n])
+        if (state.status[i] === S.Pending) breakFrom(state, plan0, i, S.DepFailed);
       return state;
     }
     case 'GroupToleranceExceeded': {
@@ -327,4 +339,3 @@ export function instanceStatuses(state: RunState): Map<string, InstanceStatusNam
   for (let i = 0; i < plan.size; i++) out.set(plan.keys[i], STATUS_NAMES[state.status[i]]);
   return out;
 }
-

@@ -2,7 +2,17 @@ import type { InstanceCounts, RunEvent, RunSummary } from '@granule/contracts';
 import { STATUS_NAMES } from './run-state';
 import type { RunState } from './run-state';
 
-const emptyCounts = (): InstanceCounts => ({ pending: 0, dispatched: 0, running: 0, succeeded: 0, failed: 0, skipped: 0, dep_failed: 0, timed_out: 0, not_in_run: 0 });
+const emptyCounts = (): InstanceCounts => ({
+  pending: 0,
+  dispatched: 0,
+  running: 0,
+  succeeded: 0,
+  failed: 0,
+  skipped: 0,
+  dep_failed: 0,
+  timed_out: 0,
+  not_in_run: 0,
+});
 
 /**
  * The recap of a run: task instances on real nodes counted by status, overall and per node,
@@ -18,7 +28,7 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
       nodes[uid] = { ...emptyCounts(), failedNode: state.failedNodes.has(n) };
     });
     for (let i = 0; i < plan.size; i++) {
-      if (plan.node[i] < 0 || plan.noWork[i] && !plan.planSkipped[i]) continue;
+      if (plan.node[i] < 0 || (plan.noWork[i] && !plan.planSkipped[i])) continue;
       const status = STATUS_NAMES[state.status[i]];
       totals[status]++;
       nodes[plan.nodeNames[plan.node[i]]][status]++;
@@ -45,7 +55,11 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
     phase: state.phase,
     version: state.version,
     ...(state.planId ? { planId: state.planId } : {}),
-    ...(state.terminalReason ? { reason: state.terminalReason } : state.stopReason ? { reason: state.stopReason.detail } : {}),
+    ...(state.terminalReason
+      ? { reason: state.terminalReason }
+      : state.stopReason
+        ? { reason: state.stopReason.detail }
+        : {}),
     totals,
     nodes,
     failures,

@@ -31,9 +31,22 @@ class Scenario {
     this.state = initialRunState('r1');
     this.when({
       type: 'RequestDeployment',
-      request: { runId: 'r1', graph: 'default', dryRun: options.dryRun ?? false, noop: false, ...(options.tolerant ? { tolerateNodeFailures: true } : {}) },
+      request: {
+        runId: 'r1',
+        graph: 'default',
+        dryRun: options.dryRun ?? false,
+        noop: false,
+        ...(options.tolerant ? { tolerateNodeFailures: true } : {}),
+      },
     });
-    this.when({ type: 'AcceptPlan', planId: 'p1', planHash: 'h', offlineNodes: options.offline ?? [], only: options.only, at: T0 });
+    this.when({
+      type: 'AcceptPlan',
+      planId: 'p1',
+      planHash: 'h',
+      offlineNodes: options.offline ?? [],
+      only: options.only,
+      at: T0,
+    });
   }
 
   when(command: RunCommand): RunEvent[] {
@@ -44,12 +57,17 @@ class Scenario {
   }
 
   dispatch(maxBusyNodes = 100, seconds = 0): string[] {
-    return this.when({ type: 'DispatchReady', at: at(seconds), limits: { maxBusyNodes } }).map((e) => (e.type === 'TaskDispatched' ? e.data.key : `?${e.type}`));
+    return this.when({ type: 'DispatchReady', at: at(seconds), limits: { maxBusyNodes } }).map((e) =>
+      e.type === 'TaskDispatched' ? e.data.key : `?${e.type}`,
+    );
   }
 
   report(key: string, status: TaskProgressMessage['status'], seconds = 1, attempt = 1): RunEvent[] {
     const node = key.split('@')[1];
-    return this.when({ type: 'RecordProgress', message: { runId: 'r1', key, node, attempt, dispatchId: `r1/${key}/${attempt}`, status, at: at(seconds) } });
+    return this.when({
+      type: 'RecordProgress',
+      message: { runId: 'r1', key, node, attempt, dispatchId: `r1/${key}/${attempt}`, status, at: at(seconds) },
+    });
   }
 
   finish(seconds = 99): RunEvent[] {
@@ -107,11 +125,26 @@ describe('run - everything succeeds', () => {
     const run = new Scenario(planOf(CHAIN, nodes));
     run.dispatch();
     const outcome = (key: string, status: TaskProgressMessage['status'], startedAt?: string): RunEvent[] =>
-      run.when({ type: 'RecordProgress', message: { runId: 'r1', key, node: key.split('@')[1], attempt: 1, dispatchId: `r1/${key}/1`, status, at: at(2), ...(startedAt ? { startedAt } : {}) } });
+      run.when({
+        type: 'RecordProgress',
+        message: {
+          runId: 'r1',
+          key,
+          node: key.split('@')[1],
+          attempt: 1,
+          dispatchId: `r1/${key}/1`,
+          status,
+          at: at(2),
+          ...(startedAt ? { startedAt } : {}),
+        },
+      });
     // A quick task: only its outcome came, carrying when it started.
     expect(outcome('a@n1', 'succeeded', at(1))).toEqual([
       { type: 'TaskStarted', data: { key: 'a@n1', attempt: 1, at: at(1) } },
-      { type: 'TaskSucceeded', data: { key: 'a@n1', attempt: 1, exitCode: null, durationMs: 0, outputTail: '', at: at(2) } },
+      {
+        type: 'TaskSucceeded',
+        data: { key: 'a@n1', attempt: 1, exitCode: null, durationMs: 0, outputTail: '', at: at(2) },
+      },
     ]);
     expect(run.state.startedAt[run.plan.index.get('a@n1') as number]).toBe(Date.parse(at(1)));
     // `started` was recorded already: the outcome adds only itself.
@@ -150,7 +183,9 @@ describe('run - everything succeeds', () => {
     const three = [1, 2, 3].map((i) => ({ uid: `n${i}`, roles: ['x'] }));
     const limited = new Scenario(planOf(CHAIN, three));
     expect(limited.dispatch(2)).toHaveLength(2);
-    const oneByOne = new Scenario(planOf("- {id: m, type: shell, roles: '*', parameters: {cmd: x, strategy: {type: one_by_one}}}", three));
+    const oneByOne = new Scenario(
+      planOf("- {id: m, type: shell, roles: '*', parameters: {cmd: x, strategy: {type: one_by_one}}}", three),
+    );
     expect(oneByOne.dispatch()).toEqual(['m@n1']);
     oneByOne.report('m@n1', 'succeeded');
     expect(oneByOne.dispatch()).toEqual(['m@n2']);
@@ -210,7 +245,11 @@ describe('run - failures', () => {
     const failed = run.report('setup@k1', 'failed');
     expect(types(failed)).toEqual(['TaskFailed', 'NodeFailed']);
     expect(failed[1]).toEqual({ type: 'NodeFailed', data: { node: 'k1', reason: 'task_failed', task: 'setup' } });
-    expect([run.status('setup@k1'), run.status('configure@k1'), run.status('report@ctl')]).toEqual(['failed', 'dep_failed', 'dep_failed']);
+    expect([run.status('setup@k1'), run.status('configure@k1'), run.status('report@ctl')]).toEqual([
+      'failed',
+      'dep_failed',
+      'dep_failed',
+    ]);
     run.report('setup@k2', 'succeeded');
     run.report('setup@k3', 'succeeded');
     expect(run.dispatch().sort()).toEqual(['configure@k2', 'configure@k3']);
@@ -225,12 +264,20 @@ describe('run - failures', () => {
     run.report('setup@k1', 'failed');
     const second = run.report('setup@k2', 'timed_out');
     expect(types(second)).toEqual(['TaskTimedOut', 'NodeFailed', 'GroupToleranceExceeded', 'DeploymentStopRequested']);
-    expect(second[2]).toEqual({ type: 'GroupToleranceExceeded', data: { group: 'compute', failed: ['k1', 'k2'], tolerance: 1 } });
+    expect(second[2]).toEqual({
+      type: 'GroupToleranceExceeded',
+      data: { group: 'compute', failed: ['k1', 'k2'], tolerance: 1 },
+    });
     expect(run.state.phase).toBe('stopping');
     expect(run.finish()).toEqual([]); // setup@k3 still runs
     run.report('setup@k3', 'succeeded');
     expect(run.dispatch()).toEqual([]);
-    expect(run.finish()).toEqual([{ type: 'DeploymentFailed', data: { at: at(99), reason: 'too many failed nodes in group compute', failedNodes: ['k1', 'k2'] } }]);
+    expect(run.finish()).toEqual([
+      {
+        type: 'DeploymentFailed',
+        data: { at: at(99), reason: 'too many failed nodes in group compute', failedNodes: ['k1', 'k2'] },
+      },
+    ]);
   });
 
   it('a tolerated node failure does not block the group end: what follows the group still runs on the other nodes', () => {
@@ -241,7 +288,10 @@ describe('run - failures', () => {
 - {id: setup, type: shell, roles: [compute], parameters: {cmd: x}}
 - {id: post, type: shell, roles: '*', stage: post_deployment, parameters: {cmd: x}}
 `,
-        [{ uid: 'k1', roles: ['compute'] }, { uid: 'k2', roles: ['compute'] }],
+        [
+          { uid: 'k1', roles: ['compute'] },
+          { uid: 'k2', roles: ['compute'] },
+        ],
       ),
     );
     expect(run.dispatch()).toEqual(['setup@k1']);
@@ -260,13 +310,23 @@ describe('run - failures', () => {
     run.dispatch();
     expect(types(run.report('a@n2', 'failed'))).toEqual(['TaskFailed', 'NodeFailed', 'DeploymentStopRequested']);
     run.report('a@n1', 'succeeded');
-    expect(run.finish()[0]).toMatchObject({ type: 'DeploymentFailed', data: { reason: 'node n2 failed and belongs to no fault-tolerance group' } });
+    expect(run.finish()[0]).toMatchObject({
+      type: 'DeploymentFailed',
+      data: { reason: 'node n2 failed and belongs to no fault-tolerance group' },
+    });
   });
 
   it('counts a failed task with fail_on_error: false as skipped', () => {
-    const run = new Scenario(planOf("- {id: a, type: shell, roles: '*', fail_on_error: false, parameters: {cmd: x}}\n- {id: b, type: shell, roles: '*', requires: [a], parameters: {cmd: x}}", [{ uid: 'n1', roles: ['x'] }]));
+    const run = new Scenario(
+      planOf(
+        "- {id: a, type: shell, roles: '*', fail_on_error: false, parameters: {cmd: x}}\n- {id: b, type: shell, roles: '*', requires: [a], parameters: {cmd: x}}",
+        [{ uid: 'n1', roles: ['x'] }],
+      ),
+    );
     run.dispatch();
-    expect(run.report('a@n1', 'failed')).toEqual([{ type: 'TaskSkipped', data: { key: 'a@n1', reason: 'fail_on_error', at: at(1) } }]);
+    expect(run.report('a@n1', 'failed')).toEqual([
+      { type: 'TaskSkipped', data: { key: 'a@n1', reason: 'fail_on_error', at: at(1) } },
+    ]);
     expect(run.dispatch()).toEqual(['b@n1']);
   });
 
@@ -286,7 +346,11 @@ describe('run - nodes and time', () => {
     const run = new Scenario(planOf(GROUPED, fleet), { offline: ['ctl', 'k2'] });
     expect(run.events.at(-1)).toEqual({
       type: 'DeploymentRefused',
-      data: { code: 'OFFLINE_CRITICAL_NODES', reason: 'critical nodes are offline: ctl', offlineCriticalNodes: ['ctl'] },
+      data: {
+        code: 'OFFLINE_CRITICAL_NODES',
+        reason: 'critical nodes are offline: ctl',
+        offlineCriticalNodes: ['ctl'],
+      },
     });
     expect(run.state.phase).toBe('refused');
   });
@@ -298,7 +362,11 @@ describe('run - nodes and time', () => {
   });
 
   it('times a task out after its budget (timeout x attempts + pauses + grace)', () => {
-    const run = new Scenario(planOf("- {id: a, type: shell, roles: '*', parameters: {cmd: x, timeout: 10, retries: 1, interval: 5}}", [{ uid: 'n1', roles: ['x'] }]));
+    const run = new Scenario(
+      planOf("- {id: a, type: shell, roles: '*', parameters: {cmd: x, timeout: 10, retries: 1, interval: 5}}", [
+        { uid: 'n1', roles: ['x'] },
+      ]),
+    );
     run.dispatch(100, 0);
     run.report('a@n1', 'started', 0);
     // 10 x 2 + 5 + 30 = 55 s.
@@ -356,14 +424,18 @@ describe('run - operator commands', () => {
       { type: 'DeploymentStopped', data: { at: at(1), failedNodes: [] } },
     ]);
     expect(state.phase).toBe('stopped');
-    expect(() => apply({ type: 'Resume', at: at(2) })).toThrow('run r2 was stopped before it was planned: start the deployment again');
+    expect(() => apply({ type: 'Resume', at: at(2) })).toThrow(
+      'run r2 was stopped before it was planned: start the deployment again',
+    );
   });
 
   it('refuses to resume a run that did not stop', () => {
     const run = new Scenario(planOf(CHAIN, nodes));
     run.runAll();
     run.finish();
-    expect(() => run.when({ type: 'Resume', at: at(1) })).toThrow('run r1 is succeeded; only a stopped run can be resumed (use retry for a failed one)');
+    expect(() => run.when({ type: 'Resume', at: at(1) })).toThrow(
+      'run r1 is succeeded; only a stopped run can be resumed (use retry for a failed one)',
+    );
   });
 
   it('reruns only the given task instances in a retry run; the others count as done', () => {
@@ -399,7 +471,17 @@ describe('summarizeRun', () => {
     throughController(run);
     run.when({
       type: 'RecordProgress',
-      message: { runId: 'r1', key: 'setup@k1', node: 'k1', attempt: 1, dispatchId: 'r1/setup@k1/1', status: 'failed', at: at(2), exitCode: 3, outputTail: 'disk full' },
+      message: {
+        runId: 'r1',
+        key: 'setup@k1',
+        node: 'k1',
+        attempt: 1,
+        dispatchId: 'r1/setup@k1/1',
+        status: 'failed',
+        at: at(2),
+        exitCode: 3,
+        outputTail: 'disk full',
+      },
     });
     const summary = summarizeRun(run.state, run.events);
     expect(summary.phase).toBe('running');

@@ -13,7 +13,8 @@ export const TASK_DEFAULTS: Record<string, { timeout: number; retries: number; i
 /** Seconds the agent may need beyond its own limits (start-up, reporting). */
 export const BUDGET_GRACE_SECONDS = 30;
 
-const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback);
+const num = (v: unknown, fallback: number): number =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback;
 
 /**
  * How long the orchestrator waits for a dispatched task before it declares it timed out: every

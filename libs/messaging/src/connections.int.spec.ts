@@ -29,7 +29,11 @@ describe('connectNats', () => {
     const url = `nats://127.0.0.1:${await closedPort()}`;
     await expect(connectNats(url, 'x', { timeoutMs: 1000 })).rejects.toMatchObject({
       code: 'NATS_UNREACHABLE',
-      message: expect.stringMatching(new RegExp(`^cannot reach NATS at ${url}: connection refused.* — start it \\(tools/setup.sh\\) or set GRANULE_NATS_URL$`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `^cannot reach NATS at ${url}: connection refused.* — start it \\(tools/setup.sh\\) or set GRANULE_NATS_URL$`,
+        ),
+      ),
     });
   });
 });
@@ -65,7 +69,9 @@ describe('describeFailure', () => {
         (e: unknown) => e,
       );
       expect(describeFailure(err)).toBe('Redis does not answer: the connection is down and the client is reconnecting');
-      expect(describeFailure(new Error('connect ECONNREFUSED 127.0.0.1:5432'))).toBe('connect ECONNREFUSED 127.0.0.1:5432');
+      expect(describeFailure(new Error('connect ECONNREFUSED 127.0.0.1:5432'))).toBe(
+        'connect ECONNREFUSED 127.0.0.1:5432',
+      );
     } finally {
       redis.disconnect();
       await server.stop();

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { executionSubjects } from '@granule/contracts';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { deleteExecutionStreams, ensureAgentConsumer, ensureExecutionStreams } from './execution-streams';
 import { decodeJson, publishJson } from './json-messages';
@@ -33,7 +39,9 @@ describe('execution streams', () => {
 
     await jsm.streams.update(s.results.stream, { duplicate_window: 5_000_000_000 });
     const second = await ensureExecutionStreams(jsm, prefix);
-    expect(second.map((i) => [i.config.name, i.config.subjects, i.config.retention, i.config.duplicate_window])).toEqual([
+    expect(
+      second.map((i) => [i.config.name, i.config.subjects, i.config.retention, i.config.duplicate_window]),
+    ).toEqual([
       [s.commands.stream, [`${prefix}.cmd.>`], 'workqueue', 120_000_000_000],
       [s.dispatch.stream, [`${prefix}.dispatch.>`], 'workqueue', 600_000_000_000],
       [s.results.stream, [`${prefix}.result.>`], 'limits', 600_000_000_000],
@@ -58,9 +66,18 @@ describe('execution streams', () => {
     const a = await ensureAgentConsumer(jsm, prefix, 'node-a');
     await ensureAgentConsumer(jsm, prefix, 'node-a'); // again: no error, same consumer
     await ensureAgentConsumer(jsm, prefix, 'node-b');
-    expect([a.name, a.config.filter_subject, a.config.max_ack_pending]).toEqual(['agent-node-a', `${prefix}.dispatch.node-a`, 1]);
+    expect([a.name, a.config.filter_subject, a.config.max_ack_pending]).toEqual([
+      'agent-node-a',
+      `${prefix}.dispatch.node-a`,
+      1,
+    ]);
 
-    for (const [node, n] of [['node-a', 1], ['node-b', 2], ['node-a', 3], ['node-c', 4]] as const) {
+    for (const [node, n] of [
+      ['node-a', 1],
+      ['node-b', 2],
+      ['node-a', 3],
+      ['node-c', 4],
+    ] as const) {
       await publishJson(js, s.dispatch.forNode(node), { node, n }, `d-${n}`);
     }
 

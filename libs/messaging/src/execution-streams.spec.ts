@@ -16,8 +16,16 @@ describe('executionStreamConfigs', () => {
 
   it('commands and dispatch are work queues, results are kept 7 days; all on file with one replica', () => {
     const [commands, dispatch, results] = executionStreamConfigs('granule');
-    expect([commands.retention, dispatch.retention, results.retention]).toEqual([RetentionPolicy.Workqueue, RetentionPolicy.Workqueue, RetentionPolicy.Limits]);
-    expect([commands.duplicate_window, dispatch.duplicate_window, results.duplicate_window]).toEqual([120 * SECOND_NS, 600 * SECOND_NS, 600 * SECOND_NS]);
+    expect([commands.retention, dispatch.retention, results.retention]).toEqual([
+      RetentionPolicy.Workqueue,
+      RetentionPolicy.Workqueue,
+      RetentionPolicy.Limits,
+    ]);
+    expect([commands.duplicate_window, dispatch.duplicate_window, results.duplicate_window]).toEqual([
+      120 * SECOND_NS,
+      600 * SECOND_NS,
+      600 * SECOND_NS,
+    ]);
     expect([commands.max_age, dispatch.max_age, results.max_age]).toEqual([0, 0, 7 * 24 * 3600 * SECOND_NS]);
     for (const c of [commands, dispatch, results]) expect([c.storage, c.num_replicas]).toEqual([StorageType.File, 1]);
   });

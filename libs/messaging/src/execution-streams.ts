@@ -43,7 +43,15 @@ export const AGENT_CONSUMER_SETTINGS = Object.freeze({
 
 type ExecutionStreamConfig = Pick<
   StreamConfig,
-  'name' | 'subjects' | 'retention' | 'storage' | 'duplicate_window' | 'max_age' | 'num_replicas' | 'discard' | 'description'
+  | 'name'
+  | 'subjects'
+  | 'retention'
+  | 'storage'
+  | 'duplicate_window'
+  | 'max_age'
+  | 'num_replicas'
+  | 'discard'
+  | 'description'
 >;
 
 /**
@@ -91,7 +99,10 @@ export function executionStreamConfigs(prefix: string): ExecutionStreamConfig[] 
  * when they exist with other settings. Safe to call from every process at every start.
  * Throws `JetStreamSetupError` when JetStream refuses (disabled, or a setting that cannot change).
  */
-export async function ensureExecutionStreams(nc: NatsConnection | JetStreamManager, prefix: string): Promise<StreamInfo[]> {
+export async function ensureExecutionStreams(
+  nc: NatsConnection | JetStreamManager,
+  prefix: string,
+): Promise<StreamInfo[]> {
   const jsm = await managerOf(nc);
   const infos: StreamInfo[] = [];
   for (const config of executionStreamConfigs(prefix)) {
@@ -105,14 +116,19 @@ async function ensureStream(jsm: JetStreamManager, config: ExecutionStreamConfig
     return await jsm.streams.add(config);
   } catch (err) {
     if (!(err instanceof JetStreamApiError) || err.code !== STREAM_NAME_IN_USE) {
-      throw new JetStreamSetupError(`cannot create JetStream stream ${config.name}: ${(err as Error).message}`, { cause: err });
+      throw new JetStreamSetupError(`cannot create JetStream stream ${config.name}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
   try {
     const { name, retention: _retention, storage: _storage, ...updatable } = config;
     return await jsm.streams.update(name, updatable);
   } catch (err) {
-    throw new JetStreamSetupError(`cannot update JetStream stream ${config.name} to the expected settings: ${(err as Error).message}`, { cause: err });
+    throw new JetStreamSetupError(
+      `cannot update JetStream stream ${config.name} to the expected settings: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -121,7 +137,10 @@ async function ensureStream(jsm: JetStreamManager, config: ExecutionStreamConfig
  * sees only `<p>.dispatch.<uid>`, explicit acks, one unacknowledged message at a time, 60 s
  * ack wait, one replica, removed after 7 days without a pull.
  */
-export function agentConsumerConfig(prefix: string, nodeUid: string): Partial<ConsumerConfig> & { durable_name: string } {
+export function agentConsumerConfig(
+  prefix: string,
+  nodeUid: string,
+): Partial<ConsumerConfig> & { durable_name: string } {
   const s = executionSubjects(prefix);
   return {
     durable_name: s.dispatch.consumerFor(nodeUid),
@@ -142,13 +161,20 @@ export function agentConsumerConfig(prefix: string, nodeUid: string): Partial<Co
  * Creates (or updates to `agentConsumerConfig`) the dispatch consumer of `nodeUid` and returns
  * its info. The DISPATCH stream must exist (`ensureExecutionStreams`).
  */
-export async function ensureAgentConsumer(jsm: JetStreamManager, prefix: string, nodeUid: string): Promise<ConsumerInfo> {
+export async function ensureAgentConsumer(
+  jsm: JetStreamManager,
+  prefix: string,
+  nodeUid: string,
+): Promise<ConsumerInfo> {
   const config = agentConsumerConfig(prefix, nodeUid);
   const stream = executionSubjects(prefix).dispatch.stream;
   try {
     return await jsm.consumers.add(stream, config);
   } catch (err) {
-    throw new JetStreamSetupError(`cannot create the dispatch consumer ${config.durable_name} on ${stream}: ${(err as Error).message}`, { cause: err });
+    throw new JetStreamSetupError(
+      `cannot create the dispatch consumer ${config.durable_name} on ${stream}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -167,6 +193,9 @@ async function managerOf(nc: NatsConnection | JetStreamManager): Promise<JetStre
   try {
     return await jetstreamManager(nc);
   } catch (err) {
-    throw new JetStreamSetupError(`JetStream is not available on this NATS server (run nats-server with -js): ${(err as Error).message}`, { cause: err });
+    throw new JetStreamSetupError(
+      `JetStream is not available on this NATS server (run nats-server with -js): ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }

@@ -18,6 +18,12 @@ export {
 } from './execution-streams';
 export { decodeJson, publishJson } from './json-messages';
 export { ReconnectWaits } from './reconnect-waits';
-export { JetStreamSetupError, MessageDecodeError, NatsUnreachableError, RedisUnreachableError, redactUrl } from './messaging.errors';
+export {
+  JetStreamSetupError,
+  MessageDecodeError,
+  NatsUnreachableError,
+  RedisUnreachableError,
+  redactUrl,
+} from './messaging.errors';
 export { startPrivateNats, startPrivateRedis } from './testing/private-servers';
 export type { PrivateServer } from './testing/private-servers';

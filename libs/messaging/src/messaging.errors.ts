@@ -7,7 +7,11 @@ export class NatsUnreachableError extends GranuleError<'NATS_UNREACHABLE'> {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('NATS_UNREACHABLE', `cannot reach NATS at ${redactUrl(url)}: ${reason} — start it (tools/setup.sh) or set GRANULE_NATS_URL`, options);
+    super(
+      'NATS_UNREACHABLE',
+      `cannot reach NATS at ${redactUrl(url)}: ${reason} — start it (tools/setup.sh) or set GRANULE_NATS_URL`,
+      options,
+    );
   }
 }
 
@@ -18,7 +22,11 @@ export class RedisUnreachableError extends GranuleError<'REDIS_UNREACHABLE'> {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('REDIS_UNREACHABLE', `cannot reach Redis at ${redactUrl(url)}: ${reason} — start it (tools/setup.sh) or set GRANULE_REDIS_URL`, options);
+    super(
+      'REDIS_UNREACHABLE',
+      `cannot reach Redis at ${redactUrl(url)}: ${reason} — start it (tools/setup.sh) or set GRANULE_REDIS_URL`,
+      options,
+    );
   }
 }
 

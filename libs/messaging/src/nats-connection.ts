@@ -14,13 +14,24 @@ export interface ConnectNatsOptions {
  * (`noAsyncTraces`): that cost two stack captures per request, on every dispatch and result,
  * and our logs carry an error's message, not its stack.
  */
-export async function connectNats(url: string, name: string, options: ConnectNatsOptions = {}): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  name: string,
+  options: ConnectNatsOptions = {},
+): Promise<NatsConnection> {
   const servers = url
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
   try {
-    return await connect({ servers, name, timeout: options.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 1000, noAsyncTraces: true });
+    return await connect({
+      servers,
+      name,
+      timeout: options.timeoutMs ?? 5000,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1000,
+      noAsyncTraces: true,
+    });
   } catch (err) {
     throw new NatsUnreachableError(url, reasonOf(err), { cause: err });
   }

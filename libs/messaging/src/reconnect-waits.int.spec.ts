@@ -26,7 +26,9 @@ describe('ReconnectWaits (a NATS server of its own, restarted)', () => {
   it('ends every pending wait when the client reconnects after an outage, long before their time', async () => {
     const waits = new ReconnectWaits(nc);
     const ended: string[] = [];
-    const pending = [waits.wait(10 * 60_000), waits.wait(10 * 60_000)].map((p) => p.then((how) => void ended.push(how)));
+    const pending = [waits.wait(10 * 60_000), waits.wait(10 * 60_000)].map((p) =>
+      p.then((how) => void ended.push(how)),
+    );
     await nats.halt();
     await new Promise((r) => setTimeout(r, 300));
     expect(ended).toEqual([]);

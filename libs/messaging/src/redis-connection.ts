@@ -45,6 +45,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
  * say Redis is the problem. Other errors keep their message.
  */
 export function describeFailure(err: unknown): string {
-  if (err instanceof Error && err.name === 'MaxRetriesPerRequestError') return 'Redis does not answer: the connection is down and the client is reconnecting';
+  if (err instanceof Error && err.name === 'MaxRetriesPerRequestError')
+    return 'Redis does not answer: the connection is down and the client is reconnecting';
   return err instanceof Error ? err.message : String(err);
 }

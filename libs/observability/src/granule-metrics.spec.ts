@@ -18,7 +18,9 @@ describe('createMetrics', () => {
       'granule_event_log_appends_total{service="orchestrator"} 5',
       'granule_event_log_consumer_lag{consumer="granule-nats-outbox",service="orchestrator"} 7',
     ]);
-    expect(text).toContain('granule_dispatch_to_start_seconds_bucket{le="0.25",service="orchestrator"} 0\ngranule_dispatch_to_start_seconds_bucket{le="0.5",service="orchestrator"} 1');
+    expect(text).toContain(
+      'granule_dispatch_to_start_seconds_bucket{le="0.25",service="orchestrator"} 0\ngranule_dispatch_to_start_seconds_bucket{le="0.5",service="orchestrator"} 1',
+    );
   });
 
   it('runs the collectors before rendering; a failing collector keeps the previous values', async () => {

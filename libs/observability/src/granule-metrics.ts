@@ -53,26 +53,55 @@ export const DEFAULT_EVENT_LOOP_PRECISION_MS = 100;
 export function createMetrics(service: string, options: CreateMetricsOptions = {}): GranuleMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: options.eventLoopPrecisionMs ?? DEFAULT_EVENT_LOOP_PRECISION_MS });
+  if (options.processMetrics ?? true)
+    collectDefaultMetrics({
+      register: registry,
+      eventLoopMonitoringPrecision: options.eventLoopPrecisionMs ?? DEFAULT_EVENT_LOOP_PRECISION_MS,
+    });
   const registers = (options.runMetrics ?? true) ? [registry] : [];
   const collectors: MetricsCollector[] = [];
   return {
     registry,
-    runs: new Gauge({ name: 'granule_runs', help: 'Deployment runs by state (from the last event of each run stream).', labelNames: ['state'], registers }),
-    taskRuns: new Counter({ name: 'granule_task_runs_total', help: 'Finished task runs by final state and task type.', labelNames: ['state', 'type'], registers }),
+    runs: new Gauge({
+      name: 'granule_runs',
+      help: 'Deployment runs by state (from the last event of each run stream).',
+      labelNames: ['state'],
+      registers,
+    }),
+    taskRuns: new Counter({
+      name: 'granule_task_runs_total',
+      help: 'Finished task runs by final state and task type.',
+      labelNames: ['state', 'type'],
+      registers,
+    }),
     dispatchToStart: new Histogram({
       name: 'granule_dispatch_to_start_seconds',
       help: 'Seconds from TaskDispatched to TaskStarted of a task attempt.',
       buckets: DISPATCH_TO_START_BUCKETS,
       registers,
     }),
-    eventLogAppends: new Counter({ name: 'granule_event_log_appends_total', help: 'Events appended to the event log.', registers }),
-    consumerLag: new Gauge({ name: 'granule_event_log_consumer_lag', help: 'Committed events after the consumer checkpoint.', labelNames: ['consumer'], registers }),
+    eventLogAppends: new Counter({
+      name: 'granule_event_log_appends_total',
+      help: 'Events appended to the event log.',
+      registers,
+    }),
+    consumerLag: new Gauge({
+      name: 'granule_event_log_consumer_lag',
+      help: 'Committed events after the consumer checkpoint.',
+      labelNames: ['consumer'],
+      registers,
+    }),
     addCollector(collector) {
       collectors.push(collector);
     },
     async render() {
-      await Promise.all(collectors.map((c) => Promise.resolve().then(c).catch(() => undefined)));
+      await Promise.all(
+        collectors.map((c) =>
+          Promise.resolve()
+            .then(c)
+            .catch(() => undefined),
+        ),
+      );
       return registry.metrics();
     },
     contentType: registry.contentType,

@@ -62,14 +62,22 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
 
   it('/healthz answers 200 {"status":"ok"} without running the checks', async () => {
     let ran = 0;
-    const server = await start({ port: 0, host: '127.0.0.1', checks: [{ name: 'postgres', probe: async () => ran++ }] });
+    const server = await start({
+      port: 0,
+      host: '127.0.0.1',
+      checks: [{ name: 'postgres', probe: async () => ran++ }],
+    });
     const res = await get(server.port, '/healthz');
     expect([res.status, res.type, JSON.parse(res.body)]).toEqual([200, 'application/json', { status: 'ok' }]);
     expect(ran).toBe(0);
   });
 
   it('/readyz answers 200 when NATS, PostgreSQL and Redis all answer', async () => {
-    const server = await start({ port: 0, host: '127.0.0.1', checks: [natsCheck(nats), postgresCheck(pool), redisCheck(redis)] });
+    const server = await start({
+      port: 0,
+      host: '127.0.0.1',
+      checks: [natsCheck(nats), postgresCheck(pool), redisCheck(redis)],
+    });
     const res = await get(server.port, '/readyz');
     const body = JSON.parse(res.body);
     expect(res.status).toBe(200);
@@ -83,9 +91,16 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
   });
 
   it('/readyz answers 503 naming PostgreSQL when its port is closed, the others still ok', async () => {
-    const deadPool = new Pool({ connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`, connectionTimeoutMillis: 1000 });
+    const deadPool = new Pool({
+      connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`,
+      connectionTimeoutMillis: 1000,
+    });
     cleanups.push(() => deadPool.end());
-    const server = await start({ port: 0, host: '127.0.0.1', checks: [natsCheck(nats), postgresCheck(deadPool), redisCheck(redis)] });
+    const server = await start({
+      port: 0,
+      host: '127.0.0.1',
+      checks: [natsCheck(nats), postgresCheck(deadPool), redisCheck(redis)],
+    });
     const res = await get(server.port, '/readyz');
     const body = JSON.parse(res.body);
     expect([res.status, body.status, body.failing]).toEqual([503, 'unready', ['postgres']]);
@@ -100,7 +115,13 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((s) => void sockets.push(s));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const silentRedis = new Redis({ host: '127.0.0.1', port: (silent.address() as { port: number }).port, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: true });
+    const silentRedis = new Redis({
+      host: '127.0.0.1',
+      port: (silent.address() as { port: number }).port,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: true,
+    });
     silentRedis.on('error', () => undefined);
     void silentRedis.connect().catch(() => undefined);
     cleanups.push(() => silentRedis.disconnect());
@@ -108,7 +129,12 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
       for (const s of sockets) s.destroy();
       return new Promise((resolve) => silent.close(resolve));
     });
-    const server = await start({ port: 0, host: '127.0.0.1', checkTimeoutMs: 300, checks: [natsCheck(closedNats), postgresCheck(pool), redisCheck(silentRedis)] });
+    const server = await start({
+      port: 0,
+      host: '127.0.0.1',
+      checkTimeoutMs: 300,
+      checks: [natsCheck(closedNats), postgresCheck(pool), redisCheck(silentRedis)],
+    });
     const body = JSON.parse((await get(server.port, '/readyz')).body);
     expect(body.failing).toEqual(['nats', 'redis']);
     expect(body.checks.nats.error).toBe('connection closed');
@@ -133,8 +159,12 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
       message: `cannot serve health checks on 127.0.0.1:${taken.port}: the port is in use — set GRANULE_HEALTH_PORT (0 turns it off)`,
     });
     const warnings: string[] = [];
-    expect(await serveHealthChecks({ port: taken.port, host: '127.0.0.1', checks: [] }, (m) => warnings.push(m))).toBeUndefined();
-    expect(warnings).toEqual([`cannot serve health checks on 127.0.0.1:${taken.port}: the port is in use — set GRANULE_HEALTH_PORT (0 turns it off); running without /healthz, /readyz and /metrics`]);
+    expect(
+      await serveHealthChecks({ port: taken.port, host: '127.0.0.1', checks: [] }, (m) => warnings.push(m)),
+    ).toBeUndefined();
+    expect(warnings).toEqual([
+      `cannot serve health checks on 127.0.0.1:${taken.port}: the port is in use — set GRANULE_HEALTH_PORT (0 turns it off); running without /healthz, /readyz and /metrics`,
+    ]);
     expect(await serveHealthChecks({ port: 0, checks: [] }, (m) => warnings.push(m))).toBeUndefined();
   });
 });

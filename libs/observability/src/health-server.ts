@@ -5,7 +5,12 @@ import type { GranuleMetrics } from './granule-metrics';
 import { DEFAULT_CHECK_TIMEOUT_MS, runReadinessChecks, type ReadinessCheck } from './readiness-checks';
 
 /** The health port of every service when GRANULE_HEALTH_PORT is not set (0 turns the server off). */
-export const DEFAULT_HEALTH_PORTS = Object.freeze({ 'config-store': 8411, 'graph-planner': 8412, orchestrator: 8413, 'node-agent': 8414 });
+export const DEFAULT_HEALTH_PORTS = Object.freeze({
+  'config-store': 8411,
+  'graph-planner': 8412,
+  orchestrator: 8413,
+  'node-agent': 8414,
+});
 
 export interface HealthEndpointsOptions {
   /** Dependencies `/readyz` checks, e.g. `[natsCheck(nc), postgresCheck(dataSource)]`. */
@@ -32,7 +37,13 @@ export function createHealthHandler(options: HealthEndpointsOptions): HealthHand
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/healthz' && path !== '/readyz' && path !== '/metrics') return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      send(res, 405, 'application/json', JSON.stringify({ status: 'error', error: `${req.method} not allowed: use GET` }), { allow: 'GET, HEAD' });
+      send(
+        res,
+        405,
+        'application/json',
+        JSON.stringify({ status: 'error', error: `${req.method} not allowed: use GET` }),
+        { allow: 'GET, HEAD' },
+      );
       return true;
     }
     try {
@@ -47,13 +58,24 @@ export function createHealthHandler(options: HealthEndpointsOptions): HealthHand
         send(res, 404, 'application/json', JSON.stringify({ status: 'error', error: 'no metrics in this process' }));
       }
     } catch (err) {
-      send(res, 500, 'application/json', JSON.stringify({ status: 'error', error: err instanceof Error ? err.message : String(err) }));
+      send(
+        res,
+        500,
+        'application/json',
+        JSON.stringify({ status: 'error', error: err instanceof Error ? err.message : String(err) }),
+      );
     }
     return true;
   };
 }
 
-function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', ...headers });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
@@ -84,7 +106,13 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   const handle = createHealthHandler(options);
   const server: Server = createServer((req, res) => {
     void handle(req, res).then((handled) => {
-      if (!handled) send(res, 404, 'application/json', JSON.stringify({ status: 'error', error: 'not found: try /healthz, /readyz or /metrics' }));
+      if (!handled)
+        send(
+          res,
+          404,
+          'application/json',
+          JSON.stringify({ status: 'error', error: 'not found: try /healthz, /readyz or /metrics' }),
+        );
     });
   });
   // Probes are short requests; don't let idle keep-alive sockets hold a stopping process.
@@ -92,8 +120,15 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${options.host ?? '*'}:${options.port}`;
-      const reason = err.code === 'EADDRINUSE' ? 'the port is in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
-      reject(new HealthServerError('HEALTH_PORT_UNAVAILABLE', `cannot serve health checks on ${where}: ${reason} — set GRANULE_HEALTH_PORT (0 turns it off)`, { cause: err }));
+      const reason =
+        err.code === 'EADDRINUSE' ? 'the port is in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
+      reject(
+        new HealthServerError(
+          'HEALTH_PORT_UNAVAILABLE',
+          `cannot serve health checks on ${where}: ${reason} — set GRANULE_HEALTH_PORT (0 turns it off)`,
+          { cause: err },
+        ),
+      );
     });
     server.listen(options.port, options.host, () => resolve());
   });
@@ -112,7 +147,10 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
  * reason goes to `warn` and the service carries on without it (a taken probe port must not stop
  * a node agent; in Kubernetes the failing probes make it visible).
  */
-export async function serveHealthChecks(options: HealthServerOptions, warn: (message: string) => void): Promise<HealthServer | undefined> {
+export async function serveHealthChecks(
+  options: HealthServerOptions,
+  warn: (message: string) => void,
+): Promise<HealthServer | undefined> {
   if (options.port === 0) return undefined;
   try {
     return await startHealthServer(options);

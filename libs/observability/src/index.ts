@@ -3,7 +3,13 @@
  * (`/healthz`, `/readyz`, `/metrics`), readiness checks for NATS, PostgreSQL and Redis, and the
  * Granule metrics registry.
  */
-export { DEFAULT_HEALTH_PORTS, HealthServerError, createHealthHandler, serveHealthChecks, startHealthServer } from './health-server';
+export {
+  DEFAULT_HEALTH_PORTS,
+  HealthServerError,
+  createHealthHandler,
+  serveHealthChecks,
+  startHealthServer,
+} from './health-server';
 export type { HealthEndpointsOptions, HealthHandler, HealthServer, HealthServerOptions } from './health-server';
 export { DEFAULT_CHECK_TIMEOUT_MS, natsCheck, postgresCheck, redisCheck, runReadinessChecks } from './readiness-checks';
 export type { CheckResult, ReadinessCheck, ReadinessReport } from './readiness-checks';

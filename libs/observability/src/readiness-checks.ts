@@ -56,7 +56,10 @@ export function redisCheck(redis: { ping(): Promise<string> }): ReadinessCheck {
  * Runs every check at once, each limited to `timeoutMs`, and reports them all (not only the first
  * failure). A check that does not settle in time fails with `timed out after <ms> ms`.
  */
-export async function runReadinessChecks(checks: readonly ReadinessCheck[], timeoutMs = DEFAULT_CHECK_TIMEOUT_MS): Promise<ReadinessReport> {
+export async function runReadinessChecks(
+  checks: readonly ReadinessCheck[],
+  timeoutMs = DEFAULT_CHECK_TIMEOUT_MS,
+): Promise<ReadinessReport> {
   const results = await Promise.all(checks.map((check) => runOne(check, timeoutMs)));
   const report: ReadinessReport = { status: 'ready', checks: {}, failing: [] };
   checks.forEach((check, i) => {

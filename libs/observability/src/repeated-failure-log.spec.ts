@@ -2,11 +2,18 @@ import { RepeatedFailureLog } from './repeated-failure-log';
 
 function setUp(level?: 'warn' | 'error') {
   const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
-  const record = (lvl: string) => (fields: object, message: string) => void lines.push({ level: lvl, fields: fields as Record<string, unknown>, message });
+  const record = (lvl: string) => (fields: object, message: string) =>
+    void lines.push({ level: lvl, fields: fields as Record<string, unknown>, message });
   let now = 1_000_000;
   const log = new RepeatedFailureLog(
     { warn: record('warn'), error: record('error'), info: record('info') },
-    { failing: 'tick failed; trying again every tick', recovered: 'ticks work again', remindEveryMs: 30_000, clock: () => now, ...(level ? { level } : {}) },
+    {
+      failing: 'tick failed; trying again every tick',
+      recovered: 'ticks work again',
+      remindEveryMs: 30_000,
+      clock: () => now,
+      ...(level ? { level } : {}),
+    },
   );
   return { log, lines, advance: (ms: number) => (now += ms) };
 }
@@ -23,8 +30,16 @@ describe('RepeatedFailureLog', () => {
     log.succeeded();
     log.succeeded();
     expect(lines).toEqual([
-      { level: 'warn', fields: { runId: 'r1', err: 'connect ECONNREFUSED 127.0.0.1:5432' }, message: 'tick failed; trying again every tick' },
-      { level: 'warn', fields: { runId: 'r1', err: 'connect ECONNREFUSED 127.0.0.1:5432', failedAttempts: 151, failingForS: 30 }, message: 'tick failed; trying again every tick' },
+      {
+        level: 'warn',
+        fields: { runId: 'r1', err: 'connect ECONNREFUSED 127.0.0.1:5432' },
+        message: 'tick failed; trying again every tick',
+      },
+      {
+        level: 'warn',
+        fields: { runId: 'r1', err: 'connect ECONNREFUSED 127.0.0.1:5432', failedAttempts: 151, failingForS: 30 },
+        message: 'tick failed; trying again every tick',
+      },
       { level: 'info', fields: { failedAttempts: 151, failedForS: 30 }, message: 'ticks work again' },
     ]);
     expect(log.failing).toBe(false);
@@ -47,7 +62,11 @@ describe('RepeatedFailureLog', () => {
   it('describes the error with the given function', () => {
     const lines: string[] = [];
     const log = new RepeatedFailureLog(
-      { warn: (f: object) => void lines.push((f as { err: string }).err), error: () => undefined, info: () => undefined },
+      {
+        warn: (f: object) => void lines.push((f as { err: string }).err),
+        error: () => undefined,
+        info: () => undefined,
+      },
       { failing: 'tick failed', recovered: 'ok', describe: (err) => `in words: ${(err as Error).name}` },
     );
     log.failed(new TypeError('x'));

@@ -55,14 +55,18 @@ export class RepeatedFailureLog {
     this.lastLine = now;
     const level = this.options.level ?? 'warn';
     const error = this.options.describe ? this.options.describe(err) : err instanceof Error ? err.message : String(err);
-    const lasting = this.failures === 1 ? {} : { failedAttempts: this.failures, failingForS: Math.round((now - this.since) / 1000) };
+    const lasting =
+      this.failures === 1 ? {} : { failedAttempts: this.failures, failingForS: Math.round((now - this.since) / 1000) };
     this.logger[level]({ ...fields, err: error, ...lasting }, this.options.failing);
   }
 
   /** An attempt worked: says so once if the previous ones failed. */
   succeeded(fields: object = {}): void {
     if (this.failures === 0) return;
-    this.logger.info({ ...fields, failedAttempts: this.failures, failedForS: Math.round((this.clock() - this.since) / 1000) }, this.options.recovered);
+    this.logger.info(
+      { ...fields, failedAttempts: this.failures, failedForS: Math.round((this.clock() - this.since) / 1000) },
+      this.options.recovered,
+    );
     this.failures = 0;
   }
 }

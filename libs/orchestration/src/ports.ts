@@ -1,4 +1,10 @@
-import type { NodeStatusChanged, PlanReplyMessage, PlanRequestMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
+import type {
+  NodeStatusChanged,
+  PlanReplyMessage,
+  PlanRequestMessage,
+  RunEvent,
+  TaskDispatchMessage,
+} from '@granule/contracts';
 import type { ExecutablePlan } from '@granule/execution';
 
 /** A run whose last event is not terminal. */
@@ -13,7 +19,13 @@ export interface RunEventLog {
    * Appends after checking the stream is at `expectedVersion` (0 = new stream); returns the new
    * version. `nodeEvents` go to their nodes' streams in the same transaction.
    */
-  append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>, nodeEvents?: NodeStatusChanged[]): Promise<number>;
+  append(
+    runId: string,
+    events: RunEvent[],
+    expectedVersion: number,
+    metadata?: Record<string, unknown>,
+    nodeEvents?: NodeStatusChanged[],
+  ): Promise<number>;
   read(runId: string): Promise<RunEvent[]>;
   /**
    * Runs whose last event is not terminal, oldest first, each with its first event (which

@@ -13,8 +13,18 @@ const TASKS = `
 `;
 
 function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
-  const built = buildPlan({ tasks: assertNoErrors(parseTaskFile(TASKS, 'deployment_tasks.yaml')), nodes: [{ uid: 'n1', roles: ['x'] }, { uid: 'n2', roles: ['x'] }] });
-  const plan: ExecutablePlan = toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency });
+  const built = buildPlan({
+    tasks: assertNoErrors(parseTaskFile(TASKS, 'deployment_tasks.yaml')),
+    nodes: [
+      { uid: 'n1', roles: ['x'] },
+      { uid: 'n2', roles: ['x'] },
+    ],
+  });
+  const plan: ExecutablePlan = toExecutablePlan({
+    instances: planInstances(built),
+    groups: built.groups,
+    concurrency: built.concurrency,
+  });
   const dispatched: TaskDispatchMessage[] = [];
   const offline = new Set<string>();
   const warnings: string[] = [];
@@ -24,7 +34,14 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   const ports: CoordinatorPorts = {
     log,
     plans: {
-      request: async (): Promise<PlanReplyMessage> => ({ ok: true, planId: 'p1', planHash: 'h1', instances: plan.size, tasks: 4, nodes: plan.nodeNames }),
+      request: async (): Promise<PlanReplyMessage> => ({
+        ok: true,
+        planId: 'p1',
+        planHash: 'h1',
+        instances: plan.size,
+        tasks: 4,
+        nodes: plan.nodeNames,
+      }),
       load: async () => plan,
     },
     dispatcher: {
@@ -45,15 +62,46 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   const coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: 10 } });
   const plannerDown = (): void => {
     ports.plans.request = async () => {
-      throw new CoordinatorError('RUN_UNKNOWN', 'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner');
+      throw new CoordinatorError(
+        'RUN_UNKNOWN',
+        'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner',
+      );
     };
   };
   const succeed = (key: string, attempt = 1) =>
-    coordinator.progress({ runId: 'r1', key, node: key.split('@')[1], attempt, dispatchId: `r1/${key}/${attempt}`, status: 'succeeded', at: new Date(time).toISOString(), exitCode: 0 });
-  return { coordinator, ports, log, dispatched, offline, leases, nats, warnings, succeed, plannerDown, advance: (s: number) => (time += s * 1000) };
+    coordinator.progress({
+      runId: 'r1',
+      key,
+      node: key.split('@')[1],
+      attempt,
+      dispatchId: `r1/${key}/${attempt}`,
+      status: 'succeeded',
+      at: new Date(time).toISOString(),
+      exitCode: 0,
+    });
+  return {
+    coordinator,
+    ports,
+    log,
+    dispatched,
+    offline,
+    leases,
+    nats,
+    warnings,
+    succeed,
+    plannerDown,
+    advance: (s: number) => (time += s * 1000),
+  };
 }
 
-const start = { commandId: 'c1', runId: 'r1', graph: 'default', dryRun: false, noop: false, inline: { graphs: {}, nodes: [] } };
+const start = {
+  commandId: 'c1',
+  runId: 'r1',
+  graph: 'default',
+  dryRun: false,
+  noop: false,
+  inline: { graphs: {}, nodes: [] },
+};
 
 describe('RunCoordinator', () => {
   it('records before it dispatches and runs a plan to the end', async () => {
@@ -77,7 +125,10 @@ describe('RunCoordinator', () => {
     await w.coordinator.start(start);
     expect((await w.log.read('r1')).at(-1)).toEqual({
       type: 'DeploymentRefused',
-      data: { code: 'RUN_UNKNOWN', reason: 'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner' },
+      data: {
+        code: 'RUN_UNKNOWN',
+        reason: 'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner',
+      },
     });
     expect([w.coordinator.owned(), w.leases.size]).toEqual([[], 0]);
   });
@@ -86,9 +137,20 @@ describe('RunCoordinator', () => {
     const w = world();
     await w.coordinator.start(start);
     const before = w.log.appends.length;
-    const ok = (key: string) => ({ runId: 'r1', key, node: key.split('@')[1], attempt: 1, dispatchId: `r1/${key}/1`, status: 'succeeded' as const, at: new Date().toISOString(), exitCode: 0 });
+    const ok = (key: string) => ({
+      runId: 'r1',
+      key,
+      node: key.split('@')[1],
+      attempt: 1,
+      dispatchId: `r1/${key}/1`,
+      status: 'succeeded' as const,
+      at: new Date().toISOString(),
+      exitCode: 0,
+    });
     await w.coordinator.progressBatch([ok('a@n1'), ok('a@n2')]);
-    expect(w.log.appends.slice(before)).toEqual([{ runId: 'r1', types: ['TaskSucceeded', 'TaskSucceeded', 'TaskDispatched', 'TaskDispatched'] }]);
+    expect(w.log.appends.slice(before)).toEqual([
+      { runId: 'r1', types: ['TaskSucceeded', 'TaskSucceeded', 'TaskDispatched', 'TaskDispatched'] },
+    ]);
     expect(w.dispatched.map((d) => d.key).sort()).toEqual(['a@n1', 'a@n2', 'b@n1', 'b@n2']);
   });
 
@@ -169,7 +231,12 @@ describe('RunCoordinator', () => {
     expect(w.dispatched).toEqual([]);
     answer({} as PlanReplyMessage);
     await planned;
-    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested', 'PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual([
+      'DeploymentRequested',
+      'PlanAccepted',
+      'TaskDispatched',
+      'TaskDispatched',
+    ]);
   });
 
   it('a plan whose acceptance could not be recorded is asked for again on the next tick', async () => {
@@ -181,28 +248,52 @@ describe('RunCoordinator', () => {
     expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested']);
     await w.coordinator.tick();
     for (let k = 0; k < 50 && w.dispatched.length === 0; k++) await new Promise((r) => setImmediate(r));
-    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested', 'PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual([
+      'DeploymentRequested',
+      'PlanAccepted',
+      'TaskDispatched',
+      'TaskDispatched',
+    ]);
   });
 
-  it('stop and resume name what is wrong with a run it cannot act on: unknown, ended, or another orchestrator\'s', async () => {
+  it("stop and resume name what is wrong with a run it cannot act on: unknown, ended, or another orchestrator's", async () => {
     const w = world();
     await expect(w.coordinator.stop('nope')).rejects.toThrow('run nope does not exist');
     await w.coordinator.start(start);
     for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await w.succeed(key);
-    await expect(w.coordinator.stop('r1')).rejects.toThrow('run r1 has ended (DeploymentSucceeded): there is nothing to stop');
-    await expect(w.coordinator.resume('r1')).rejects.toThrow('run r1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)');
+    await expect(w.coordinator.stop('r1')).rejects.toThrow(
+      'run r1 has ended (DeploymentSucceeded): there is nothing to stop',
+    );
+    await expect(w.coordinator.resume('r1')).rejects.toThrow(
+      'run r1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)',
+    );
     // Open, but driven elsewhere (its lease is held by another orchestrator).
-    await w.log.append('r2', [{ type: 'DeploymentRequested', data: { runId: 'r2', graph: 'default', dryRun: false, noop: false } as never }], 0);
+    await w.log.append(
+      'r2',
+      [{ type: 'DeploymentRequested', data: { runId: 'r2', graph: 'default', dryRun: false, noop: false } as never }],
+      0,
+    );
     await expect(w.coordinator.stop('r2')).rejects.toThrow('run r2 is driven by another orchestrator');
   });
 
   it('a failed run names retry as the way on', async () => {
     const w = world();
     await w.coordinator.start(start);
-    await w.coordinator.progress({ runId: 'r1', key: 'a@n1', node: 'n1', attempt: 1, dispatchId: 'r1/a@n1/1', status: 'failed', at: '2026-01-01T00:00:01Z', exitCode: 1 });
+    await w.coordinator.progress({
+      runId: 'r1',
+      key: 'a@n1',
+      node: 'n1',
+      attempt: 1,
+      dispatchId: 'r1/a@n1/1',
+      status: 'failed',
+      at: '2026-01-01T00:00:01Z',
+      exitCode: 1,
+    });
     await w.succeed('a@n2');
     expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
-    await expect(w.coordinator.stop('r1')).rejects.toThrow('run r1 has ended (DeploymentFailed): there is nothing to stop; granule retry r1 runs its unfinished tasks in a new run');
+    await expect(w.coordinator.stop('r1')).rejects.toThrow(
+      'run r1 has ended (DeploymentFailed): there is nothing to stop; granule retry r1 runs its unfinished tasks in a new run',
+    );
   });
 
   it('refuses a run id that was used before', async () => {
@@ -259,7 +350,16 @@ describe('RunCoordinator', () => {
     const w = world();
     await w.coordinator.start(start);
     await w.succeed('a@n1');
-    await w.coordinator.progress({ runId: 'r1', key: 'a@n2', node: 'n2', attempt: 1, dispatchId: 'r1/a@n2/1', status: 'failed', at: new Date().toISOString(), exitCode: 1 });
+    await w.coordinator.progress({
+      runId: 'r1',
+      key: 'a@n2',
+      node: 'n2',
+      attempt: 1,
+      dispatchId: 'r1/a@n2/1',
+      status: 'failed',
+      at: new Date().toISOString(),
+      exitCode: 1,
+    });
     await w.succeed('b@n1');
     expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
     w.dispatched.length = 0;
@@ -279,12 +379,16 @@ describe('RunCoordinator', () => {
   });
 
   describe('node statuses (NodeStatusChanged on the node streams, appended with the run events)', () => {
-    const statuses = (log: MemoryRunEventLog, uid: string) => (log.nodeStreams.get(uid) ?? []).map((e) => [e.data.from ?? null, e.data.to, e.data.runId]);
+    const statuses = (log: MemoryRunEventLog, uid: string) =>
+      (log.nodeStreams.get(uid) ?? []).map((e) => [e.data.from ?? null, e.data.to, e.data.runId]);
 
-    it('deploying at a node\'s first dispatch, ready once its work is done, error when it fails; nothing repeated', async () => {
+    it("deploying at a node's first dispatch, ready once its work is done, error when it fails; nothing repeated", async () => {
       const w = world();
       await w.coordinator.start(start);
-      expect([statuses(w.log, 'n1'), statuses(w.log, 'n2')]).toEqual([[[null, 'deploying', 'r1']], [[null, 'deploying', 'r1']]]);
+      expect([statuses(w.log, 'n1'), statuses(w.log, 'n2')]).toEqual([
+        [[null, 'deploying', 'r1']],
+        [[null, 'deploying', 'r1']],
+      ]);
       // One append carries the dispatches and the statuses: never one without the other.
       expect(w.log.appends.at(-1)?.types).toEqual(['TaskDispatched', 'TaskDispatched']);
       await w.succeed('a@n1');
@@ -293,7 +397,16 @@ describe('RunCoordinator', () => {
         [null, 'deploying', 'r1'],
         ['deploying', 'ready', 'r1'],
       ]);
-      await w.coordinator.progress({ runId: 'r1', key: 'a@n2', node: 'n2', attempt: 1, dispatchId: 'r1/a@n2/1', status: 'failed', at: '2026-01-01T00:00:01.000Z', exitCode: 3 });
+      await w.coordinator.progress({
+        runId: 'r1',
+        key: 'a@n2',
+        node: 'n2',
+        attempt: 1,
+        dispatchId: 'r1/a@n2/1',
+        status: 'failed',
+        at: '2026-01-01T00:00:01.000Z',
+        exitCode: 3,
+      });
       expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
       expect(statuses(w.log, 'n2')).toEqual([
         [null, 'deploying', 'r1'],

@@ -1,13 +1,31 @@
 import { GranuleError } from '@granule/core';
-import type { DeploymentRequested, PlanReplyMessage, RetryFailed, RunEvent, StartDeployment, TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
+import type {
+  DeploymentRequested,
+  PlanReplyMessage,
+  RetryFailed,
+  RunEvent,
+  StartDeployment,
+  TaskDispatchMessage,
+  TaskProgressMessage,
+} from '@granule/contracts';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import { InstanceStatus, decide, evolve, foldRun, initialRunState, knownNodeStatuses, nodeStatusChanges } from '@granule/execution';
+import {
+  InstanceStatus,
+  decide,
+  evolve,
+  foldRun,
+  initialRunState,
+  knownNodeStatuses,
+  nodeStatusChanges,
+} from '@granule/execution';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/execution';
 import type { CoordinatorPorts, OpenRun } from './ports';
 import { requestData } from './request-data';
 import { isStrategyParent, leaseAndRead, notDrivenReason } from './run-recovery';
 
-export class CoordinatorError extends GranuleError<'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'> {}
+export class CoordinatorError extends GranuleError<
+  'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED' | 'RUN_NOT_RETRYABLE' | 'PLAN_MISSING'
+> {}
 
 interface ActiveRun {
   state: RunState;
@@ -67,7 +85,10 @@ export class RunCoordinator {
   onRunEnded?: (runId: string) => void;
 
   /** Starts a deployment and waits for its plan; throws `RUN_EXISTS` for a run id that was used before. */
-  async start(command: StartDeployment, extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {}): Promise<void> {
+  async start(
+    command: StartDeployment,
+    extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {},
+  ): Promise<void> {
     const { planned } = await this.accept(command, extra);
     await planned;
   }
@@ -79,15 +100,26 @@ export class RunCoordinator {
    * is accepted or refused; when it rejects (the log could not be written; already logged), the
    * next tick tries again: a caller need not wait for it or handle it. Throws `RUN_EXISTS` for a run id that was used before.
    */
-  async accept(command: StartDeployment, extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {}): Promise<{ planned: Promise<void> }> {
+  async accept(
+    command: StartDeployment,
+    extra: Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'> = {},
+  ): Promise<{ planned: Promise<void> }> {
     if (this.runs.has(command.runId) || (await this.ports.log.exists(command.runId))) {
       throw new CoordinatorError('RUN_EXISTS', `run ${command.runId} already exists`);
     }
-    if (!(await this.ports.lease.acquire(command.runId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
-    const run: ActiveRun = { state: initialRunState(command.runId), nodeStatus: new Map(), queue: Promise.resolve(), unsent: new Map() };
+    if (!(await this.ports.lease.acquire(command.runId)))
+      throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
+    const run: ActiveRun = {
+      state: initialRunState(command.runId),
+      nodeStatus: new Map(),
+      queue: Promise.resolve(),
+      unsent: new Map(),
+    };
     this.runs.set(command.runId, run);
     try {
-      await this.serial(run, () => this.apply(run, { type: 'RequestDeployment', request: { ...requestData(command), ...extra } }));
+      await this.serial(run, () =>
+        this.apply(run, { type: 'RequestDeployment', request: { ...requestData(command), ...extra } }),
+      );
     } catch (err) {
       // Nothing of the run is in the log: it does not exist.
       this.runs.delete(command.runId);
@@ -113,7 +145,12 @@ export class RunCoordinator {
         run.planning = false;
       }
     });
-    planned.catch((err: Error) => this.ports.logger.error('planning failed; trying again on the next tick', { runId: run.state.runId, error: err.message }));
+    planned.catch((err: Error) =>
+      this.ports.logger.error('planning failed; trying again on the next tick', {
+        runId: run.state.runId,
+        error: err.message,
+      }),
+    );
     return planned;
   }
 
@@ -123,7 +160,10 @@ export class RunCoordinator {
     if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${command.runId} does not exist`);
     if (isStrategyParent(events[0])) {
       const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
-      throw new CoordinatorError('RUN_NOT_RETRYABLE', `run ${command.runId} is a strategy run: retry its phase runs (${phases.join(', ') || 'none started'}), or deploy the strategy again`);
+      throw new CoordinatorError(
+        'RUN_NOT_RETRYABLE',
+        `run ${command.runId} is a strategy run: retry its phase runs (${phases.join(', ') || 'none started'}), or deploy the strategy again`,
+      );
     }
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     const requested = events.find((e) => e.type === 'DeploymentRequested');
@@ -131,7 +171,11 @@ export class RunCoordinator {
       throw new CoordinatorError('RUN_NOT_RETRYABLE', `run ${command.runId} has no accepted plan to retry`);
     }
     const last = events[events.length - 1];
-    if (!TERMINAL.has(last.type)) throw new CoordinatorError('RUN_NOT_RETRYABLE', `run ${command.runId} is still going; stop it first or wait for it to end`);
+    if (!TERMINAL.has(last.type))
+      throw new CoordinatorError(
+        'RUN_NOT_RETRYABLE',
+        `run ${command.runId} is still going; stop it first or wait for it to end`,
+      );
     const plan = await this.ports.plans.load(accepted.data.planId);
     const old = foldRun(command.runId, events, plan);
     const keys: string[] = [];
@@ -139,17 +183,40 @@ export class RunCoordinator {
       if (plan.noWork[i]) continue;
       const s = old.status[i];
       const broken = s === InstanceStatus.Failed || s === InstanceStatus.DepFailed || s === InstanceStatus.TimedOut;
-      const unfinished = broken || s === InstanceStatus.Pending || s === InstanceStatus.Dispatched || s === InstanceStatus.Running;
+      const unfinished =
+        broken || s === InstanceStatus.Pending || s === InstanceStatus.Dispatched || s === InstanceStatus.Running;
       if (command.failedOnly ? broken : unfinished) keys.push(plan.keys[i]);
     }
-    if (await this.ports.log.exists(command.newRunId)) throw new CoordinatorError('RUN_EXISTS', `run ${command.newRunId} already exists`);
-    if (!(await this.ports.lease.acquire(command.newRunId))) throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.newRunId} is driven by another orchestrator`);
-    const run: ActiveRun = { state: initialRunState(command.newRunId), plan, nodeStatus: new Map(), queue: Promise.resolve(), unsent: new Map() };
+    if (await this.ports.log.exists(command.newRunId))
+      throw new CoordinatorError('RUN_EXISTS', `run ${command.newRunId} already exists`);
+    if (!(await this.ports.lease.acquire(command.newRunId)))
+      throw new CoordinatorError('RUN_NOT_OWNED', `run ${command.newRunId} is driven by another orchestrator`);
+    const run: ActiveRun = {
+      state: initialRunState(command.newRunId),
+      plan,
+      nodeStatus: new Map(),
+      queue: Promise.resolve(),
+      unsent: new Map(),
+    };
     this.runs.set(command.newRunId, run);
     await this.serial(run, async () => {
-      await this.apply(run, { type: 'RequestDeployment', request: { ...requested.data, runId: command.newRunId, retryOf: { runId: command.runId, failedOnly: command.failedOnly } } });
+      await this.apply(run, {
+        type: 'RequestDeployment',
+        request: {
+          ...requested.data,
+          runId: command.newRunId,
+          retryOf: { runId: command.runId, failedOnly: command.failedOnly },
+        },
+      });
       const offline = await this.ports.presence.offline(plan.nodeNames);
-      await this.apply(run, { type: 'AcceptPlan', planId: accepted.data.planId, planHash: accepted.data.planHash, offlineNodes: offline, only: keys, at: this.now() });
+      await this.apply(run, {
+        type: 'AcceptPlan',
+        planId: accepted.data.planId,
+        planHash: accepted.data.planHash,
+        offlineNodes: offline,
+        only: keys,
+        at: this.now(),
+      });
       await this.advance(run);
     });
   }
@@ -193,7 +260,10 @@ export class RunCoordinator {
       const run = this.runs.get(runId);
       if (!run) continue;
       await this.serial(run, async () => {
-        await this.applyAll(run, [...batch.map((message): RunCommand => ({ type: 'RecordProgress', message })), ...this.advanceCommands()]);
+        await this.applyAll(run, [
+          ...batch.map((message): RunCommand => ({ type: 'RecordProgress', message })),
+          ...this.advanceCommands(),
+        ]);
         await this.settle(run);
       });
     }
@@ -205,7 +275,10 @@ export class RunCoordinator {
       if (!(await this.ports.lease.renew(runId))) {
         // Another orchestrator took it, or Redis restarted and lost it: whoever holds it next
         // (this one, on its next recovery pass) goes on from the event log.
-        this.ports.logger.warn('lost the lease of a run (another orchestrator took it, or Redis lost it); letting go of it', { runId });
+        this.ports.logger.warn(
+          'lost the lease of a run (another orchestrator took it, or Redis lost it); letting go of it',
+          { runId },
+        );
         this.runs.delete(runId);
         continue;
       }
@@ -245,7 +318,11 @@ export class RunCoordinator {
     if (!events) return false;
     const last = events[events.length - 1]?.type;
     // Gone, ended (by its driver, between the listing and the lease) or the strategy coordinator's.
-    if (events.length === 0 || (TERMINAL.has(last) && !(evenIfStopped && last === 'DeploymentStopped')) || isStrategyParent(events[0])) {
+    if (
+      events.length === 0 ||
+      (TERMINAL.has(last) && !(evenIfStopped && last === 'DeploymentStopped')) ||
+      isStrategyParent(events[0])
+    ) {
       await this.ports.lease.release(runId);
       if (events.length === 0) throw new CoordinatorError('RUN_UNKNOWN', `run ${runId} does not exist`);
       return false;
@@ -253,7 +330,13 @@ export class RunCoordinator {
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     const plan = accepted?.type === 'PlanAccepted' ? await this.ports.plans.load(accepted.data.planId) : undefined;
     const state = foldRun(runId, events, plan);
-    const run: ActiveRun = { state, plan, nodeStatus: plan ? knownNodeStatuses(state, plan) : new Map(), queue: Promise.resolve(), unsent: new Map() };
+    const run: ActiveRun = {
+      state,
+      plan,
+      nodeStatus: plan ? knownNodeStatuses(state, plan) : new Map(),
+      queue: Promise.resolve(),
+      unsent: new Map(),
+    };
     this.runs.set(runId, run);
     this.ports.logger.info('recovered run from the event log', { runId, events: events.length, phase: state.phase });
     await this.serial(run, async () => {
@@ -263,9 +346,21 @@ export class RunCoordinator {
         const request = state.request;
         if (request?.envId) {
           // Planned in the run's queue after this (see the end of recoverRun).
-          run.planRequest = { commandId: 'recovery', runId, envId: request.envId, graph: request.graph, filters: request.filters, dryRun: request.dryRun, noop: request.noop };
+          run.planRequest = {
+            commandId: 'recovery',
+            runId,
+            envId: request.envId,
+            graph: request.graph,
+            filters: request.filters,
+            dryRun: request.dryRun,
+            noop: request.noop,
+          };
         } else {
-          await this.apply(run, { type: 'RefusePlan', code: 'PLANNING_INTERRUPTED', reason: 'the orchestrator restarted while planning inline inputs; start the deployment again' });
+          await this.apply(run, {
+            type: 'RefusePlan',
+            code: 'PLANNING_INTERRUPTED',
+            reason: 'the orchestrator restarted while planning inline inputs; start the deployment again',
+          });
           await this.settle(run);
         }
         return;
@@ -302,7 +397,11 @@ export class RunCoordinator {
       if (reply.ok) plan = await this.ports.plans.load(reply.planId);
     } catch (err) {
       // No planner, or the plan store failed: the run ends refused instead of waiting forever.
-      reply = { ok: false, code: err instanceof GranuleError ? err.code : 'PLANNING_FAILED', message: (err as Error).message };
+      reply = {
+        ok: false,
+        code: err instanceof GranuleError ? err.code : 'PLANNING_FAILED',
+        message: (err as Error).message,
+      };
     }
     if (!reply.ok || !plan) {
       const refusal = reply.ok ? { code: 'PLANNING_FAILED', message: 'the plan could not be loaded' } : reply;
@@ -312,7 +411,13 @@ export class RunCoordinator {
     }
     run.plan = plan;
     const offline = await this.ports.presence.offline(run.plan.nodeNames);
-    await this.apply(run, { type: 'AcceptPlan', planId: reply.planId, planHash: reply.planHash, offlineNodes: offline, at: this.now() });
+    await this.apply(run, {
+      type: 'AcceptPlan',
+      planId: reply.planId,
+      planHash: reply.planHash,
+      offlineNodes: offline,
+      at: this.now(),
+    });
     await this.advance(run);
   }
 
@@ -372,7 +477,9 @@ export class RunCoordinator {
     run.nodeStatus = known;
     const plan = run.plan;
     if (plan) {
-      const dispatches = events.flatMap((e) => (e.type === 'TaskDispatched' ? [this.dispatchMessage(run, plan, plan.index.get(e.data.key) as number)] : []));
+      const dispatches = events.flatMap((e) =>
+        e.type === 'TaskDispatched' ? [this.dispatchMessage(run, plan, plan.index.get(e.data.key) as number)] : [],
+      );
       await this.send(run, dispatches);
     }
     return events;
@@ -393,7 +500,11 @@ export class RunCoordinator {
     results.forEach((r, k) => {
       const m = messages[k];
       if (r.status === 'fulfilled') {
-        if (run.unsent.delete(m.dispatchId)) this.ports.logger.info('sent a dispatch that could not be sent before', { runId: m.runId, dispatchId: m.dispatchId });
+        if (run.unsent.delete(m.dispatchId))
+          this.ports.logger.info('sent a dispatch that could not be sent before', {
+            runId: m.runId,
+            dispatchId: m.dispatchId,
+          });
         return;
       }
       if (!run.unsent.has(m.dispatchId)) failed.push(m.dispatchId);
@@ -401,7 +512,12 @@ export class RunCoordinator {
       reason = (r.reason as Error)?.message ?? String(r.reason);
     });
     if (failed.length > 0) {
-      this.ports.logger.warn('could not send dispatches; sending them again on every tick', { runId: run.state.runId, count: failed.length, dispatchIds: failed.slice(0, 10), error: reason });
+      this.ports.logger.warn('could not send dispatches; sending them again on every tick', {
+        runId: run.state.runId,
+        count: failed.length,
+        dispatchIds: failed.slice(0, 10),
+        error: reason,
+      });
     }
   }
 
@@ -411,7 +527,8 @@ export class RunCoordinator {
     const plan = run.plan;
     for (const [id, m] of run.unsent) {
       const i = plan?.index.get(m.key);
-      const waiting = i !== undefined && run.state.status[i] === InstanceStatus.Dispatched && run.state.attempt[i] === m.attempt;
+      const waiting =
+        i !== undefined && run.state.status[i] === InstanceStatus.Dispatched && run.state.attempt[i] === m.attempt;
       if (!waiting) run.unsent.delete(id);
     }
     await this.send(run, [...run.unsent.values()]);

@@ -14,7 +14,10 @@ export function isStrategyParent(first: RunEvent | undefined): boolean {
  * Takes the lease of `runId` and reads its events; undefined, without a read, when another
  * orchestrator holds it (recovery asks on every tick). A failed read gives the lease back.
  */
-export async function leaseAndRead(ports: Pick<CoordinatorPorts, 'lease' | 'log'>, runId: string): Promise<RunEvent[] | undefined> {
+export async function leaseAndRead(
+  ports: Pick<CoordinatorPorts, 'lease' | 'log'>,
+  runId: string,
+): Promise<RunEvent[] | undefined> {
   if (!(await ports.lease.acquire(runId))) return undefined;
   try {
     return await ports.log.read(runId);
@@ -40,8 +43,14 @@ export function notDrivenReason(
   if (events.length === 0) return { code: 'RUN_UNKNOWN', message: `run ${runId} does not exist` };
   const last = events[events.length - 1].type;
   if (TERMINAL.has(last) && !(action === 'resume' && last === 'DeploymentStopped')) {
-    const retry = retryHint && (last === 'DeploymentFailed' || last === 'DeploymentStopped') ? `; granule retry ${runId} runs its unfinished tasks in a new run` : '';
-    return { code: 'RUN_ENDED', message: `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}${retry}` };
+    const retry =
+      retryHint && (last === 'DeploymentFailed' || last === 'DeploymentStopped')
+        ? `; granule retry ${runId} runs its unfinished tasks in a new run`
+        : '';
+    return {
+      code: 'RUN_ENDED',
+      message: `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}${retry}`,
+    };
   }
   return { code: 'RUN_NOT_OWNED', message: `run ${runId} is driven by another orchestrator` };
 }

@@ -19,12 +19,19 @@ const strategyDoc = parseStrategyDocument(readFileSync(STRATEGY_FILE, 'utf8'), S
 const nodes = parseNodesFile(readFileSync(NODES_FILE, 'utf8'), NODES_FILE).nodes;
 
 const graphs: Record<string, TaskDefinition[]> = {
-  provisioning: assertNoErrors(parseTaskFile("- {id: image, type: shell, roles: '*', parameters: {cmd: image}}", 'provisioning_graph.yaml')),
-  default: assertNoErrors(parseTaskFile("- {id: configure, type: shell, roles: '*', parameters: {cmd: configure}}", 'deployment_graph.yaml')),
+  provisioning: assertNoErrors(
+    parseTaskFile("- {id: image, type: shell, roles: '*', parameters: {cmd: image}}", 'provisioning_graph.yaml'),
+  ),
+  default: assertNoErrors(
+    parseTaskFile("- {id: configure, type: shell, roles: '*', parameters: {cmd: configure}}", 'deployment_graph.yaml'),
+  ),
 };
 
 /** Orchestration in memory with the real planner; agents answer every dispatch, failing the given node/graph pairs. */
-function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: MemoryRunEventLog; plans: Map<string, ExecutablePlan> }) {
+function world(
+  fail: { prepare?: string[]; deploy?: string[] },
+  shared?: { log: MemoryRunEventLog; plans: Map<string, ExecutablePlan> },
+) {
   const log = shared?.log ?? new MemoryRunEventLog();
   const plans = shared?.plans ?? new Map<string, ExecutablePlan>();
   const queue: TaskDispatchMessage[] = [];
@@ -36,7 +43,10 @@ function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: 
         if (!tasks) return { ok: false, code: 'PLAN_UNKNOWN_GRAPH', message: `graph ${req.graph}: no such graph` };
         const built = buildPlan({ tasks, nodes, filters: req.filters as { nodes?: string[] } });
         const id = `plan-${plans.size + 1}`;
-        plans.set(id, toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency }));
+        plans.set(
+          id,
+          toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency }),
+        );
         return { ok: true, planId: id, planHash: id, instances: 0, tasks: 0, nodes: [] };
       },
       load: async (id) => plans.get(id) as ExecutablePlan,
@@ -48,7 +58,11 @@ function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: 
     logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
   };
   const runs = new RunCoordinator(ports, { limits: { maxBusyNodes: 100 } });
-  const strategies = new StrategyCoordinator(ports, { resolve: async () => ({ strategy: strategyDoc.strategy as never, nodes }) }, runs);
+  const strategies = new StrategyCoordinator(
+    ports,
+    { resolve: async () => ({ strategy: strategyDoc.strategy as never, nodes }) },
+    runs,
+  );
   runs.onRunEnded = (id) => void strategies.childEnded(id);
   const drain = async (): Promise<void> => {
     for (let guard = 0; guard < 1000; guard++) {
@@ -62,15 +76,34 @@ function world(fail: { prepare?: string[]; deploy?: string[] }, shared?: { log: 
         continue;
       }
       const failing = m.task === 'image' ? fail.prepare : fail.deploy;
-      await runs.progress({ runId: m.runId, key: m.key, node: m.node, attempt: m.attempt, dispatchId: m.dispatchId, status: failing?.includes(m.node) ? 'failed' : 'succeeded', at: '2026-01-01T00:00:01Z' });
+      await runs.progress({
+        runId: m.runId,
+        key: m.key,
+        node: m.node,
+        attempt: m.attempt,
+        dispatchId: m.dispatchId,
+        status: failing?.includes(m.node) ? 'failed' : 'succeeded',
+        at: '2026-01-01T00:00:01Z',
+      });
     }
   };
   return { log, plans, runs, strategies, drain, queue };
 }
 
-const start = { commandId: 'c', runId: 's1', graph: 'default', dryRun: false, noop: false, strategy: { name: 'deployment-strategy' }, inline: { graphs: {}, nodes: [] } };
+const start = {
+  commandId: 'c',
+  runId: 's1',
+  graph: 'default',
+  dryRun: false,
+  noop: false,
+  strategy: { name: 'deployment-strategy' },
+  inline: { graphs: {}, nodes: [] },
+};
 
-async function outcomeOf(fail: { prepare?: string[]; deploy?: string[] }): Promise<{ events: RunEvent[]; report: Record<string, unknown> }> {
+async function outcomeOf(fail: {
+  prepare?: string[];
+  deploy?: string[];
+}): Promise<{ events: RunEvent[]; report: Record<string, unknown> }> {
   const w = world(fail);
   await w.strategies.start(start);
   await w.drain();
@@ -88,7 +121,12 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
   ];
   it.each(cases)('%s: the run ends as the what-if simulation says', async (_name, fail, terminal) => {
     const { events, report } = await outcomeOf(fail);
-    const expected = buildReport(simulateStrategy(strategyDoc.strategy as never, nodes, { failPrepare: fail.prepare ?? [], failDeploy: fail.deploy ?? [] }));
+    const expected = buildReport(
+      simulateStrategy(strategyDoc.strategy as never, nodes, {
+        failPrepare: fail.prepare ?? [],
+        failDeploy: fail.deploy ?? [],
+      }),
+    );
     expect(report.outcome).toBe(expected.outcome);
     expect(report.nodes).toEqual(expected.nodes);
     expect(report.groups).toEqual(expected.groups);
@@ -97,7 +135,9 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
 
   it('runs each group phase as its own run on the actionable nodes, in group order', async () => {
     const { events } = await outcomeOf({});
-    const started = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [`${e.data.phase} ${e.data.group} ${e.data.graph}`] : []));
+    const started = events.flatMap((e) =>
+      e.type === 'StrategyPhaseStarted' ? [`${e.data.phase} ${e.data.group} ${e.data.graph}`] : [],
+    );
     expect(started).toEqual([
       'prepare monitoring-nodes provisioning',
       'deploy monitoring-nodes default',
@@ -119,22 +159,38 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
     await w.drain();
     const full = await w.log.read('s1');
     // Keep the parent up to its second StrategyPhaseStarted and drop that phase's run.
-    const cut = full.findIndex((e, i) => e.type === 'StrategyPhaseStarted' && full.slice(0, i).some((x) => x.type === 'StrategyPhaseStarted'));
+    const cut = full.findIndex(
+      (e, i) => e.type === 'StrategyPhaseStarted' && full.slice(0, i).some((x) => x.type === 'StrategyPhaseStarted'),
+    );
     const again = world({});
     again.log.streams.set('s1-1-prepare', (await w.log.read('s1-1-prepare')) as never);
     again.log.streams.set('s1', full.slice(0, cut + 1));
     for (const [id, plan] of w.plans) again.plans.set(id, plan);
     expect(await again.strategies.recover()).toEqual(['s1']);
     await again.drain();
-    expect((await again.log.read('s1-2-deploy'))[0]).toMatchObject({ type: 'DeploymentRequested', data: { childOf: { runId: 's1', phase: 'deploy' } } });
-    expect((await again.log.read('s1')).at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
+    expect((await again.log.read('s1-2-deploy'))[0]).toMatchObject({
+      type: 'DeploymentRequested',
+      data: { childOf: { runId: 's1', phase: 'deploy' } },
+    });
+    expect((await again.log.read('s1')).at(-1)).toMatchObject({
+      type: 'DeploymentSucceeded',
+      data: { outcome: 'success' },
+    });
   });
 
   it('continues after a restart from the parent and phase events', async () => {
     const w = world({});
     await w.strategies.start(start);
     // Process a few dispatches, then "crash": a new strategy coordinator over the same log.
-    await w.runs.progress({ runId: 's1-1-prepare', key: 'image@mon01', node: 'mon01', attempt: 1, dispatchId: 's1-1-prepare/image@mon01/1', status: 'succeeded', at: '2026-01-01T00:00:01Z' });
+    await w.runs.progress({
+      runId: 's1-1-prepare',
+      key: 'image@mon01',
+      node: 'mon01',
+      attempt: 1,
+      dispatchId: 's1-1-prepare/image@mon01/1',
+      status: 'succeeded',
+      at: '2026-01-01T00:00:01Z',
+    });
     const again = world({}, { log: w.log, plans: w.plans });
     // Each coordinator reads only the streams of the runs it drives: the phase run; the parent
     // (whose advance then looks at its phase run).
@@ -172,7 +228,9 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
     await starting;
     await w.drain();
     const events = await w.log.read('s1');
-    expect(events.filter((e) => e.type === 'StrategyAccepted' || e.type === 'DeploymentRefused').map((e) => e.type)).toEqual(['StrategyAccepted']);
+    expect(
+      events.filter((e) => e.type === 'StrategyAccepted' || e.type === 'DeploymentRefused').map((e) => e.type),
+    ).toEqual(['StrategyAccepted']);
     expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
   });
 
@@ -185,7 +243,10 @@ describe('StrategyCoordinator - the seed example on real phase runs', () => {
     await w.log.append('s1', [recorded[recorded.length - 1]], recorded.length);
     await expect(w.drain()).rejects.toThrow(/expected/);
     await w.drain();
-    expect((await w.log.read('s1')).at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
+    expect((await w.log.read('s1')).at(-1)).toMatchObject({
+      type: 'DeploymentSucceeded',
+      data: { outcome: 'success' },
+    });
   });
 });
 
@@ -203,7 +264,13 @@ describe('StrategyCoordinator - stop and resume', () => {
     await firstDispatches(w);
     await w.strategies.stop('s1');
     await w.drain();
-    expect(types(await w.log.read('s1'))).toEqual(['DeploymentRequested', 'StrategyAccepted', 'StrategyPhaseStarted', 'DeploymentStopRequested', 'DeploymentStopped']);
+    expect(types(await w.log.read('s1'))).toEqual([
+      'DeploymentRequested',
+      'StrategyAccepted',
+      'StrategyPhaseStarted',
+      'DeploymentStopRequested',
+      'DeploymentStopped',
+    ]);
     expect((await w.log.read('s1-1-prepare')).at(-1)?.type).toBe('DeploymentStopped');
     // Nothing else started.
     expect(await w.log.exists('s1-2-deploy')).toBe(false);
@@ -236,8 +303,12 @@ describe('StrategyCoordinator - stop and resume', () => {
     await expect(w.strategies.stop('nope')).rejects.toThrow('run nope does not exist');
     await w.strategies.start(start);
     await w.drain();
-    await expect(w.strategies.stop('s1')).rejects.toThrow('run s1 has ended (DeploymentSucceeded): there is nothing to stop');
-    await expect(w.strategies.resume('s1')).rejects.toThrow('run s1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)');
+    await expect(w.strategies.stop('s1')).rejects.toThrow(
+      'run s1 has ended (DeploymentSucceeded): there is nothing to stop',
+    );
+    await expect(w.strategies.resume('s1')).rejects.toThrow(
+      'run s1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)',
+    );
     await expect(w.runs.retry({ commandId: 'r', runId: 's1', newRunId: 's1-again', failedOnly: true })).rejects.toThrow(
       'run s1 is a strategy run: retry its phase runs (s1-1-prepare, s1-2-deploy, s1-3-prepare, s1-4-deploy, s1-5-prepare, s1-6-deploy, s1-7-prepare, s1-8-deploy, s1-9-prepare, s1-10-deploy), or deploy the strategy again',
     );

@@ -11,7 +11,10 @@ import { isStrategyParent, leaseAndRead, notDrivenReason } from './run-recovery'
 
 /** Finds the strategy document and the nodes its selectors look at. */
 export interface StrategySource {
-  resolve(ref: StrategyRef, request: { envId?: string; inlineNodes?: unknown[] }): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[] }>;
+  resolve(
+    ref: StrategyRef,
+    request: { envId?: string; inlineNodes?: unknown[] },
+  ): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[] }>;
 }
 
 interface StrategyRun {
@@ -40,7 +43,9 @@ const TERMINAL = new Set<string>(TERMINAL_RUN_EVENTS);
 /** Phase runs: prepare runs the release's provisioning graph, deploy its default graph. */
 export const PHASE_GRAPHS = { prepare: 'provisioning', deploy: 'default' } as const;
 
-export class StrategyRunError extends GranuleError<'STRATEGY_UNRESOLVED' | 'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED'> {}
+export class StrategyRunError extends GranuleError<
+  'STRATEGY_UNRESOLVED' | 'RUN_EXISTS' | 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED'
+> {}
 
 /**
  * Drives strategy runs (seed 004): groups one at a time, each phase as a run of its own (the
@@ -107,7 +112,8 @@ export class StrategyCoordinator {
       active.stopping = false;
       // A phase run that was never created is started by `advance`; one that ended on its own is judged there.
       const phase = active.pending ? await this.ports.log.read(active.pending.childRunId) : [];
-      if (active.pending && phase.length > 0 && phaseEnd(phase) !== 'succeeded_or_failed') await this.phases.resume(active.pending.childRunId);
+      if (active.pending && phase.length > 0 && phaseEnd(phase) !== 'succeeded_or_failed')
+        await this.phases.resume(active.pending.childRunId);
       await this.advance(active);
     });
   }
@@ -117,8 +123,14 @@ export class StrategyCoordinator {
   }
 
   async start(command: StartDeployment): Promise<void> {
-    if (this.runs.has(command.runId) || this.starting.has(command.runId) || (await this.ports.log.exists(command.runId))) throw new StrategyRunError('RUN_EXISTS', `run ${command.runId} already exists`);
-    if (!(await this.ports.lease.acquire(command.runId))) throw new StrategyRunError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
+    if (
+      this.runs.has(command.runId) ||
+      this.starting.has(command.runId) ||
+      (await this.ports.log.exists(command.runId))
+    )
+      throw new StrategyRunError('RUN_EXISTS', `run ${command.runId} already exists`);
+    if (!(await this.ports.lease.acquire(command.runId)))
+      throw new StrategyRunError('RUN_NOT_OWNED', `run ${command.runId} is driven by another orchestrator`);
     // Open in the log from its first event on, but not in `runs` until accepted: a recovery pass
     // meanwhile (same lease holder) would otherwise fold a second copy of it and both would append.
     this.starting.add(command.runId);
@@ -130,24 +142,51 @@ export class StrategyCoordinator {
   }
 
   private async record(command: StartDeployment): Promise<void> {
-    let version = await this.ports.log.append(command.runId, [{ type: 'DeploymentRequested', data: requestData(command) }], 0);
+    let version = await this.ports.log.append(
+      command.runId,
+      [{ type: 'DeploymentRequested', data: requestData(command) }],
+      0,
+    );
     let resolved: { strategy: DeploymentStrategy; nodes: NodeSpec[] };
     let plan: StrategyPlan;
     try {
-      resolved = await this.strategies.resolve(command.strategy as StrategyRef, { envId: command.envId, inlineNodes: command.inline?.nodes });
+      resolved = await this.strategies.resolve(command.strategy as StrategyRef, {
+        envId: command.envId,
+        inlineNodes: command.inline?.nodes,
+      });
       plan = planStrategy(resolved.strategy, resolved.nodes);
     } catch (err) {
       const code = err instanceof GranuleError ? err.code : 'STRATEGY_UNRESOLVED';
-      await this.ports.log.append(command.runId, [{ type: 'DeploymentRefused', data: { code, reason: (err as Error).message } }], version);
+      await this.ports.log.append(
+        command.runId,
+        [{ type: 'DeploymentRefused', data: { code, reason: (err as Error).message } }],
+        version,
+      );
       await this.ports.lease.release(command.runId);
       return;
     }
     version = await this.ports.log.append(
       command.runId,
-      [{ type: 'StrategyAccepted', data: { plan: plan as unknown as { order: string[]; groups: unknown[]; nodes: string[] }, ...(command.inline ? { inline: command.inline } : {}) } }],
+      [
+        {
+          type: 'StrategyAccepted',
+          data: {
+            plan: plan as unknown as { order: string[]; groups: unknown[]; nodes: string[] },
+            ...(command.inline ? { inline: command.inline } : {}),
+          },
+        },
+      ],
       version,
     );
-    const run: StrategyRun = { runId: command.runId, version, request: command, plan, state: createStrategyRun(plan), stopping: false, queue: Promise.resolve() };
+    const run: StrategyRun = {
+      runId: command.runId,
+      version,
+      request: command,
+      plan,
+      state: createStrategyRun(plan),
+      stopping: false,
+      queue: Promise.resolve(),
+    };
     this.runs.set(command.runId, run);
     await this.serial(run, () => this.advance(run));
   }
@@ -183,7 +222,19 @@ export class StrategyCoordinator {
       const run = this.fold(runId, events);
       if (!run) {
         // Requested but never accepted: the inputs are gone with the old process.
-        await this.ports.log.append(runId, [{ type: 'DeploymentRefused', data: { code: 'PLANNING_INTERRUPTED', reason: 'the orchestrator restarted while resolving the strategy; start the deployment again' } }], events.length);
+        await this.ports.log.append(
+          runId,
+          [
+            {
+              type: 'DeploymentRefused',
+              data: {
+                code: 'PLANNING_INTERRUPTED',
+                reason: 'the orchestrator restarted while resolving the strategy; start the deployment again',
+              },
+            },
+          ],
+          events.length,
+        );
         await this.ports.lease.release(runId);
         continue;
       }
@@ -203,9 +254,18 @@ export class StrategyCoordinator {
     let pending: StrategyRun['pending'];
     let stopping = false;
     for (const e of events) {
-      if (e.type === 'StrategyPhaseStarted') pending = { action: { kind: e.data.phase, group: e.data.group, nodes: e.data.nodes }, childRunId: e.data.childRunId };
+      if (e.type === 'StrategyPhaseStarted')
+        pending = {
+          action: { kind: e.data.phase, group: e.data.group, nodes: e.data.nodes },
+          childRunId: e.data.childRunId,
+        };
       if (e.type === 'StrategyPhaseFinished') {
-        state = applyResult(state, { group: e.data.group, phase: e.data.phase, succeeded: e.data.succeeded, failed: e.data.failed });
+        state = applyResult(state, {
+          group: e.data.group,
+          phase: e.data.phase,
+          succeeded: e.data.succeeded,
+          failed: e.data.failed,
+        });
         pending = undefined;
       }
       if (e.type === 'DeploymentStopRequested') stopping = true;
@@ -238,17 +298,42 @@ export class StrategyCoordinator {
       }
       const end = phaseEnd(phase);
       // The operator stopped the phase run itself: the strategy run stops with it.
-      if (end === 'stopped' && !run.stopping) await this.requestStop(run, `phase run ${run.pending.childRunId} was stopped`);
+      if (end === 'stopped' && !run.stopping)
+        await this.requestStop(run, `phase run ${run.pending.childRunId} was stopped`);
       if (run.stopping && end !== 'succeeded_or_failed') {
         // Stopped, or still running: the phase stays pending for a resume.
-        if (end === 'running') await this.phases.stop(run.pending.childRunId).catch((err: Error) => this.ports.logger.warn('cannot stop the phase run yet; trying again on the next tick', { runId: run.runId, childRunId: run.pending?.childRunId, err: err.message }));
+        if (end === 'running')
+          await this.phases
+            .stop(run.pending.childRunId)
+            .catch((err: Error) =>
+              this.ports.logger.warn('cannot stop the phase run yet; trying again on the next tick', {
+                runId: run.runId,
+                childRunId: run.pending?.childRunId,
+                err: err.message,
+              }),
+            );
         else await this.endStopped(run);
         return;
       }
       const result = phaseOutcome(run.pending, phase);
       if (!result) return; // still running
-      await this.append(run, [{ type: 'StrategyPhaseFinished', data: { group: run.pending.action.group, phase: run.pending.action.kind, childRunId: run.pending.childRunId, ...result } }]);
-      run.state = applyResult(run.state, { group: run.pending.action.group, phase: run.pending.action.kind, succeeded: result.succeeded, failed: result.failed });
+      await this.append(run, [
+        {
+          type: 'StrategyPhaseFinished',
+          data: {
+            group: run.pending.action.group,
+            phase: run.pending.action.kind,
+            childRunId: run.pending.childRunId,
+            ...result,
+          },
+        },
+      ]);
+      run.state = applyResult(run.state, {
+        group: run.pending.action.group,
+        phase: run.pending.action.kind,
+        succeeded: result.succeeded,
+        failed: result.failed,
+      });
       run.pending = undefined;
     }
     if (run.stopping) return this.endStopped(run);
@@ -259,9 +344,15 @@ export class StrategyCoordinator {
       const failedNodes = [...report.nodes.failed];
       const critical = report.groups.filter((g) => g.critical && g.status === 'FAILED').map((g) => g.name);
       await this.append(run, [
-        { type: 'StrategyReported', data: { outcome: next.outcome, report: report as unknown as Record<string, unknown> } },
+        {
+          type: 'StrategyReported',
+          data: { outcome: next.outcome, report: report as unknown as Record<string, unknown> },
+        },
         next.outcome === 'failed'
-          ? { type: 'DeploymentFailed', data: { at, reason: `critical group(s) failed: ${critical.join(', ')}`, failedNodes } }
+          ? {
+              type: 'DeploymentFailed',
+              data: { at, reason: `critical group(s) failed: ${critical.join(', ')}`, failedNodes },
+            }
           : { type: 'DeploymentSucceeded', data: { at, failedNodes, outcome: next.outcome } },
       ]);
       this.runs.delete(run.runId);
@@ -269,7 +360,12 @@ export class StrategyCoordinator {
       return;
     }
     const childRunId = `${run.runId}-${run.state.steps.length + 1}-${next.kind}`;
-    await this.append(run, [{ type: 'StrategyPhaseStarted', data: { group: next.group, phase: next.kind, nodes: next.nodes, childRunId, graph: PHASE_GRAPHS[next.kind] } }]);
+    await this.append(run, [
+      {
+        type: 'StrategyPhaseStarted',
+        data: { group: next.group, phase: next.kind, nodes: next.nodes, childRunId, graph: PHASE_GRAPHS[next.kind] },
+      },
+    ]);
     run.pending = { action: next, childRunId };
     await this.startPhase(run, next, childRunId);
   }
@@ -281,7 +377,9 @@ export class StrategyCoordinator {
 
   private async endStopped(run: StrategyRun): Promise<void> {
     const failedNodes = [...buildReport(run.state).nodes.failed];
-    await this.append(run, [{ type: 'DeploymentStopped', data: { at: this.ports.clock.now().toISOString(), failedNodes } }]);
+    await this.append(run, [
+      { type: 'DeploymentStopped', data: { at: this.ports.clock.now().toISOString(), failedNodes } },
+    ]);
     this.runs.delete(run.runId);
     await this.ports.lease.release(run.runId);
   }
@@ -323,7 +421,13 @@ export class StrategyCoordinator {
     } catch (err) {
       const recorded = await this.ports.log.read(run.runId).catch(() => undefined);
       const fresh = recorded ? this.fold(run.runId, recorded) : undefined;
-      if (fresh) Object.assign(run, { version: fresh.version, state: fresh.state, pending: fresh.pending, stopping: fresh.stopping });
+      if (fresh)
+        Object.assign(run, {
+          version: fresh.version,
+          state: fresh.state,
+          pending: fresh.pending,
+          stopping: fresh.stopping,
+        });
       throw err;
     }
   }
@@ -343,13 +447,17 @@ function phaseEnd(events: readonly RunEvent[]): 'running' | 'stopped' | 'succeed
 }
 
 /** The outcome of a phase run, from its events, or undefined while it runs. */
-function phaseOutcome(pending: NonNullable<StrategyRun['pending']>, events: readonly RunEvent[]): { succeeded: string[]; failed: string[]; note?: string } | undefined {
+function phaseOutcome(
+  pending: NonNullable<StrategyRun['pending']>,
+  events: readonly RunEvent[],
+): { succeeded: string[]; failed: string[]; note?: string } | undefined {
   const last = events[events.length - 1];
   const nodes = pending.action.nodes;
   if (!last || !TERMINAL.has(last.type)) return undefined;
   if (last.type === 'DeploymentRefused') {
     // A release without the phase's graph has nothing to do in that phase.
-    if (last.data.code === 'PLAN_UNKNOWN_GRAPH' && pending.action.kind === 'prepare') return { succeeded: nodes, failed: [], note: last.data.reason };
+    if (last.data.code === 'PLAN_UNKNOWN_GRAPH' && pending.action.kind === 'prepare')
+      return { succeeded: nodes, failed: [], note: last.data.reason };
     return { succeeded: [], failed: nodes, note: last.data.reason };
   }
   const failed = new Set(events.flatMap((e) => (e.type === 'NodeFailed' ? [e.data.node] : [])));

@@ -17,7 +17,10 @@ const ROLES = ['controller', 'cinder', 'network', 'compute', 'compute'];
 
 /** node-1 is the primary controller; the rest cycle through the other roles. */
 function nodes(count: number): NodeSpec[] {
-  return Array.from({ length: count }, (_, i) => ({ uid: `node-${i + 1}`, roles: [i === 0 ? 'primary-controller' : ROLES[i % ROLES.length]] }));
+  return Array.from({ length: count }, (_, i) => ({
+    uid: `node-${i + 1}`,
+    roles: [i === 0 ? 'primary-controller' : ROLES[i % ROLES.length]],
+  }));
 }
 
 function planJson(plan: Plan): string {
@@ -55,8 +58,15 @@ describe('PlanStore (PostgreSQL)', () => {
       tasks: small.tasks.length,
       nodes: ['node-1', 'node-2', 'node-3', 'node-4', 'node-5', 'node-6', 'node-7', 'node-8'],
     });
-    const [row] = await db.dataSource.query(`SELECT instances, tasks, nodes, inputs FROM granule_plans WHERE id = $1`, [saved.planId]);
-    expect(row).toEqual({ instances: small.order.length, tasks: small.tasks.length, nodes: saved.nodes, inputs: { graph: 'default', nodes: 8 } });
+    const [row] = await db.dataSource.query(`SELECT instances, tasks, nodes, inputs FROM granule_plans WHERE id = $1`, [
+      saved.planId,
+    ]);
+    expect(row).toEqual({
+      instances: small.order.length,
+      tasks: small.tasks.length,
+      nodes: saved.nodes,
+      inputs: { graph: 'default', nodes: 8 },
+    });
     const info = await store.loadSummary(saved.planId);
     expect(info).toMatchObject({ ...saved, storedBytes: (await store.loadRaw(saved.planId)).length });
     expect(info.createdAt).toBeInstanceOf(Date);
@@ -73,7 +83,11 @@ describe('PlanStore (PostgreSQL)', () => {
 
   it('not found - loading an unknown id throws PlanNotFoundError naming the id', async () => {
     const missing = '00000000-0000-4000-8000-000000000000';
-    for (const load of [() => store.loadDocument(missing), () => store.loadRaw(missing), () => store.loadSummary(missing)]) {
+    for (const load of [
+      () => store.loadDocument(missing),
+      () => store.loadRaw(missing),
+      () => store.loadSummary(missing),
+    ]) {
       const err = await load().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(PlanNotFoundError);
       expect(err).toMatchObject({ code: 'PLAN_NOT_FOUND', message: `plan '${missing}' not found in the plan store` });

@@ -85,7 +85,10 @@ export class PlanStore {
 
   /** The stored gzip bytes (serve with `Content-Encoding: gzip`). Throws `PlanNotFoundError`. */
   async loadRaw(planId: string): Promise<Buffer> {
-    const rows: Array<{ document: Buffer }> = await this.dataSource.query(`SELECT document FROM granule_plans WHERE id = $1`, [planId]);
+    const rows: Array<{ document: Buffer }> = await this.dataSource.query(
+      `SELECT document FROM granule_plans WHERE id = $1`,
+      [planId],
+    );
     if (rows.length === 0) throw new PlanNotFoundError(planId);
     return rows[0].document;
   }

@@ -22,7 +22,12 @@ export const DEFAULT_PLAN_TIMEOUT_MS = 120_000;
  * (`PLANNER_UNAVAILABLE`), none answers within `timeoutMs` (`PLANNER_TIMEOUT`) or the reply is
  * not a plan reply (`PLANNER_BAD_REPLY`).
  */
-export async function requestPlan(nc: NatsConnection, prefix: string, request: PlanRequestMessage, timeoutMs = DEFAULT_PLAN_TIMEOUT_MS): Promise<PlanReplyMessage> {
+export async function requestPlan(
+  nc: NatsConnection,
+  prefix: string,
+  request: PlanRequestMessage,
+  timeoutMs = DEFAULT_PLAN_TIMEOUT_MS,
+): Promise<PlanReplyMessage> {
   const subject = executionSubjects(prefix).planner.plan;
   let data: string;
   try {
@@ -30,7 +35,11 @@ export async function requestPlan(nc: NatsConnection, prefix: string, request: P
     data = msg.string();
   } catch (err) {
     if (err instanceof errors.RequestError && err.isNoResponders()) {
-      throw new PlannerClientError('PLANNER_UNAVAILABLE', `graph-planner did not answer on ${subject}: start it with npm run start:graph-planner`, { cause: err });
+      throw new PlannerClientError(
+        'PLANNER_UNAVAILABLE',
+        `graph-planner did not answer on ${subject}: start it with npm run start:graph-planner`,
+        { cause: err },
+      );
     }
     if (err instanceof errors.TimeoutError || (err instanceof Error && err.cause instanceof errors.TimeoutError)) {
       throw new PlannerClientError(
@@ -49,14 +58,25 @@ function parsePlanReply(data: string, subject: string): PlanReplyMessage {
   try {
     reply = JSON.parse(data);
   } catch (err) {
-    throw new PlannerClientError('PLANNER_BAD_REPLY', `the answer on ${subject} is not JSON: ${data.slice(0, 200)}`, { cause: err });
+    throw new PlannerClientError('PLANNER_BAD_REPLY', `the answer on ${subject} is not JSON: ${data.slice(0, 200)}`, {
+      cause: err,
+    });
   }
   const r = reply as Record<string, unknown> | null;
   const valid =
     r !== null &&
     typeof r === 'object' &&
-    ((r.ok === true && typeof r.planId === 'string' && typeof r.planHash === 'string' && typeof r.instances === 'number' && typeof r.tasks === 'number' && Array.isArray(r.nodes)) ||
+    ((r.ok === true &&
+      typeof r.planId === 'string' &&
+      typeof r.planHash === 'string' &&
+      typeof r.instances === 'number' &&
+      typeof r.tasks === 'number' &&
+      Array.isArray(r.nodes)) ||
       (r.ok === false && typeof r.code === 'string' && typeof r.message === 'string'));
-  if (!valid) throw new PlannerClientError('PLANNER_BAD_REPLY', `the answer on ${subject} is not a plan reply: ${data.slice(0, 200)}`);
+  if (!valid)
+    throw new PlannerClientError(
+      'PLANNER_BAD_REPLY',
+      `the answer on ${subject} is not a plan reply: ${data.slice(0, 200)}`,
+    );
   return reply as PlanReplyMessage;
 }

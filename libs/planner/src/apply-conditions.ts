@@ -31,9 +31,20 @@ export function applyConditions(
     if (task.condition === undefined) return;
     try {
       const compiled = compileCondition(task.condition);
-      verdicts.set(t, referencesNode(compiled) ? (node: NodeSpec) => evaluateCondition(compiled, { ...base, node }) : evaluateCondition(compiled, base));
+      verdicts.set(
+        t,
+        referencesNode(compiled)
+          ? (node: NodeSpec) => evaluateCondition(compiled, { ...base, node })
+          : evaluateCondition(compiled, base),
+      );
     } catch (err) {
-      diags.push(taskDiagnostic(task, 'PLAN_CONDITION', `condition ${JSON.stringify(task.condition)}: ${(err as Error).message}`));
+      diags.push(
+        taskDiagnostic(
+          task,
+          'PLAN_CONDITION',
+          `condition ${JSON.stringify(task.condition)}: ${(err as Error).message}`,
+        ),
+      );
     }
   });
   if (verdicts.size === 0) return;
@@ -46,7 +57,14 @@ export function applyConditions(
       if (!ok) skipped[i] = 'condition';
     } catch (err) {
       const t = graph.task[i];
-      if (!reported.has(t)) diags.push(taskDiagnostic(tasks[t], 'PLAN_CONDITION', `condition ${JSON.stringify(tasks[t].condition)}: ${(err as Error).message}`));
+      if (!reported.has(t))
+        diags.push(
+          taskDiagnostic(
+            tasks[t],
+            'PLAN_CONDITION',
+            `condition ${JSON.stringify(tasks[t].condition)}: ${(err as Error).message}`,
+          ),
+        );
       reported.add(t);
     }
   }

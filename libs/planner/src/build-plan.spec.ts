@@ -9,7 +9,8 @@ import { PlanCycleError } from './planner-errors';
 import { simulatePlan } from './simulate-plan';
 import { mergeTaskLayers } from './task-layers';
 
-const tasksOf = (yaml: string, file = 'deployment_tasks.yaml', plugin?: string): TaskDefinition[] => assertNoErrors(parseTaskFile(yaml, file, { plugin }));
+const tasksOf = (yaml: string, file = 'deployment_tasks.yaml', plugin?: string): TaskDefinition[] =>
+  assertNoErrors(parseTaskFile(yaml, file, { plugin }));
 const node = (uid: string, ...roles: string[]): NodeSpec => ({ uid, roles });
 
 function plan(yaml: string, nodes: NodeSpec[], filters?: PlanFilters): Plan {
@@ -22,7 +23,9 @@ function byName(p: Plan): Map<string, PlanInstance> {
 
 /** Task instances on real nodes, `task@node`, in the order the simulator starts them. */
 function startOrder(p: Plan): string[] {
-  return simulatePlan(p).timeline.filter((e) => !e.skipped).map((e) => `${e.task}@${e.node}`);
+  return simulatePlan(p)
+    .timeline.filter((e) => !e.skipped)
+    .map((e) => `${e.task}@${e.node}`);
 }
 
 function errorOf(fn: () => unknown): Error {
@@ -37,11 +40,14 @@ function errorOf(fn: () => unknown): Error {
 describe('buildPlan - seed 002 group strategies', () => {
   const p = plan(SEED_002_GROUPS, SEED_002_NODES);
   const sim = simulatePlan(p);
-  const startOf = (task: string, n: string): number => sim.timeline.find((e) => e.task === task && e.node === n)?.start ?? -1;
+  const startOf = (task: string, n: string): number =>
+    sim.timeline.find((e) => e.task === task && e.node === n)?.start ?? -1;
 
   it('runs primary-controller, then controllers two at a time in listed order, then network and cinder, then compute', () => {
     const firstTask = (n: string): number => startOf('setup_network', n);
-    expect(['node-1', 'node-4', 'node-2', 'node-3', 'node-5', 'node-6', 'node-7', 'node-8'].map(firstTask)).toEqual([0, 2, 2, 4, 4, 6, 6, 8]);
+    expect(['node-1', 'node-4', 'node-2', 'node-3', 'node-5', 'node-6', 'node-7', 'node-8'].map(firstTask)).toEqual([
+      0, 2, 2, 4, 4, 6, 6, 8,
+    ]);
     expect(sim.makespan).toBe(10);
   });
 
@@ -76,11 +82,16 @@ describe('buildPlan - seed 002 group strategies', () => {
 
 describe('buildPlan - seed 000 stage postfixes', () => {
   const legacy = (stages: string[]): string =>
-    stages.map((s) => `- role: '*'\n  stage: ${s}\n  type: shell\n  parameters: {cmd: 'echo ${s}', timeout: 42}\n`).join('');
+    stages
+      .map((s) => `- role: '*'\n  stage: ${s}\n  type: shell\n  parameters: {cmd: 'echo ${s}', timeout: 42}\n`)
+      .join('');
   const layered = (plugins: { name: string; stages: string[] }[], nodes = [node('1', 'controller')]): Plan => {
     const merged = mergeTaskLayers({
       release: [],
-      plugins: plugins.map((pl) => ({ name: pl.name, tasks: tasksOf(legacy(pl.stages), `${pl.name}/tasks.yaml`, pl.name) })),
+      plugins: plugins.map((pl) => ({
+        name: pl.name,
+        tasks: tasksOf(legacy(pl.stages), `${pl.name}/tasks.yaml`, pl.name),
+      })),
     });
     return buildPlan({ tasks: merged.tasks, nodes });
   };
@@ -92,8 +103,14 @@ describe('buildPlan - seed 000 stage postfixes', () => {
 
   it('orders the worked example exactly as the seed lists it', () => {
     const p = layered([
-      { name: 'plugin2', stages: ['pre_deployment', 'pre_deployment/100.0', 'pre_deployment/-101', 'pre_deployment/0'] },
-      { name: 'plugin1', stages: ['pre_deployment', 'pre_deployment/100', 'pre_deployment/-100', 'pre_deployment/-99.9'] },
+      {
+        name: 'plugin2',
+        stages: ['pre_deployment', 'pre_deployment/100.0', 'pre_deployment/-101', 'pre_deployment/0'],
+      },
+      {
+        name: 'plugin1',
+        stages: ['pre_deployment', 'pre_deployment/100', 'pre_deployment/-100', 'pre_deployment/-99.9'],
+      },
     ]);
     expect(orderOf(p)).toEqual([
       'echo pre_deployment/-101 # plugin2',
@@ -108,24 +125,42 @@ describe('buildPlan - seed 000 stage postfixes', () => {
   });
 
   it('starts plugin Z (100) before plugin A (200)', () => {
-    expect(orderOf(layered([{ name: 'A', stages: ['pre_deployment/200'] }, { name: 'Z', stages: ['pre_deployment/100'] }]))).toEqual([
-      'echo pre_deployment/100 # Z',
-      'echo pre_deployment/200 # A',
-    ]);
+    expect(
+      orderOf(
+        layered([
+          { name: 'A', stages: ['pre_deployment/200'] },
+          { name: 'Z', stages: ['pre_deployment/100'] },
+        ]),
+      ),
+    ).toEqual(['echo pre_deployment/100 # Z', 'echo pre_deployment/200 # A']);
   });
 
   it('runs equal priorities in plugin name order: A, then Z', () => {
-    expect(orderOf(layered([{ name: 'Z', stages: ['pre_deployment/100'] }, { name: 'A', stages: ['pre_deployment/100'] }]))).toEqual([
-      'echo pre_deployment/100 # A',
-      'echo pre_deployment/100 # Z',
-    ]);
+    expect(
+      orderOf(
+        layered([
+          { name: 'Z', stages: ['pre_deployment/100'] },
+          { name: 'A', stages: ['pre_deployment/100'] },
+        ]),
+      ),
+    ).toEqual(['echo pre_deployment/100 # A', 'echo pre_deployment/100 # Z']);
   });
 
   it('waits for every node of the previous step before the next step starts', () => {
-    const p = layered([{ name: 'A', stages: ['post_deployment/1', 'post_deployment/2'] }], [node('1', 'controller'), node('2', 'compute')]);
-    expect(byName(p).get('A.post_deployment.2@1')?.requires.sort()).toEqual(['A.post_deployment.1@1', 'A.post_deployment.1@2']);
+    const p = layered(
+      [{ name: 'A', stages: ['post_deployment/1', 'post_deployment/2'] }],
+      [node('1', 'controller'), node('2', 'compute')],
+    );
+    expect(byName(p).get('A.post_deployment.2@1')?.requires.sort()).toEqual([
+      'A.post_deployment.1@1',
+      'A.post_deployment.1@2',
+    ]);
     expect(byName(p).get('A.post_deployment.1@1')?.requires).toEqual(['post_deployment_start@sync']);
-    expect(byName(p).get('post_deployment_end@sync')?.requires.sort()).toEqual(['A.post_deployment.2@1', 'A.post_deployment.2@2', 'post_deployment_start@sync']);
+    expect(byName(p).get('post_deployment_end@sync')?.requires.sort()).toEqual([
+      'A.post_deployment.2@1',
+      'A.post_deployment.2@2',
+      'post_deployment_start@sync',
+    ]);
     expect(byName(p).get('A.post_deployment.1@2')?.stage).toBe('post_deployment');
   });
 });
@@ -174,7 +209,11 @@ describe('buildPlan - same-node edges', () => {
       [node('1', 'x')],
     );
     const i2 = byName(p2);
-    expect([i2.get('late@1')?.stage, i2.get('early@1')?.stage, i2.get('free@1')?.stage]).toEqual(['post_deployment', 'pre_deployment', 'deployment']);
+    expect([i2.get('late@1')?.stage, i2.get('early@1')?.stage, i2.get('free@1')?.stage]).toEqual([
+      'post_deployment',
+      'pre_deployment',
+      'deployment',
+    ]);
   });
 });
 
@@ -263,7 +302,9 @@ describe('buildPlan - cross-node edges', () => {
   });
 
   it('uses a barrier instead of a quadratic number of edges for large fan-in', () => {
-    const many = Array.from({ length: 40 }, (_, i) => node(`c${i}`, 'controller')).concat(Array.from({ length: 40 }, (_, i) => node(`k${i}`, 'compute')));
+    const many = Array.from({ length: 40 }, (_, i) => node(`c${i}`, 'controller')).concat(
+      Array.from({ length: 40 }, (_, i) => node(`k${i}`, 'compute')),
+    );
     const p = plan(
       `
 - {id: db, type: shell, roles: [controller], parameters: {cmd: db}}
@@ -288,7 +329,11 @@ describe('buildPlan - conditions', () => {
   const nodes = [node('1', 'controller'), node('2', 'compute')];
 
   it('keeps a task with a false condition as skipped, with its edges', () => {
-    const p = buildPlan({ tasks: tasksOf(yaml), nodes, cluster: { status: 'new', settings: { storage: { ceph: { value: false } } } } });
+    const p = buildPlan({
+      tasks: tasksOf(yaml),
+      nodes,
+      cluster: { status: 'new', settings: { storage: { ceph: { value: false } } } },
+    });
     const i = byName(p);
     expect([i.get('ceph@1')?.skipped, i.get('ceph@1')?.skip_reason]).toEqual([true, 'condition']);
     expect(i.get('after@1')?.requires).toEqual(['ceph@1']);
@@ -296,7 +341,11 @@ describe('buildPlan - conditions', () => {
   });
 
   it('evaluates the seed API and node references', () => {
-    const p = buildPlan({ tasks: tasksOf(yaml), nodes, cluster: { status: 'new', settings: { storage: { ceph: { value: true } } } } });
+    const p = buildPlan({
+      tasks: tasksOf(yaml),
+      nodes,
+      cluster: { status: 'new', settings: { storage: { ceph: { value: true } } } },
+    });
     const i = byName(p);
     expect(i.get('ceph@1')?.skipped).toBe(false);
     expect(i.get('big@1')?.skipped).toBe(true);
@@ -304,7 +353,12 @@ describe('buildPlan - conditions', () => {
   });
 
   it('names the task, file and line of a condition that does not parse', () => {
-    const err = errorOf(() => plan('- {id: ok, type: shell, roles: "*", parameters: {cmd: x}}\n- {id: bad, type: shell, roles: "*", condition: "cluster:status ==", parameters: {cmd: x}}\n', nodes));
+    const err = errorOf(() =>
+      plan(
+        '- {id: ok, type: shell, roles: "*", parameters: {cmd: x}}\n- {id: bad, type: shell, roles: "*", condition: "cluster:status ==", parameters: {cmd: x}}\n',
+        nodes,
+      ),
+    );
     expect(err).toBeInstanceOf(InvalidInputError);
     expect(err.message).toMatch(/^deployment_tasks\.yaml:2: task 'bad': condition "cluster:status ==": /);
   });
@@ -374,7 +428,14 @@ describe('buildPlan - subgraphs', () => {
 - {id: nova, type: shell, roles: [compute], requires: [netconfig], parameters: {cmd: x}}
 `;
   const nodes = [node('1', 'controller'), node('2', 'compute')];
-  const tasksIn = (p: Plan): string[] => [...new Set(planInstances(p).filter((i) => i.node !== 'sync').map((i) => `${i.task}@${i.node}`))].sort();
+  const tasksIn = (p: Plan): string[] =>
+    [
+      ...new Set(
+        planInstances(p)
+          .filter((i) => i.node !== 'sync')
+          .map((i) => `${i.task}@${i.node}`),
+      ),
+    ].sort();
 
   it('--start keeps the task and everything after it', () => {
     expect(tasksIn(plan(yaml, nodes, { start: 'galera' }))).toEqual(['galera@1', 'keystone@1']);
@@ -395,7 +456,10 @@ describe('buildPlan - subgraphs', () => {
 
   it('--only marks everything else skipped', () => {
     const p = plan(yaml, nodes, { only: ['nova', 'hiera'] });
-    const running = planInstances(p).filter((i) => i.node !== 'sync' && !i.skipped).map((i) => `${i.task}@${i.node}`).sort();
+    const running = planInstances(p)
+      .filter((i) => i.node !== 'sync' && !i.skipped)
+      .map((i) => `${i.task}@${i.node}`)
+      .sort();
     expect(running).toEqual(['hiera@1', 'hiera@2', 'nova@2']);
   });
 
@@ -405,11 +469,17 @@ describe('buildPlan - subgraphs', () => {
 
   it('rejects unknown ids and node uids in filters', () => {
     const err = errorOf(() => plan(yaml, nodes, { start: 'nope', skip: ['x'], nodes: ['9'] }));
-    expect(err.message.split('\n')).toEqual(['--start nope: no task has this id', '--skip x: no task has this id', '--node 9: no node has this uid']);
+    expect(err.message.split('\n')).toEqual([
+      '--start nope: no task has this id',
+      '--skip x: no task has this id',
+      '--node 9: no node has this uid',
+    ]);
   });
 
   it('rejects a start task that runs on none of the planned nodes', () => {
-    expect(errorOf(() => plan(yaml, nodes, { start: 'nova', nodes: ['1'] })).message).toBe('--start nova: the task runs on none of the planned nodes');
+    expect(errorOf(() => plan(yaml, nodes, { start: 'nova', nodes: ['1'] })).message).toBe(
+      '--start nova: the task runs on none of the planned nodes',
+    );
   });
 });
 
@@ -428,7 +498,12 @@ describe('buildPlan - strategies and groups', () => {
       const runs = sim.timeline.filter((e) => e.task === task);
       return Math.max(...runs.map((r) => runs.filter((o) => o.start <= r.start && r.start < o.end).length));
     };
-    expect(sim.timeline.filter((e) => e.task === 'migrate').map((e) => e.start).sort()).toEqual([0, 1, 2]);
+    expect(
+      sim.timeline
+        .filter((e) => e.task === 'migrate')
+        .map((e) => e.start)
+        .sort(),
+    ).toEqual([0, 1, 2]);
     expect([maxParallel('migrate'), maxParallel('restart')]).toEqual([1, 2]);
     // One migrate at a time takes 3 units; restarts fill the other nodes meanwhile.
     expect(sim.makespan).toBe(3);
@@ -449,21 +524,34 @@ describe('buildPlan - strategies and groups', () => {
   });
 
   it('runs the tasks a node role lists (node_roles tasks) on that role', () => {
-    const roles = assertNoErrors(parseTaskFile('storage:\n  name: Storage\n  tasks: [format-disks]\n', 'node_roles.yaml'));
+    const roles = assertNoErrors(
+      parseTaskFile('storage:\n  name: Storage\n  tasks: [format-disks]\n', 'node_roles.yaml'),
+    );
     const tasks = tasksOf('- {id: format-disks, type: shell, parameters: {cmd: mkfs}}');
     const p = buildPlan({ tasks: [...roles, ...tasks], nodes: [node('1', 'storage'), node('2', 'compute')] });
     expect([...byName(p).keys()].filter((k) => k.startsWith('format-disks'))).toEqual(['format-disks@1']);
   });
 
   it('resolves group fault tolerance against the group size', () => {
-    const p = plan('- {id: compute, type: group, roles: [compute], fault_tolerance: "50%"}', [node('1', 'compute'), node('2', 'compute'), node('3', 'compute')]);
+    const p = plan('- {id: compute, type: group, roles: [compute], fault_tolerance: "50%"}', [
+      node('1', 'compute'),
+      node('2', 'compute'),
+      node('3', 'compute'),
+    ]);
     expect(p.groups).toEqual([{ id: 'compute', nodes: ['1', '2', '3'], faultTolerance: 1 }]);
   });
 });
 
 describe('mergeTaskLayers', () => {
-  const release = tasksOf('- {id: a, type: shell, roles: "*", parameters: {cmd: release}}\n- {id: b, type: shell, roles: "*", parameters: {cmd: release}}', 'release.yaml');
-  const pluginX = tasksOf('- {id: a, type: shell, roles: "*", parameters: {cmd: plugin}}\n- {id: c, type: shell, roles: "*", parameters: {cmd: plugin}}', 'x/deployment_tasks.yaml', 'x');
+  const release = tasksOf(
+    '- {id: a, type: shell, roles: "*", parameters: {cmd: release}}\n- {id: b, type: shell, roles: "*", parameters: {cmd: release}}',
+    'release.yaml',
+  );
+  const pluginX = tasksOf(
+    '- {id: a, type: shell, roles: "*", parameters: {cmd: plugin}}\n- {id: c, type: shell, roles: "*", parameters: {cmd: plugin}}',
+    'x/deployment_tasks.yaml',
+    'x',
+  );
   const cluster = tasksOf('- {id: a, type: shell, roles: "*", parameters: {cmd: cluster}}', 'cluster.yaml');
 
   it('lets cluster beat plugin beat release for the same id', () => {
@@ -477,7 +565,13 @@ describe('mergeTaskLayers', () => {
 
   it('refuses two plugins defining one id, naming both', () => {
     const pluginY = tasksOf('- {id: c, type: shell, roles: "*", parameters: {cmd: y}}', 'y/deployment_tasks.yaml', 'y');
-    const merged = mergeTaskLayers({ release, plugins: [{ name: 'x', tasks: pluginX }, { name: 'y', tasks: pluginY }] });
+    const merged = mergeTaskLayers({
+      release,
+      plugins: [
+        { name: 'x', tasks: pluginX },
+        { name: 'y', tasks: pluginY },
+      ],
+    });
     expect(merged.diagnostics.map((d) => d.message)).toEqual([
       "task 'c' is defined by two plugins: 'x' (x/deployment_tasks.yaml:2) and 'y' (y/deployment_tasks.yaml:1)",
     ]);
@@ -507,6 +601,8 @@ describe('writePlanJson', () => {
     expect(parsed.instances).toEqual(planInstances(p));
     expect(parsed.groups).toEqual(p.groups);
     expect(parsed.instances.some((i: PlanInstance) => i.skip_reason === 'filter' && i.plugin === 'seed')).toBe(true);
-    expect(parsed.instances.filter((i: PlanInstance) => i.fail_on_error === false).map((i: PlanInstance) => i.task)).toEqual(Array(8).fill('setup_network'));
+    expect(
+      parsed.instances.filter((i: PlanInstance) => i.fail_on_error === false).map((i: PlanInstance) => i.task),
+    ).toEqual(Array(8).fill('setup_network'));
   });
 });

@@ -35,7 +35,8 @@ function validateReferences(tasks: TaskDefinition[], index: Map<string, number>,
       ['tasks', t.tasks ?? []],
     ] as const) {
       for (const id of ids) {
-        if (!index.has(id)) diags.push(taskDiagnostic(t, 'PLAN_UNKNOWN_TASK', `${field} names task '${id}', which does not exist`));
+        if (!index.has(id))
+          diags.push(taskDiagnostic(t, 'PLAN_UNKNOWN_TASK', `${field} names task '${id}', which does not exist`));
       }
     }
     for (const [field, deps] of [
@@ -43,7 +44,8 @@ function validateReferences(tasks: TaskDefinition[], index: Map<string, number>,
       ['cross-depended-by', t.crossDependedBy],
     ] as const) {
       for (const dep of deps) {
-        if (!dep.isRegex && !index.has(dep.name)) diags.push(taskDiagnostic(t, 'PLAN_UNKNOWN_TASK', `${field} names task '${dep.name}', which does not exist`));
+        if (!dep.isRegex && !index.has(dep.name))
+          diags.push(taskDiagnostic(t, 'PLAN_UNKNOWN_TASK', `${field} names task '${dep.name}', which does not exist`));
       }
     }
   }
@@ -87,14 +89,20 @@ export function buildPlan(request: PlanRequest): Plan {
     ['--only', filters.only ?? []],
   ] as const) {
     for (const id of ids) {
-      if (!index.has(id)) diags.push({ severity: 'error', code: 'PLAN_UNKNOWN_FILTER_TASK', message: `${flag} ${id}: no task has this id` });
+      if (!index.has(id))
+        diags.push({
+          severity: 'error',
+          code: 'PLAN_UNKNOWN_FILTER_TASK',
+          message: `${flag} ${id}: no task has this id`,
+        });
     }
   }
   let nodes = request.nodes;
   if (filters.nodes) {
     const known = new Set(nodes.map((n) => n.uid));
     for (const uid of filters.nodes) {
-      if (!known.has(uid)) diags.push({ severity: 'error', code: 'PLAN_UNKNOWN_NODE', message: `--node ${uid}: no node has this uid` });
+      if (!known.has(uid))
+        diags.push({ severity: 'error', code: 'PLAN_UNKNOWN_NODE', message: `--node ${uid}: no node has this uid` });
     }
     const wanted = new Set(filters.nodes);
     nodes = nodes.filter((n) => wanted.has(n.uid));
@@ -115,7 +123,11 @@ export function buildPlan(request: PlanRequest): Plan {
 
   // Groups, their nodes, and their order (groups before the groups that require them).
   const groupTasks = tasks.map((_, i) => i).filter((i) => taskKind[i] === GROUP);
-  const groupNodes = groupTasks.map((g) => allNodes.map((_, n) => n).filter((n) => tasks[g].roles !== null && matchesNode(tasks[g].roles as RoleSelector, allNodes[n])));
+  const groupNodes = groupTasks.map((g) =>
+    allNodes
+      .map((_, n) => n)
+      .filter((n) => tasks[g].roles !== null && matchesNode(tasks[g].roles as RoleSelector, allNodes[n])),
+  );
   const groupRank = rankGroups(groupTasks, tpreds, taskKind);
   const listedIn = new Map<number, number[]>(); // task -> groups listing it in `tasks`
   groupTasks.forEach((g, gi) => {
@@ -194,10 +206,13 @@ export function buildPlan(request: PlanRequest): Plan {
 
   // Standard stage chain and sync-point predecessors.
   for (let k = 1; k < STANDARD_STAGE_IDS.length; k++) {
-    graph.preds[stageInstance[index.get(STANDARD_STAGE_IDS[k]) as number]].push(stageInstance[index.get(STANDARD_STAGE_IDS[k - 1]) as number]);
+    graph.preds[stageInstance[index.get(STANDARD_STAGE_IDS[k]) as number]].push(
+      stageInstance[index.get(STANDARD_STAGE_IDS[k - 1]) as number],
+    );
   }
   tasks.forEach((_, i) => {
-    if (taskKind[i] === STAGE) for (const u of tpreds[i]) pushAll(graph.preds[stageInstance[i]], resolveGlobal(u, new Set()));
+    if (taskKind[i] === STAGE)
+      for (const u of tpreds[i]) pushAll(graph.preds[stageInstance[i]], resolveGlobal(u, new Set()));
   });
   groupTasks.forEach((g, gi) => {
     for (const u of tpreds[g]) pushAll(graph.preds[groupStart[gi]], resolveGlobal(u, new Set()));
@@ -224,7 +239,7 @@ export function buildPlan(request: PlanRequest): Plan {
   // group marker waits for members' last tasks.
   groupTasks.forEach((g, gi) => {
     const strategy = tasks[g].strategy;
-    const size = strategy?.type === 'one_by_one' ? 1 : strategy?.amount ?? Number.MAX_SAFE_INTEGER;
+    const size = strategy?.type === 'one_by_one' ? 1 : (strategy?.amount ?? Number.MAX_SAFE_INTEGER);
     const members = groupNodes[gi];
     let gate = [groupStart[gi]];
     for (let b = 0; b * size < members.length; b++) {
@@ -269,7 +284,18 @@ export function buildPlan(request: PlanRequest): Plan {
     graph.connect([stageInstance[index.get(bounds.end) as number]], previous, 'all', `${stageName}:end`, sync);
   }
 
-  addCrossDependencies(graph, tasks, taskKind, allNodes, nodeTaskInstance, instancesOf, stageInstance, groupTasks, groupMarker, sync);
+  addCrossDependencies(
+    graph,
+    tasks,
+    taskKind,
+    allNodes,
+    nodeTaskInstance,
+    instancesOf,
+    stageInstance,
+    groupTasks,
+    groupMarker,
+    sync,
+  );
   graph.dedupe();
 
   // Order, and a cycle check on the whole graph before any filter hides part of it.
@@ -277,7 +303,8 @@ export function buildPlan(request: PlanRequest): Plan {
   const topo = topologicalLevels(graph.preds, graph.anyPreds, succ);
   if (topo.count < graph.size) {
     const cycle = findCycle(graph.preds, graph.anyPreds, topo.order, topo.count);
-    const name = (i: number): string => `${graph.syntheticNames.get(i) ?? tasks[graph.task[i]].id}@${nodeNames[graph.node[i]]}`;
+    const name = (i: number): string =>
+      `${graph.syntheticNames.get(i) ?? tasks[graph.task[i]].id}@${nodeNames[graph.node[i]]}`;
     throw new PlanCycleError(cycle.map(name));
   }
 
@@ -385,7 +412,10 @@ function computeSignature(
     if (!selected && listing.length === 0) return;
     present[i] = 1;
     if (t.stage) return; // staged tasks follow the stage chain, not a group
-    const owner = groupsHere.find(({ g, gi }) => listing.includes(gi) || (t.roles !== null && sharesRole(t.roles, tasks[g].roles as RoleSelector, node)));
+    const owner = groupsHere.find(
+      ({ g, gi }) =>
+        listing.includes(gi) || (t.roles !== null && sharesRole(t.roles, tasks[g].roles as RoleSelector, node)),
+    );
     if (owner) member[i] = owner.gi;
   });
 
@@ -446,7 +476,9 @@ function addCrossDependencies(
     return nodeTaskInstance[n][u];
   };
   const nodesFor = (role: TaskDefinition['crossDepends'][number]['role']): number[] =>
-    allNodes.map((_, n) => n).filter((n) => role.kind === 'any' || (role.kind !== 'self' && matchesNode(role, allNodes[n])));
+    allNodes
+      .map((_, n) => n)
+      .filter((n) => role.kind === 'any' || (role.kind !== 'self' && matchesNode(role, allNodes[n])));
 
   tasks.forEach((t, ti) => {
     if (taskKind[ti] !== EXEC || instancesOf[ti].length === 0) return;
@@ -464,7 +496,14 @@ function addCrossDependencies(
       const nodes = nodesFor(dep.role);
       const producers = uniqueInstances(targets.flatMap((u) => nodes.map((n) => onNode(u, n))));
       if (targets.includes(ti)) {
-        for (const c of own) graph.connect([c], producers.filter((p) => p !== c), dep.policy, '', sync);
+        for (const c of own)
+          graph.connect(
+            [c],
+            producers.filter((p) => p !== c),
+            dep.policy,
+            '',
+            sync,
+          );
       } else {
         graph.connect(own, producers, dep.policy, `${t.id}:cross-depends[${k}]`, sync);
       }
@@ -483,7 +522,14 @@ function addCrossDependencies(
       const nodes = nodesFor(dep.role);
       const consumers = uniqueInstances(targets.flatMap((u) => nodes.map((n) => onNode(u, n))));
       if (targets.includes(ti)) {
-        for (const c of consumers) graph.connect([c], own.filter((p) => p !== c), dep.policy, '', sync);
+        for (const c of consumers)
+          graph.connect(
+            [c],
+            own.filter((p) => p !== c),
+            dep.policy,
+            '',
+            sync,
+          );
       } else {
         graph.connect(consumers, own, dep.policy, `${t.id}:cross-depended-by[${k}]`, sync);
       }
@@ -495,7 +541,12 @@ function addCrossDependencies(
  * The stage an instance belongs to: its own `stage:`; else the latest stage boundary before
  * it; else the earliest one after it; else `deployment`.
  */
-function deriveStages(graph: InstanceGraph, tasks: TaskDefinition[], index: Map<string, number>, order: Int32Array): StageName[] {
+function deriveStages(
+  graph: InstanceGraph,
+  tasks: TaskDefinition[],
+  index: Map<string, number>,
+  order: Int32Array,
+): StageName[] {
   const n = graph.size;
   const after = new Int8Array(n).fill(-1); // stage index this instance is known to follow
   const before = new Int8Array(n).fill(3); // stage index this instance is known to precede
@@ -504,7 +555,8 @@ function deriveStages(graph: InstanceGraph, tasks: TaskDefinition[], index: Map<
     boundary.set(index.get(STAGE_BOUNDS[s].start) as number, { start: k });
     boundary.set(index.get(STAGE_BOUNDS[s].end) as number, { end: k });
   });
-  const own = (i: number): { start?: number; end?: number } | undefined => (graph.kind[i] === 'stage' ? boundary.get(graph.task[i]) : undefined);
+  const own = (i: number): { start?: number; end?: number } | undefined =>
+    graph.kind[i] === 'stage' ? boundary.get(graph.task[i]) : undefined;
   // What following / preceding each instance implies; only the six boundaries imply anything.
   const impliesAfter = new Int8Array(n).fill(-1);
   const impliesBefore = new Int8Array(n).fill(3);
@@ -544,7 +596,13 @@ function deriveStages(graph: InstanceGraph, tasks: TaskDefinition[], index: Map<
   return stages;
 }
 
-function applySkipFilters(graph: InstanceGraph, tasks: TaskDefinition[], skip: string[] | undefined, only: string[] | undefined, skipped: (SkipReason | undefined)[]): void {
+function applySkipFilters(
+  graph: InstanceGraph,
+  tasks: TaskDefinition[],
+  skip: string[] | undefined,
+  only: string[] | undefined,
+  skipped: (SkipReason | undefined)[],
+): void {
   if (!skip?.length && !only?.length) return;
   const skipSet = new Set(skip ?? []);
   const onlySet = only?.length ? new Set(only) : undefined;

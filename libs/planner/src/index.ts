@@ -3,6 +3,17 @@ export * from './planner-errors';
 export * from './task-layers';
 export { STANDARD_STAGE_IDS, STAGE_BOUNDS } from './standard-stages';
 export { buildPlan } from './build-plan';
-export { instanceAt, instanceName, planInstances, renderInstancesDot, renderInstancesMermaid, renderPlanDot, renderPlanMermaid, renderPlanText, taskName, writePlanJson } from './plan-output';
+export {
+  instanceAt,
+  instanceName,
+  planInstances,
+  renderInstancesDot,
+  renderInstancesMermaid,
+  renderPlanDot,
+  renderPlanMermaid,
+  renderPlanText,
+  taskName,
+  writePlanJson,
+} from './plan-output';
 export { instanceDurations, remainingWork, simulatePlan } from './simulate-plan';
 export type { SimulationEntry, SimulationOptions, SimulationResult } from './simulate-plan';

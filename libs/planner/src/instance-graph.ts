@@ -48,7 +48,13 @@ export class InstanceGraph {
    * Makes every consumer wait for the producers (`all`: every one of them; `any`: at least one).
    * Large many-to-many sets go through a barrier so edges grow linearly, not quadratically.
    */
-  connect(consumers: number[], producers: number[], policy: 'all' | 'any', barrierLabel: string, syncNode: number): void {
+  connect(
+    consumers: number[],
+    producers: number[],
+    policy: 'all' | 'any',
+    barrierLabel: string,
+    syncNode: number,
+  ): void {
     if (producers.length === 0 || consumers.length === 0) return;
     if (policy === 'any') {
       if (consumers.length === 1) {
@@ -113,7 +119,11 @@ export function buildSuccessors(preds: number[][], anyPreds: Map<number, number[
  * Kahn's algorithm. Returns the instances in topological order and each one's level
  * (longest path from a source); `order.length < n` means there is a cycle.
  */
-export function topologicalLevels(preds: number[][], anyPreds: Map<number, number[][]>, succ: Successors): { order: Int32Array; level: Int32Array; count: number } {
+export function topologicalLevels(
+  preds: number[][],
+  anyPreds: Map<number, number[][]>,
+  succ: Successors,
+): { order: Int32Array; level: Int32Array; count: number } {
   const n = preds.length;
   const indegree = new Int32Array(n);
   for (let i = 0; i < n; i++) indegree[i] = allPreds(preds, anyPreds, i).length;
@@ -137,7 +147,12 @@ export function topologicalLevels(preds: number[][], anyPreds: Map<number, numbe
  * Finds one cycle among instances that Kahn's algorithm could not order and returns it in
  * execution order, first instance repeated at the end.
  */
-export function findCycle(preds: number[][], anyPreds: Map<number, number[][]>, ordered: Int32Array, count: number): number[] {
+export function findCycle(
+  preds: number[][],
+  anyPreds: Map<number, number[][]>,
+  ordered: Int32Array,
+  count: number,
+): number[] {
   const n = preds.length;
   const done = new Uint8Array(n);
   for (let k = 0; k < count; k++) done[ordered[k]] = 1;

@@ -65,12 +65,15 @@ export function writePlanJson(plan: Plan, write: (chunk: string) => void, chunkS
     const parts = t >= 0 ? taskParts[t] : undefined;
     const kind = plan.instKind[i];
     const task = plan.syntheticNames.has(i) ? JSON.stringify(plan.syntheticNames.get(i)) : (parts as { id: string }).id;
-    const type = kind === 'task' || kind === 'stage' ? (parts as { type: string }).type : kind === 'group' ? '"group"' : '"stage"';
+    const type =
+      kind === 'task' || kind === 'stage' ? (parts as { type: string }).type : kind === 'group' ? '"group"' : '"stage"';
     const preds = plan.preds[i];
     let requires = '';
     for (let k = 0; k < preds.length; k++) requires += (k === 0 ? '' : ',') + nameJson[preds[k]];
     const any = plan.anyPreds.get(i);
-    const requiresAny = any ? `,"requires_any":[${any.map((g) => `[${g.map((p) => nameJson[p]).join(',')}]`).join(',')}]` : '';
+    const requiresAny = any
+      ? `,"requires_any":[${any.map((g) => `[${g.map((p) => nameJson[p]).join(',')}]`).join(',')}]`
+      : '';
     const skip = plan.skipped[i];
     return (
       `{"task":${task},"node":${nodeJson[plan.instNode[i]]},"type":${type},"stage":"${plan.stage[i]}","priority":${plan.priority[i]},` +
@@ -99,7 +102,9 @@ export function renderPlanText(plan: Plan): string {
   for (const i of plan.order) {
     if (plan.instKind[i] === 'barrier') continue;
     const skip = plan.skipped[i] ? `  (skipped: ${plan.skipped[i]})` : '';
-    lines.push(`${String(plan.priority[i]).padStart(4)}  ${instanceName(plan, i)}  ${instanceType(plan, i)}  [${plan.stage[i]}]${skip}`);
+    lines.push(
+      `${String(plan.priority[i]).padStart(4)}  ${instanceName(plan, i)}  ${instanceType(plan, i)}  [${plan.stage[i]}]${skip}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -111,7 +116,10 @@ const isSync = (i: PlanInstance): boolean => i.node === 'sync' || i.type === 'gr
  * Graphviz of plan entries: one cluster per node, edges from prerequisite to dependant,
  * dashed for any-of groups. `colorOf` colours an entry (e.g. by outcome); skipped ones are gray.
  */
-export function renderInstancesDot(instances: PlanInstance[], colorOf?: (i: PlanInstance) => string | undefined): string {
+export function renderInstancesDot(
+  instances: PlanInstance[],
+  colorOf?: (i: PlanInstance) => string | undefined,
+): string {
   const lines = ['digraph plan {', '  rankdir=LR;', '  node [shape=box, fontsize=10];'];
   const byNode = new Map<string, PlanInstance[]>();
   for (const i of instances) byNode.set(i.node, [...(byNode.get(i.node) ?? []), i]);
@@ -121,21 +129,27 @@ export function renderInstancesDot(instances: PlanInstance[], colorOf?: (i: Plan
     for (const i of list) {
       const color = colorOf?.(i) ?? (i.skipped ? 'gray' : undefined);
       const style = isSync(i) ? ', shape=ellipse' : '';
-      lines.push(`    ${quote(`${i.task}@${i.node}`)} [label=${quote(i.task)}${style}${color ? `, color=${color}, fontcolor=${color}` : ''}];`);
+      lines.push(
+        `    ${quote(`${i.task}@${i.node}`)} [label=${quote(i.task)}${style}${color ? `, color=${color}, fontcolor=${color}` : ''}];`,
+      );
     }
     lines.push('  }');
   }
   for (const i of instances) {
     const name = quote(`${i.task}@${i.node}`);
     for (const p of i.requires) lines.push(`  ${quote(p)} -> ${name};`);
-    for (const group of i.requires_any ?? []) for (const p of group) lines.push(`  ${quote(p)} -> ${name} [style=dashed];`);
+    for (const group of i.requires_any ?? [])
+      for (const p of group) lines.push(`  ${quote(p)} -> ${name} [style=dashed];`);
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;
 }
 
 /** Mermaid flowchart of plan entries; `classOf` names a class (e.g. the outcome) defined at the end. */
-export function renderInstancesMermaid(instances: PlanInstance[], classOf?: (i: PlanInstance) => string | undefined): string {
+export function renderInstancesMermaid(
+  instances: PlanInstance[],
+  classOf?: (i: PlanInstance) => string | undefined,
+): string {
   const lines = ['flowchart LR'];
   const id = new Map(instances.map((i, k) => [`${i.task}@${i.node}`, `i${k}`]));
   instances.forEach((i, k) => {

@@ -12,7 +12,14 @@ export type PlannerErrorCode =
 
 /** A diagnostic about one task, located at the task's file and line. */
 export function taskDiagnostic(task: TaskDefinition, code: PlannerErrorCode, message: string): Diagnostic {
-  return { severity: 'error', code, message, file: task.source.file, line: task.source.line || undefined, taskId: task.id };
+  return {
+    severity: 'error',
+    code,
+    message,
+    file: task.source.file,
+    line: task.source.line || undefined,
+    taskId: task.id,
+  };
 }
 
 /** A plan that cannot be built; `diagnostics` holds every reason found. */

@@ -91,7 +91,9 @@ export function simulatePlan(plan: Plan, options: SimulationOptions = {}): Simul
   const cause = new Int32Array(n).fill(-1);
   const lastFinished = new Int32Array(n).fill(-1); // the predecessor whose end made i ready
 
-  const better = (a: number, b: number): boolean => work[a] > work[b] || (work[a] === work[b] && (plan.priority[a] < plan.priority[b] || (plan.priority[a] === plan.priority[b] && a < b)));
+  const better = (a: number, b: number): boolean =>
+    work[a] > work[b] ||
+    (work[a] === work[b] && (plan.priority[a] < plan.priority[b] || (plan.priority[a] === plan.priority[b] && a < b)));
   const nodeQueues = plan.nodeNames.map(() => new MinHeap<number>(better));
   const events = new MinHeap<[number, number]>((a, b) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]));
   const dirty = new Set<number>();
@@ -181,7 +183,12 @@ export function simulatePlan(plan: Plan, options: SimulationOptions = {}): Simul
   const timeline: SimulationEntry[] = [];
   for (const i of plan.order) {
     if (plan.instKind[i] !== 'task') continue;
-    const entry: SimulationEntry = { task: taskName(plan, i), node: plan.nodeNames[plan.instNode[i]], start: start[i], end: end[i] };
+    const entry: SimulationEntry = {
+      task: taskName(plan, i),
+      node: plan.nodeNames[plan.instNode[i]],
+      start: start[i],
+      end: end[i],
+    };
     if (plan.skipped[i]) entry.skipped = true;
     timeline.push(entry);
   }

@@ -32,22 +32,36 @@ export function selectSubgraph(plan: Plan, succ: Successors, filters: PlanFilter
     const seeds: number[] = [];
     for (let i = 0; i < n; i++) if (plan.instTask[i] === t) seeds.push(i);
     if (seeds.length === 0) {
-      throw new PlanError([{ severity: 'error', code: 'PLAN_UNKNOWN_FILTER_TASK', message: `${flag} ${id}: the task runs on none of the planned nodes` }]);
+      throw new PlanError([
+        {
+          severity: 'error',
+          code: 'PLAN_UNKNOWN_FILTER_TASK',
+          message: `${flag} ${id}: the task runs on none of the planned nodes`,
+        },
+      ]);
     }
     return seeds;
   };
   const keep = new Uint8Array(n).fill(1);
   if (filters.start) {
-    const after = closure(seedsOf('--start', filters.start), (v, visit) => {
-      for (let k = succ.offsets[v]; k < succ.offsets[v + 1]; k++) visit(succ.targets[k]);
-    }, n);
+    const after = closure(
+      seedsOf('--start', filters.start),
+      (v, visit) => {
+        for (let k = succ.offsets[v]; k < succ.offsets[v + 1]; k++) visit(succ.targets[k]);
+      },
+      n,
+    );
     for (let i = 0; i < n; i++) keep[i] &= after[i];
   }
   if (filters.end) {
-    const before = closure(seedsOf('--end', filters.end), (v, visit) => {
-      for (const p of plan.preds[v]) visit(p);
-      for (const group of plan.anyPreds.get(v) ?? []) for (const p of group) visit(p);
-    }, n);
+    const before = closure(
+      seedsOf('--end', filters.end),
+      (v, visit) => {
+        for (const p of plan.preds[v]) visit(p);
+        for (const group of plan.anyPreds.get(v) ?? []) for (const p of group) visit(p);
+      },
+      n,
+    );
     for (let i = 0; i < n; i++) keep[i] &= before[i];
   }
 

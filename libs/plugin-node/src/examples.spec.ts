@@ -20,7 +20,12 @@ describe('examples', () => {
     expect(set.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(set.kind).toBe('release');
     expect(Object.keys(set.graphs)).toEqual(['default', 'provisioning']);
-    expect(set.graphs.default.map((t) => t.id)).toEqual(['hello-shell', 'puppet-motd', 'sync-configs', 'upload-marker']);
+    expect(set.graphs.default.map((t) => t.id)).toEqual([
+      'hello-shell',
+      'puppet-motd',
+      'sync-configs',
+      'upload-marker',
+    ]);
     expect(set.graphs.default.map((t) => t.source.file)).toEqual([
       'graphs/deployment/10-common.yaml',
       'graphs/deployment/20-roles.yaml',

@@ -39,7 +39,13 @@ export class NodePluginFiles implements PluginFiles {
   }
 
   async glob(pattern: string): Promise<string[]> {
-    const found = await glob(pattern, { cwd: this.root, onlyFiles: true, dot: false, followSymbolicLinks: false, expandDirectories: false });
+    const found = await glob(pattern, {
+      cwd: this.root,
+      onlyFiles: true,
+      dot: false,
+      followSymbolicLinks: false,
+      expandDirectories: false,
+    });
     return found.map((p) => p.split(path.sep).join('/')).sort();
   }
 }

@@ -36,7 +36,11 @@ describe('buildPluginPackage', () => {
   it('sorted entries with fixed owner, mtime and modes, plus MANIFEST.json and checksums.sha256', async () => {
     const built = await buildPluginPackage(EXAMPLE, path.join(tmp, 'p.tar.gz'));
     const entries: { path: string; mode?: number; uid?: number; gid?: number; uname?: string; mtime?: number }[] = [];
-    await list({ file: built.file, onReadEntry: (e: ReadEntry) => entries.push({ path: e.path, mode: e.mode, uid: e.uid, gid: e.gid, uname: e.uname, mtime: e.mtime?.getTime() }) });
+    await list({
+      file: built.file,
+      onReadEntry: (e: ReadEntry) =>
+        entries.push({ path: e.path, mode: e.mode, uid: e.uid, gid: e.gid, uname: e.uname, mtime: e.mtime?.getTime() }),
+    });
     expect(entries.map((e) => e.path)).toEqual([
       'MANIFEST.json',
       'checksums.sha256',
@@ -51,16 +55,23 @@ describe('buildPluginPackage', () => {
       'repositories/debian/README.md',
     ]);
     const mode = (p: string) => entries.find((e) => e.path === p)?.mode;
-    expect([mode('metadata.yaml'), mode('deployment_scripts/'), mode('deployment_scripts/install-agent.sh')]).toEqual([0o644, 0o755, 0o755]);
+    expect([mode('metadata.yaml'), mode('deployment_scripts/'), mode('deployment_scripts/install-agent.sh')]).toEqual([
+      0o644, 0o755, 0o755,
+    ]);
     expect(new Set(entries.map((e) => `${e.uid ?? 0}:${e.gid ?? 0}:${e.uname ?? ''}`))).toEqual(new Set(['0:0:']));
     expect(new Set(entries.filter((e) => !e.path.endsWith('/')).map((e) => e.mtime))).toEqual(new Set([0]));
 
     const out = path.join(tmp, 'x');
     await extractPluginPackage(built.file, out);
-    const manifest = JSON.parse(await readFile(path.join(out, 'MANIFEST.json'), 'utf8')) as { name: string; files: { path: string; sha256: string }[] };
+    const manifest = JSON.parse(await readFile(path.join(out, 'MANIFEST.json'), 'utf8')) as {
+      name: string;
+      files: { path: string; sha256: string }[];
+    };
     expect(manifest.name).toBe('example-v5');
     const meta = await readFile(path.join(EXAMPLE, 'metadata.yaml'));
-    expect(manifest.files.find((f) => f.path === 'metadata.yaml')?.sha256).toBe(createHash('sha256').update(meta).digest('hex'));
+    expect(manifest.files.find((f) => f.path === 'metadata.yaml')?.sha256).toBe(
+      createHash('sha256').update(meta).digest('hex'),
+    );
     const sums = await readFile(path.join(out, 'checksums.sha256'), 'utf8');
     expect(sums.split('\n')).toContain(`${createHash('sha256').update(meta).digest('hex')}  metadata.yaml`);
     expect((await validatePlugin(new NodePluginFiles(out))).valid).toBe(true);
@@ -70,20 +81,35 @@ describe('buildPluginPackage', () => {
   it('refuses an invalid plugin with the validator report', async () => {
     const dir = path.join(tmp, 'bad');
     await cp(EXAMPLE, dir, { recursive: true });
-    await writeFile(path.join(dir, 'deployment_tasks.yaml'), '- id: x\n  type: shell\n  roles: ["*"]\n  parameters: {cmd: echo}\n');
+    await writeFile(
+      path.join(dir, 'deployment_tasks.yaml'),
+      '- id: x\n  type: shell\n  roles: ["*"]\n  parameters: {cmd: echo}\n',
+    );
     const err = await buildPluginPackage(dir, path.join(tmp, 'bad.tar.gz')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
-    expect((err as InvalidInputError).diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual(['PLUGIN_TASK_VERSION_REQUIRED']);
+    expect((err as InvalidInputError).diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual([
+      'PLUGIN_TASK_VERSION_REQUIRED',
+    ]);
     await expect(stat(path.join(tmp, 'bad.tar.gz'))).rejects.toThrow();
   });
 });
 
 /** Writes a .tar.gz from hand-made headers: node-tar's Pack would clean the paths we test. */
-async function craft(file: string, entries: { path: string; type?: string; linkpath?: string; body?: string }[]): Promise<void> {
+async function craft(
+  file: string,
+  entries: { path: string; type?: string; linkpath?: string; body?: string }[],
+): Promise<void> {
   const blocks: Buffer[] = [];
   for (const e of entries) {
     const body = Buffer.from(e.body ?? '');
-    const header = new Header({ path: e.path, type: (e.type ?? 'File') as Header['type'], linkpath: e.linkpath, size: body.length, mode: 0o644, mtime: new Date(0) });
+    const header = new Header({
+      path: e.path,
+      type: (e.type ?? 'File') as Header['type'],
+      linkpath: e.linkpath,
+      size: body.length,
+      mode: 0o644,
+      mtime: new Date(0),
+    });
     const block = Buffer.alloc(512);
     header.encode(block, 0);
     blocks.push(block, body, Buffer.alloc((512 - (body.length % 512)) % 512));
@@ -96,14 +122,28 @@ describe('extractPluginPackage - refuses unsafe packages before writing anything
   it.each([
     ['absolute path', [{ path: '/etc/evil', body: 'x' }], "entry '/etc/evil' has an absolute path"],
     ['.. in a path', [{ path: 'a/../../evil', body: 'x' }], "entry 'a/../../evil' contains '..'"],
-    ['symlink outside', [{ path: 'link', type: 'SymbolicLink', linkpath: '../../etc/passwd' }], "symlink 'link' points outside the package ('../../etc/passwd')"],
-    ['absolute symlink', [{ path: 'link', type: 'SymbolicLink', linkpath: '/etc/passwd' }], "symlink 'link' points to the absolute path '/etc/passwd'"],
-    ['hard link outside', [{ path: 'hard', type: 'Link', linkpath: '../outside' }], "hard link 'hard' points outside the package ('../outside')"],
+    [
+      'symlink outside',
+      [{ path: 'link', type: 'SymbolicLink', linkpath: '../../etc/passwd' }],
+      "symlink 'link' points outside the package ('../../etc/passwd')",
+    ],
+    [
+      'absolute symlink',
+      [{ path: 'link', type: 'SymbolicLink', linkpath: '/etc/passwd' }],
+      "symlink 'link' points to the absolute path '/etc/passwd'",
+    ],
+    [
+      'hard link outside',
+      [{ path: 'hard', type: 'Link', linkpath: '../outside' }],
+      "hard link 'hard' points outside the package ('../outside')",
+    ],
   ])('%s', async (_name, entries, message) => {
     const file = path.join(tmp, 'evil.tar.gz');
     await craft(file, entries);
     const dest = path.join(tmp, 'out');
-    await expect(extractPluginPackage(file, dest)).rejects.toThrow(`${file}: ${message}; the package was not extracted`);
+    await expect(extractPluginPackage(file, dest)).rejects.toThrow(
+      `${file}: ${message}; the package was not extracted`,
+    );
     await expect(stat(dest)).rejects.toThrow();
   });
 
@@ -134,7 +174,9 @@ describe('extractPluginPackage - refuses unsafe packages before writing anything
   it('a file that is not a gzip tarball - a clear error', async () => {
     const file = path.join(tmp, 'junk.tar.gz');
     await writeFile(file, 'not a tarball');
-    await expect(extractPluginPackage(file, path.join(tmp, 'out'))).rejects.toThrow(`${file}: not a readable .tar.gz package`);
+    await expect(extractPluginPackage(file, path.join(tmp, 'out'))).rejects.toThrow(
+      `${file}: not a readable .tar.gz package`,
+    );
   });
 });
 
@@ -149,16 +191,21 @@ describe('createPluginFromTemplate', () => {
   });
 
   it('refuses a bad name and a non-empty target', async () => {
-    await expect(createPluginFromTemplate('My Plugin', { parent: tmp })).rejects.toThrow("plugin name 'My Plugin' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)");
+    await expect(createPluginFromTemplate('My Plugin', { parent: tmp })).rejects.toThrow(
+      "plugin name 'My Plugin' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)",
+    );
     await mkdir(path.join(tmp, 'taken'));
     await writeFile(path.join(tmp, 'taken', 'x'), '');
-    await expect(createPluginFromTemplate('taken', { parent: tmp })).rejects.toThrow(`${path.join(tmp, 'taken')} already exists and is not empty`);
+    await expect(createPluginFromTemplate('taken', { parent: tmp })).rejects.toThrow(
+      `${path.join(tmp, 'taken')} already exists and is not empty`,
+    );
   });
 
   it('build refuses a symlink in the plugin directory', async () => {
     const { dir } = await createPluginFromTemplate('linked', { parent: tmp });
     await symlink('/etc/hostname', path.join(dir, 'deployment_scripts', 'host'));
-    await expect(buildPluginPackage(dir, path.join(tmp, 'l.tar.gz'))).rejects.toThrow('deployment_scripts/host is a symlink; a plugin package holds regular files only (copy the target in)');
+    await expect(buildPluginPackage(dir, path.join(tmp, 'l.tar.gz'))).rejects.toThrow(
+      'deployment_scripts/host is a symlink; a plugin package holds regular files only (copy the target in)',
+    );
   });
 });
-

@@ -36,7 +36,10 @@ async function walk(root: string, rel = ''): Promise<SourceEntry[]> {
     if (SKIP.some((re) => re.test(child))) continue;
     const s = await lstat(path.join(root, child));
     if (s.isSymbolicLink()) {
-      throw new PluginError('PLUGIN_PACKAGE_UNSAFE', `${child} is a symlink; a plugin package holds regular files only (copy the target in)`);
+      throw new PluginError(
+        'PLUGIN_PACKAGE_UNSAFE',
+        `${child} is a symlink; a plugin package holds regular files only (copy the target in)`,
+      );
     }
     if (s.isDirectory()) {
       out.push({ rel: child, kind: 'dir', executable: true });
@@ -85,7 +88,8 @@ export async function buildPluginPackage(dir: string, out?: string): Promise<Bui
     sums.push({ rel: f.rel, size: data.length, sha256: sha256(data) });
   }
   const manifest = `${JSON.stringify({ name, version, package_version: report.packageVersion, files: sums.map((s) => ({ path: s.rel, size: s.size, sha256: s.sha256 })) }, null, 2)}\n`;
-  const checksums = [...sums.map((s) => `${s.sha256}  ${s.rel}`), `${sha256(manifest)}  ${MANIFEST_FILE}`].join('\n') + '\n';
+  const checksums =
+    [...sums.map((s) => `${s.sha256}  ${s.rel}`), `${sha256(manifest)}  ${MANIFEST_FILE}`].join('\n') + '\n';
 
   // Stage into a temp dir so the generated files sit next to the plugin's without touching it.
   const stage = await mkdtemp(path.join(tmpdir(), 'granule-plugin-build-'));
@@ -102,7 +106,10 @@ export async function buildPluginPackage(dir: string, out?: string): Promise<Bui
     }
     await writeFile(path.join(stage, MANIFEST_FILE), manifest);
     await writeFile(path.join(stage, CHECKSUMS_FILE), checksums);
-    staged.push({ rel: MANIFEST_FILE, kind: 'file', executable: false }, { rel: CHECKSUMS_FILE, kind: 'file', executable: false });
+    staged.push(
+      { rel: MANIFEST_FILE, kind: 'file', executable: false },
+      { rel: CHECKSUMS_FILE, kind: 'file', executable: false },
+    );
     const modes = new Map(staged.map((e) => [e.rel, e.kind === 'dir' || e.executable ? 0o755 : 0o644]));
     const list = staged.map((e) => e.rel).sort();
     await mkdir(path.dirname(target), { recursive: true });
@@ -188,7 +195,14 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
       if (failed) return;
       failed = true;
       source.destroy();
-      reject(err instanceof PluginError ? err : new PluginError('PLUGIN_PACKAGE_UNREADABLE', `${file}: not a readable .tar.gz package: ${err instanceof Error ? err.message : String(err)}`));
+      reject(
+        err instanceof PluginError
+          ? err
+          : new PluginError(
+              'PLUGIN_PACKAGE_UNREADABLE',
+              `${file}: not a readable .tar.gz package: ${err instanceof Error ? err.message : String(err)}`,
+            ),
+      );
     };
     const parser = new Parser({
       strict: true,
@@ -197,12 +211,17 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
         try {
           const p = checkEntryPath(file, entry.path);
           total += entry.size ?? 0;
-          if (total > max) throw new PluginError('PLUGIN_PACKAGE_TOO_LARGE', `${file}: the package unpacks to more than ${max} bytes, the limit; the package was not extracted`);
+          if (total > max)
+            throw new PluginError(
+              'PLUGIN_PACKAGE_TOO_LARGE',
+              `${file}: the package unpacks to more than ${max} bytes, the limit; the package was not extracted`,
+            );
           const mode = (entry.mode ?? 0o644) & 0o777;
           if (entry.type === 'Directory') entries.push({ path: p, type: 'dir', mode });
           else if (entry.type === 'SymbolicLink' || entry.type === 'Link') {
             checkLinkTarget(file, p, entry.linkpath ?? '', entry.type === 'Link');
-            const linkpath = entry.type === 'Link' ? checkEntryPath(file, entry.linkpath ?? '') : (entry.linkpath ?? '');
+            const linkpath =
+              entry.type === 'Link' ? checkEntryPath(file, entry.linkpath ?? '') : (entry.linkpath ?? '');
             entries.push({ path: p, type: entry.type === 'Link' ? 'hardlink' : 'symlink', mode, linkpath });
           } else if (entry.type === 'File' || entry.type === 'OldFile' || entry.type === 'ContiguousFile') {
             const chunks: Buffer[] = [];
@@ -210,7 +229,10 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
             entry.on('end', () => entries.push({ path: p, type: 'file', mode, data: Buffer.concat(chunks) }));
             return;
           } else if (!/Header|Pax|Extended/.test(entry.type)) {
-            throw unsafe(file, `entry '${entry.path}' is a ${entry.type}; only files, directories and links inside the package are allowed`);
+            throw unsafe(
+              file,
+              `entry '${entry.path}' is a ${entry.type}; only files, directories and links inside the package are allowed`,
+            );
           }
           entry.resume();
         } catch (err) {
@@ -220,7 +242,9 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
       },
     });
     parser.on('error', fail);
-    parser.on('warn', (_code: string, message: string | Error) => fail(new Error(typeof message === 'string' ? message : message.message)));
+    parser.on('warn', (_code: string, message: string | Error) =>
+      fail(new Error(typeof message === 'string' ? message : message.message)),
+    );
     const source = createReadStream(file);
     source.on('error', fail);
     const gunzip = createGunzip();
@@ -238,16 +262,22 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
  * entry (see {@link readPackageEntries}); nothing is written when a check fails. Files get
  * 0644 or 0755, directories 0755; links are recreated only after their targets were checked.
  */
-export async function extractPluginPackage(file: string, dest: string, options: PackageReadOptions = {}): Promise<string[]> {
+export async function extractPluginPackage(
+  file: string,
+  dest: string,
+  options: PackageReadOptions = {},
+): Promise<string[]> {
   const entries = await readPackageEntries(file, options);
   const root = path.resolve(dest);
   const existing = await readdir(root).catch(() => []);
-  if (existing.length > 0) throw new PluginError('PLUGIN_TARGET_EXISTS', `${dest} is not empty; extract into a new directory`);
+  if (existing.length > 0)
+    throw new PluginError('PLUGIN_TARGET_EXISTS', `${dest} is not empty; extract into a new directory`);
   await mkdir(root, { recursive: true });
   const links: PackageEntry[] = [];
   for (const e of entries) {
     const target = path.join(root, e.path);
-    if (!target.startsWith(root + path.sep) && target !== root) throw unsafe(file, `entry '${e.path}' leaves the package directory`);
+    if (!target.startsWith(root + path.sep) && target !== root)
+      throw unsafe(file, `entry '${e.path}' leaves the package directory`);
     if (e.type === 'dir') await mkdir(target, { recursive: true, mode: 0o755 });
     else if (e.type === 'file') {
       await mkdir(path.dirname(target), { recursive: true });

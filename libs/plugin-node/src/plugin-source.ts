@@ -26,10 +26,20 @@ export function isPackageFile(source: string): boolean {
  */
 export async function openPluginSource(source: string, options: PackageReadOptions = {}): Promise<PluginFiles> {
   const s = await stat(source).catch(() => undefined);
-  if (!s) throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_NOT_FOUND', message: `${source} does not exist`, file: source }]);
+  if (!s)
+    throw new InvalidInputError([
+      { severity: 'error', code: 'PLUGIN_NOT_FOUND', message: `${source} does not exist`, file: source },
+    ]);
   if (s.isDirectory()) return new NodePluginFiles(source);
   if (isPackageFile(source)) return readPluginPackage(source, options);
-  throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_NOT_FOUND', message: `${source} is neither a plugin directory nor a .tar.gz package`, file: source }]);
+  throw new InvalidInputError([
+    {
+      severity: 'error',
+      code: 'PLUGIN_NOT_FOUND',
+      message: `${source} is neither a plugin directory nor a .tar.gz package`,
+      file: source,
+    },
+  ]);
 }
 
 /**
@@ -40,7 +50,10 @@ export async function openPluginSource(source: string, options: PackageReadOptio
  * graph (default `default`) and `graphs` has every graph by type. Throws `InvalidInputError`
  * carrying every diagnostic when any is an error; warnings stay in `diagnostics`.
  */
-export async function loadPluginForPlan(source: string, options: PluginTaskOptions & PackageReadOptions = {}): Promise<PluginTaskSet> {
+export async function loadPluginForPlan(
+  source: string,
+  options: PluginTaskOptions & PackageReadOptions = {},
+): Promise<PluginTaskSet> {
   const files = await openPluginSource(source, options);
   const set = await loadPluginTasks(files, options);
   if (set.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(set.diagnostics);
@@ -51,8 +64,15 @@ export async function loadPluginForPlan(source: string, options: PluginTaskOptio
  * Writes a new plugin from the template into `<parent>/<name>` (which must not exist or be
  * empty). Returns the directory and the files written.
  */
-export async function createPluginFromTemplate(name: string, options: { packageVersion?: TemplatePackageVersion; parent?: string } = {}): Promise<{ dir: string; files: string[] }> {
-  if (!TEMPLATE_NAME_RE.test(name)) throw new PluginError('PLUGIN_BAD_NAME', `plugin name '${name}' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)`);
+export async function createPluginFromTemplate(
+  name: string,
+  options: { packageVersion?: TemplatePackageVersion; parent?: string } = {},
+): Promise<{ dir: string; files: string[] }> {
+  if (!TEMPLATE_NAME_RE.test(name))
+    throw new PluginError(
+      'PLUGIN_BAD_NAME',
+      `plugin name '${name}' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)`,
+    );
   const dir = path.resolve(options.parent ?? '.', name);
   const existing = await readdir(dir).catch(() => []);
   if (existing.length > 0) throw new PluginError('PLUGIN_TARGET_EXISTS', `${dir} already exists and is not empty`);

@@ -43,7 +43,12 @@ export function parseDataFile(text: string, file: string): DataFile {
     });
   }
   if (doc.errors.length > 0) return { file, data: null, locate: noLines, diagnostics };
-  return { file, data: doc.toJS({ maxAliasCount: 10000 }) ?? null, locate: createLocator(doc, lineCounter), diagnostics };
+  return {
+    file,
+    data: doc.toJS({ maxAliasCount: 10000 }) ?? null,
+    locate: createLocator(doc, lineCounter),
+    diagnostics,
+  };
 }
 
 function stageLineHint(lineText: string): string {

@@ -5,7 +5,15 @@ export { DATA_FILE_RE, parseDataFile, pluginStageHint } from './data-file';
 export type { DataFile } from './data-file';
 export { LoadContext, deepMerge, resolvePathKeys } from './path-loader';
 export type { Origin } from './path-loader';
-export { OPENSTACK_SERIES, compareNumbers, compareVersions, narrowness, parseConstraint, parseVersion, satisfies } from './version-compare';
+export {
+  OPENSTACK_SERIES,
+  compareNumbers,
+  compareVersions,
+  narrowness,
+  parseConstraint,
+  parseVersion,
+  satisfies,
+} from './version-compare';
 export type { ConstraintItem, ConstraintOperator, ParsedVersion, VersionConstraint } from './version-compare';
 export { CONSTRAINT_KEYS, selectRoleVariants, selectVariants, withoutConstraints } from './variant-selection';
 export type { VariantEnvironment } from './variant-selection';
@@ -20,7 +28,14 @@ export {
   selectRelease,
 } from './plugin-loader';
 export type { ConfData, ConfKey, LoadedPlugin, LoadedRelease, ReleaseQuery, SelectedRelease } from './plugin-loader';
-export { STANDARD_GRAPH_TYPES, buildPluginGraphs, checkPluginStages, effectiveConf, effectiveTree, loadPluginTasks } from './plugin-tasks';
+export {
+  STANDARD_GRAPH_TYPES,
+  buildPluginGraphs,
+  checkPluginStages,
+  effectiveConf,
+  effectiveTree,
+  loadPluginTasks,
+} from './plugin-tasks';
 export type { EffectiveConf, PluginTaskOptions, PluginTaskSet } from './plugin-tasks';
 export { validatePlugin } from './plugin-validator';
 export type { PluginValidation } from './plugin-validator';

@@ -44,7 +44,10 @@ describe('version comparison rule', () => {
 
   it('rejects items that are not comparisons, naming the item', () => {
     expect(parseConstraint('>=7,,<=8')).toEqual({ error: '">=7,,<=8" has an empty item; write items like ">=7,<=8"' });
-    expect(parseConstraint('~>7')).toEqual({ error: '"~>7" in "~>7" is not a comparison: expected an operator (==, !=, >=, <=, >, <) and a version like 8.0, 2015.1 or liberty-8.0' });
+    expect(parseConstraint('~>7')).toEqual({
+      error:
+        '"~>7" in "~>7" is not a comparison: expected an operator (==, !=, >=, <=, >, <) and a version like 8.0, 2015.1 or liberty-8.0',
+    });
   });
 });
 
@@ -70,14 +73,24 @@ describe('multi-release selection (seed 001 variant 1)', () => {
     const { parse } = await import('yaml');
     return parse(SEED_001_TASKS) as Record<string, unknown>[];
   };
-  const pick = async (os: string, fuel: string) => selectVariants(await records(), (r) => r.id as string, { osVersion: v(os), fuelVersion: v(fuel) }, () => undefined);
+  const pick = async (os: string, fuel: string) =>
+    selectVariants(
+      await records(),
+      (r) => r.id as string,
+      { osVersion: v(os), fuelVersion: v(fuel) },
+      () => undefined,
+    );
 
   it('seed example - a Kilo environment on Fuel 7 gets the legacy manifest, without constraint keys', async () => {
-    expect(await pick('2015.1', '7.0')).toEqual([{ id: 'my-task', parameters: { puppet_manifest: 'deploy_legacy.pp', puppet_modules: '.' } }]);
+    expect(await pick('2015.1', '7.0')).toEqual([
+      { id: 'my-task', parameters: { puppet_manifest: 'deploy_legacy.pp', puppet_modules: '.' } },
+    ]);
   });
 
   it('seed example - a Mitaka environment on Fuel 9 gets deploy_10.pp', async () => {
-    expect(await pick('mitaka-9.0', '9.0')).toEqual([{ id: 'my-task', parameters: { puppet_manifest: 'deploy_10.pp', puppet_modules: '.' } }]);
+    expect(await pick('mitaka-9.0', '9.0')).toEqual([
+      { id: 'my-task', parameters: { puppet_manifest: 'deploy_10.pp', puppet_modules: '.' } },
+    ]);
   });
 
   it('seed example - a group with no satisfied record is dropped', async () => {
@@ -93,15 +106,36 @@ describe('multi-release selection (seed 001 variant 1)', () => {
       { id: 'b', n: 'first' },
       { id: 'b', n: 'second' },
     ];
-    expect(selectVariants(recs, (r) => r.id as string, { fuelVersion: v('9') }, () => undefined)).toEqual([
+    expect(
+      selectVariants(
+        recs,
+        (r) => r.id as string,
+        { fuelVersion: v('9') },
+        () => undefined,
+      ),
+    ).toEqual([
       { id: 'a', n: 'exact' },
       { id: 'b', n: 'first' },
     ]);
-    expect(selectVariants(recs, (r) => r.id as string, { fuelVersion: v('8') }, () => undefined)).toEqual([
+    expect(
+      selectVariants(
+        recs,
+        (r) => r.id as string,
+        { fuelVersion: v('8') },
+        () => undefined,
+      ),
+    ).toEqual([
       { id: 'a', n: 'bounded' },
       { id: 'b', n: 'first' },
     ]);
-    expect(selectVariants(recs, (r) => r.id as string, { fuelVersion: v('11') }, () => undefined)).toEqual([
+    expect(
+      selectVariants(
+        recs,
+        (r) => r.id as string,
+        { fuelVersion: v('11') },
+        () => undefined,
+      ),
+    ).toEqual([
       { id: 'a', n: 'open range' },
       { id: 'b', n: 'first' },
     ]);
@@ -121,13 +155,16 @@ homepage: x
 releases:
 ${releases}
 `;
-const TASK = (id: string, cmd: string, extra = '') => `- id: ${id}\n  type: shell\n  version: 2.0.0\n  roles: ['*']\n${extra}  parameters: {cmd: ${cmd}}\n`;
+const TASK = (id: string, cmd: string, extra = '') =>
+  `- id: ${id}\n  type: shell\n  version: 2.0.0\n  roles: ['*']\n${extra}  parameters: {cmd: ${cmd}}\n`;
 
 describe('multi-release packages (seed 001 variants 1-3)', () => {
   it('variant 1 - deployment tasks are chosen by the selected release and the default Fuel version (the highest declared)', async () => {
     const files = new MemoryPluginFiles({
       'metadata.yaml': META(`  - {os: ubuntu, version: 2015.1-8.0}\n  - {os: ubuntu, version: mitaka-9.0}`),
-      'deployment_tasks.yaml': TASK('t', 'kilo', '  os-version: "==2015.1"\n') + TASK('t', 'mitaka', '  os-version: ">=mitaka-9.0"\n  fuel-version: ">=9"\n'),
+      'deployment_tasks.yaml':
+        TASK('t', 'kilo', '  os-version: "==2015.1"\n') +
+        TASK('t', 'mitaka', '  os-version: ">=mitaka-9.0"\n  fuel-version: ">=9"\n'),
     });
     const kilo = await loadPluginTasks(files, { os: 'ubuntu', releaseVersion: '2015.1-8.0' });
     expect(kilo.tasks.map((t) => [t.id, t.parameters.cmd])).toEqual([['t', 'kilo']]);
@@ -150,25 +187,37 @@ describe('multi-release packages (seed 001 variants 1-3)', () => {
     const kilo = await loadPluginTasks(files, { os: 'ubuntu', releaseVersion: '2015.1-8.0' });
     expect(kilo.tasks.map((t) => `${t.id}@${t.source.file}`)).toEqual(['kilo-task@deployment_tasks_kilo.yaml']);
     const liberty = await loadPluginTasks(files, { os: 'ubuntu', releaseVersion: 'liberty-8.0' });
-    expect(liberty.tasks.map((t) => `${t.id}@${t.source.file}`)).toEqual(['lib-role@node_roles_liberty.yaml', 'root-task@deployment_tasks.yaml']);
+    expect(liberty.tasks.map((t) => `${t.id}@${t.source.file}`)).toEqual([
+      'lib-role@node_roles_liberty.yaml',
+      'root-task@deployment_tasks.yaml',
+    ]);
   });
 
   it('variant 3 - a per-release conf_path folder, falling back to the root for missing files', async () => {
     const files = new MemoryPluginFiles({
-      'metadata.yaml': META(`  - {os: ubuntu, version: liberty-8.0, conf_path: liberty-ubuntu/}\n  - {os: ubuntu, version: mitaka-9.0}`),
+      'metadata.yaml': META(
+        `  - {os: ubuntu, version: liberty-8.0, conf_path: liberty-ubuntu/}\n  - {os: ubuntu, version: mitaka-9.0}`,
+      ),
       'deployment_tasks.yaml': TASK('root-task', 'root'),
       'node_roles.yaml': 'r:\n  name: R\n  description: R\n  tasks: [root-task]\n',
       'liberty-ubuntu/deployment_tasks.yaml': TASK('root-task', 'liberty'),
     });
     const liberty = await loadPluginTasks(files, { os: 'ubuntu', releaseVersion: 'liberty-8.0' });
-    expect(liberty.tasks.map((t) => `${t.id}:${String(t.parameters.cmd ?? '')}@${t.source.file}`)).toEqual(['r:@node_roles.yaml', 'root-task:liberty@liberty-ubuntu/deployment_tasks.yaml']);
+    expect(liberty.tasks.map((t) => `${t.id}:${String(t.parameters.cmd ?? '')}@${t.source.file}`)).toEqual([
+      'r:@node_roles.yaml',
+      'root-task:liberty@liberty-ubuntu/deployment_tasks.yaml',
+    ]);
     const mitaka = await loadPluginTasks(files, { os: 'ubuntu', releaseVersion: 'mitaka-9.0' });
     expect(mitaka.tasks.map((t) => `${t.id}:${String(t.parameters.cmd ?? '')}`)).toEqual(['r:', 'root-task:root']);
   });
 
   it('a query that matches no release - lists the releases the plugin has', async () => {
-    const plugin = await loadPlugin(new MemoryPluginFiles({ 'metadata.yaml': META(`  - {os: ubuntu, version: mitaka-9.0}`) }));
-    expect(selectRelease(plugin, { os: 'centos', releaseVersion: '7' })).toEqual({ error: "no release matches os 'centos', version '7'; the plugin has: (ubuntu mitaka-9.0)" });
+    const plugin = await loadPlugin(
+      new MemoryPluginFiles({ 'metadata.yaml': META(`  - {os: ubuntu, version: mitaka-9.0}`) }),
+    );
+    expect(selectRelease(plugin, { os: 'centos', releaseVersion: '7' })).toEqual({
+      error: "no release matches os 'centos', version '7'; the plugin has: (ubuntu mitaka-9.0)",
+    });
   });
 });
 
@@ -215,11 +264,14 @@ const seed003Files = (): MemoryPluginFiles =>
   new MemoryPluginFiles(
     {
       'metadata.yaml': SEED_003_METADATA,
-      'ubuntu-10.0.0/_base.yaml': 'state: available\nnetworks: {from: base}\nattributes: {editable: {a: 1, b: 1}}\nmodes: [ha]\n',
+      'ubuntu-10.0.0/_base.yaml':
+        'state: available\nnetworks: {from: base}\nattributes: {editable: {a: 1, b: 1}}\nmodes: [ha]\n',
       'ubuntu-10.0.0/metadata/networks.yaml': 'networking_parameters: {segmentation_type: vlan}\n',
-      'ubuntu-10.0.0/metadata/volumes.yaml': 'volumes_roles_mapping: {controller: [{allocate_size: min, id: os}]}\nvolumes: [{id: os, type: vg}]\n',
+      'ubuntu-10.0.0/metadata/volumes.yaml':
+        'volumes_roles_mapping: {controller: [{allocate_size: min, id: os}]}\nvolumes: [{id: os, type: vg}]\n',
       'ubuntu-10.0.0/metadata/roles.yaml': 'controller: {name: Controller, description: C}\n',
-      'ubuntu-10.0.0/metadata/network_roles.yaml': '- id: mgmt\n  default_mapping: management\n  properties: {subnet: true, gateway: false, vip: []}\n',
+      'ubuntu-10.0.0/metadata/network_roles.yaml':
+        '- id: mgmt\n  default_mapping: management\n  properties: {subnet: true, gateway: false, vip: []}\n',
       'ubuntu-10.0.0/metadata/components.yaml': '- name: hypervisor:qemu\n  label: QEMU\n',
       'ubuntu-10.0.0/attributes/attributes.yaml': 'editable: {b: 2}\n',
       'ubuntu-10.0.0/attributes/vmware.yaml': '{}\n',
@@ -241,7 +293,11 @@ describe('release as a plugin (seed 003 example)', () => {
     const set = await loadPluginTasks(seed003Files());
     expect(set.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(set.kind).toBe('release');
-    expect(Object.fromEntries(Object.entries(set.graphs).map(([k, ts]) => [k, ts.map((t) => `${t.id}@${t.source.file}:${t.source.line}`)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        Object.entries(set.graphs).map(([k, ts]) => [k, ts.map((t) => `${t.id}@${t.source.file}:${t.source.line}`)]),
+      ),
+    ).toEqual({
       default: ['deploy-it@ubuntu-10.0.0/graphs/deployment_graph.yaml:1'],
       provisioning: ['provision-it@ubuntu-10.0.0/graphs/provisioning_graph.yaml:1'],
       deletion: ['delete-it@ubuntu-10.0.0/graphs/deletion_graph.yaml:1'],
@@ -262,7 +318,13 @@ describe('release as a plugin (seed 003 example)', () => {
     expect(release.attributes).toEqual({ editable: { a: 1, b: 2 } });
     expect(release.roles).toEqual({ controller: { name: 'Controller', description: 'C' } });
     expect(release.deployment_scripts_path).toBe('ubuntu-10.0.0/deployment_scripts/');
-    expect(Object.keys(release).filter((k) => k.endsWith('_path')).sort()).toEqual(['deployment_scripts_path', 'repository_path']);
-    expect((tree.files as Record<string, unknown>).network_roles).toEqual([{ id: 'mgmt', default_mapping: 'management', properties: { subnet: true, gateway: false, vip: [] } }]);
+    expect(
+      Object.keys(release)
+        .filter((k) => k.endsWith('_path'))
+        .sort(),
+    ).toEqual(['deployment_scripts_path', 'repository_path']);
+    expect((tree.files as Record<string, unknown>).network_roles).toEqual([
+      { id: 'mgmt', default_mapping: 'management', properties: { subnet: true, gateway: false, vip: [] } },
+    ]);
   });
 });

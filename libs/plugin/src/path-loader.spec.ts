@@ -18,22 +18,34 @@ describe('resolvePathKeys (seed 003 loading rules)', () => {
   });
 
   it('folder - keeps the _path key and its value', async () => {
-    const out = await resolve({ deployment_scripts_path: 'deployment_scripts/' }, { 'deployment_scripts/deploy.sh': 'echo' });
+    const out = await resolve(
+      { deployment_scripts_path: 'deployment_scripts/' },
+      { 'deployment_scripts/deploy.sh': 'echo' },
+    );
     expect(out).toEqual({ data: { deployment_scripts_path: 'deployment_scripts/' }, errors: [] });
   });
 
   it('glob of lists - concatenates every match in sorted path order', async () => {
-    const out = await resolve({ tasks_path: 'graphs/*.yaml' }, { 'graphs/b.yaml': '- id: b1\n- id: b2\n', 'graphs/a.yaml': '- id: a1\n', 'graphs/c.txt': 'ignored' });
+    const out = await resolve(
+      { tasks_path: 'graphs/*.yaml' },
+      { 'graphs/b.yaml': '- id: b1\n- id: b2\n', 'graphs/a.yaml': '- id: a1\n', 'graphs/c.txt': 'ignored' },
+    );
     expect(out).toEqual({ data: { tasks: [{ id: 'a1' }, { id: 'b1' }, { id: 'b2' }] }, errors: [] });
   });
 
   it('glob of mappings - merges them into one mapping, later files winning', async () => {
-    const out = await resolve({ attributes_path: 'attrs/*.yaml' }, { 'attrs/1.yaml': 'a: 1\nb: 1\n', 'attrs/2.yaml': 'b: 2\nc: 2\n' });
+    const out = await resolve(
+      { attributes_path: 'attrs/*.yaml' },
+      { 'attrs/1.yaml': 'a: 1\nb: 1\n', 'attrs/2.yaml': 'b: 2\nc: 2\n' },
+    );
     expect(out).toEqual({ data: { attributes: { a: 1, b: 2, c: 2 } }, errors: [] });
   });
 
   it('glob of mixed roots - an error naming the list files and the mapping files', async () => {
-    const out = await resolve({ tasks_path: 'g/*.yaml' }, { 'g/a.yaml': '- 1\n', 'g/b.yaml': 'x: 1\n', 'g/c.yaml': '- 2\n' });
+    const out = await resolve(
+      { tasks_path: 'g/*.yaml' },
+      { 'g/a.yaml': '- 1\n', 'g/b.yaml': 'x: 1\n', 'g/c.yaml': '- 2\n' },
+    );
     expect(out.errors).toEqual([
       "metadata.yaml: tasks_path: the files matching 'g/*.yaml' must all hold a list or all hold a mapping; lists: g/a.yaml, g/c.yaml; mappings: g/b.yaml",
     ]);
@@ -42,7 +54,9 @@ describe('resolvePathKeys (seed 003 loading rules)', () => {
 
   it('glob with no match - an error naming the pattern', async () => {
     const out = await resolve({ graphs: [{ type: 'default', tasks_path: 'nowhere/*.yaml' }] }, { 'x.yaml': '' });
-    expect(out.errors).toEqual(["metadata.yaml: graphs[0].tasks_path: no data file matches the pattern 'nowhere/*.yaml'"]);
+    expect(out.errors).toEqual([
+      "metadata.yaml: graphs[0].tasks_path: no data file matches the pattern 'nowhere/*.yaml'",
+    ]);
   });
 
   it('missing file - an error naming the key path and the path', async () => {
@@ -60,12 +74,26 @@ describe('resolvePathKeys (seed 003 loading rules)', () => {
 
   it('nested _path - processed at any depth, also inside loaded files', async () => {
     const out = await resolve(
-      { releases: [{ graphs: [{ type: 'default', tasks_path: 'g/tasks.yaml' }], deep: { deeper: { x_path: 'x.yaml' } } }] },
-      { 'g/tasks.yaml': '- id: t\n  parameters_path: g/params.yaml\n', 'g/params.yaml': 'cmd: echo\n', 'x.yaml': 'inner_path: y.json\n', 'y.json': '[1, 2]' },
+      {
+        releases: [
+          { graphs: [{ type: 'default', tasks_path: 'g/tasks.yaml' }], deep: { deeper: { x_path: 'x.yaml' } } },
+        ],
+      },
+      {
+        'g/tasks.yaml': '- id: t\n  parameters_path: g/params.yaml\n',
+        'g/params.yaml': 'cmd: echo\n',
+        'x.yaml': 'inner_path: y.json\n',
+        'y.json': '[1, 2]',
+      },
     );
     expect(out.errors).toEqual([]);
     expect(out.data).toEqual({
-      releases: [{ graphs: [{ type: 'default', tasks: [{ id: 't', parameters: { cmd: 'echo' } }] }], deep: { deeper: { x: { inner: [1, 2] } } } }],
+      releases: [
+        {
+          graphs: [{ type: 'default', tasks: [{ id: 't', parameters: { cmd: 'echo' } }] }],
+          deep: { deeper: { x: { inner: [1, 2] } } },
+        },
+      ],
     });
   });
 
@@ -79,6 +107,10 @@ describe('deepMerge (base_release_path)', () => {
   it('merges mappings key by key; lists and scalars of the override replace the base', () => {
     const base = { name: 'base', attributes: { a: 1, nested: { x: 1, y: 1 } }, roles: ['a', 'b'] };
     const override = { attributes: { nested: { y: 2 }, b: 2 }, roles: ['c'] };
-    expect(deepMerge(base, override)).toEqual({ name: 'base', attributes: { a: 1, nested: { x: 1, y: 2 }, b: 2 }, roles: ['c'] });
+    expect(deepMerge(base, override)).toEqual({
+      name: 'base',
+      attributes: { a: 1, nested: { x: 1, y: 2 }, b: 2 },
+      roles: ['c'],
+    });
   });
 });

@@ -36,7 +36,12 @@ export class LoadContext {
     try {
       text = await this.files.readText(path);
     } catch (err) {
-      this.diagnostics.push({ severity: 'error', code: 'PLUGIN_FILE_UNREADABLE', message: `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, file: path });
+      this.diagnostics.push({
+        severity: 'error',
+        code: 'PLUGIN_FILE_UNREADABLE',
+        message: `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`,
+        file: path,
+      });
       return undefined;
     }
     const loaded = parseDataFile(text, path);
@@ -54,7 +59,13 @@ export class LoadContext {
   }
 
   /** Adds a diagnostic located at `path` inside the file of `origin`. */
-  report(severity: Diagnostic['severity'], code: string, origin: Origin | undefined, rel: PathSegment[], message: string): void {
+  report(
+    severity: Diagnostic['severity'],
+    code: string,
+    origin: Origin | undefined,
+    rel: PathSegment[],
+    message: string,
+  ): void {
     const full = [...(origin?.path ?? []), ...rel];
     const d: Diagnostic = { severity, code, message };
     if (origin) d.file = origin.file;
@@ -78,10 +89,16 @@ const MAX_DEPTH = 16;
  * - a missing path → an error naming the key path and the path.
  * Paths are relative to the plugin root. Returns a new tree; the input is not changed.
  */
-export async function resolvePathKeys(ctx: LoadContext, value: unknown, origin: Origin | undefined, stack: string[] = []): Promise<unknown> {
+export async function resolvePathKeys(
+  ctx: LoadContext,
+  value: unknown,
+  origin: Origin | undefined,
+  stack: string[] = [],
+): Promise<unknown> {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (let i = 0; i < value.length; i++) out.push(await resolvePathKeys(ctx, value[i], childOrigin(ctx, value[i], origin, i), stack));
+    for (let i = 0; i < value.length; i++)
+      out.push(await resolvePathKeys(ctx, value[i], childOrigin(ctx, value[i], origin, i), stack));
     if (origin) ctx.origins.set(out, origin);
     return out;
   }
@@ -95,7 +112,13 @@ export async function resolvePathKeys(ctx: LoadContext, value: unknown, origin: 
     }
     const target = key.slice(0, -'_path'.length);
     if (typeof raw !== 'string' || raw.trim() === '') {
-      ctx.report('error', 'PLUGIN_BAD_PATH', origin, [key], `expected a path relative to the plugin root, got ${describeValue(raw)}`);
+      ctx.report(
+        'error',
+        'PLUGIN_BAD_PATH',
+        origin,
+        [key],
+        `expected a path relative to the plugin root, got ${describeValue(raw)}`,
+      );
       continue;
     }
     const loaded = await loadPathValue(ctx, raw, origin, key, stack);
@@ -105,14 +128,25 @@ export async function resolvePathKeys(ctx: LoadContext, value: unknown, origin: 
     }
     if (loaded.kind === 'failed') continue;
     if (target in value) {
-      ctx.report('warning', 'PLUGIN_PATH_OVERRIDES_KEY', origin, [target], `'${target}' is also loaded from ${key} (${raw}); the loaded data is used`);
+      ctx.report(
+        'warning',
+        'PLUGIN_PATH_OVERRIDES_KEY',
+        origin,
+        [target],
+        `'${target}' is also loaded from ${key} (${raw}); the loaded data is used`,
+      );
     }
     out[target] = loaded.data;
   }
   return out;
 }
 
-function childOrigin(ctx: LoadContext, child: unknown, parent: Origin | undefined, seg: PathSegment): Origin | undefined {
+function childOrigin(
+  ctx: LoadContext,
+  child: unknown,
+  parent: Origin | undefined,
+  seg: PathSegment,
+): Origin | undefined {
   if (typeof child === 'object' && child !== null) {
     const own = ctx.origins.get(child);
     if (own) return own;
@@ -122,14 +156,22 @@ function childOrigin(ctx: LoadContext, child: unknown, parent: Origin | undefine
 
 type PathValue = { kind: 'data'; data: unknown } | { kind: 'keep' } | { kind: 'failed' };
 
-async function loadPathValue(ctx: LoadContext, raw: string, origin: Origin | undefined, key: string, stack: string[]): Promise<PathValue> {
+async function loadPathValue(
+  ctx: LoadContext,
+  raw: string,
+  origin: Origin | undefined,
+  key: string,
+  stack: string[],
+): Promise<PathValue> {
   const fail = (code: string, message: string): PathValue => {
     ctx.report('error', code, origin, [key], message);
     return { kind: 'failed' };
   };
   const path = normalizePluginPath(raw);
-  if (path === undefined) return fail('PLUGIN_BAD_PATH', `${raw} must be a path inside the plugin (no leading '/', no '..' above the root)`);
-  if (stack.length >= MAX_DEPTH) return fail('PLUGIN_PATH_CYCLE', `${raw}: _path files nest deeper than ${MAX_DEPTH} levels (${stack.join(' → ')})`);
+  if (path === undefined)
+    return fail('PLUGIN_BAD_PATH', `${raw} must be a path inside the plugin (no leading '/', no '..' above the root)`);
+  if (stack.length >= MAX_DEPTH)
+    return fail('PLUGIN_PATH_CYCLE', `${raw}: _path files nest deeper than ${MAX_DEPTH} levels (${stack.join(' → ')})`);
 
   if (isGlobPattern(raw)) {
     const matches = (await ctx.files.glob(path)).filter((p) => DATA_FILE_RE.test(p));
@@ -149,7 +191,11 @@ async function loadPathValue(ctx: LoadContext, raw: string, origin: Origin | und
       );
     }
     const scalars = loaded.filter((l) => !Array.isArray(l.data) && !isPlainObject(l.data));
-    if (scalars.length > 0) return fail('PLUGIN_GLOB_MIXED_ROOTS', `the files matching '${raw}' must hold a list or a mapping; ${scalars.map((l) => l.file).join(', ')} hold a single value`);
+    if (scalars.length > 0)
+      return fail(
+        'PLUGIN_GLOB_MIXED_ROOTS',
+        `the files matching '${raw}' must hold a list or a mapping; ${scalars.map((l) => l.file).join(', ')} hold a single value`,
+      );
     if (lists.length > 0) return { kind: 'data', data: lists.flatMap((l) => l.data as unknown[]) };
     return { kind: 'data', data: Object.assign({}, ...maps.map((m) => m.data)) };
   }
@@ -166,12 +212,22 @@ const FAILED = Symbol('failed');
 
 async function loadFile(ctx: LoadContext, file: string, stack: string[]): Promise<unknown> {
   if (stack.includes(file)) {
-    ctx.diagnostics.push({ severity: 'error', code: 'PLUGIN_PATH_CYCLE', message: `${file} includes itself through _path keys: ${[...stack, file].join(' → ')}`, file });
+    ctx.diagnostics.push({
+      severity: 'error',
+      code: 'PLUGIN_PATH_CYCLE',
+      message: `${file} includes itself through _path keys: ${[...stack, file].join(' → ')}`,
+      file,
+    });
     return FAILED;
   }
   const loaded = await ctx.readData(file);
   if (!loaded || loaded.diagnostics.some((d) => d.severity === 'error')) return FAILED;
-  return resolvePathKeys(ctx, loaded.data, ctx.origins.get(loaded.data as object) ?? { file, path: [], locate: loaded.locate }, [...stack, file]);
+  return resolvePathKeys(
+    ctx,
+    loaded.data,
+    ctx.origins.get(loaded.data as object) ?? { file, path: [], locate: loaded.locate },
+    [...stack, file],
+  );
 }
 
 /**

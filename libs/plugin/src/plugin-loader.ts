@@ -106,16 +106,36 @@ async function loadConf(ctx: LoadContext, path: string): Promise<ConfData | unde
  */
 export async function loadPlugin(files: PluginFiles): Promise<LoadedPlugin> {
   const ctx = new LoadContext(files);
-  const result: LoadedPlugin = { files, rawMetadata: null, metadata: {}, kind: 'plugin', releases: [], root: {}, ctx, diagnostics: ctx.diagnostics };
+  const result: LoadedPlugin = {
+    files,
+    rawMetadata: null,
+    metadata: {},
+    kind: 'plugin',
+    releases: [],
+    root: {},
+    ctx,
+    diagnostics: ctx.diagnostics,
+  };
   const metaPath = await findRootFile(files, '', 'metadata');
   if (!metaPath) {
-    ctx.diagnostics.push({ severity: 'error', code: 'PLUGIN_NO_METADATA', message: `no metadata.yaml in ${files.label}: is this a plugin directory?`, file: 'metadata.yaml' });
+    ctx.diagnostics.push({
+      severity: 'error',
+      code: 'PLUGIN_NO_METADATA',
+      message: `no metadata.yaml in ${files.label}: is this a plugin directory?`,
+      file: 'metadata.yaml',
+    });
     return result;
   }
   const meta = await ctx.readData(metaPath);
   if (!meta || meta.diagnostics.some((d) => d.severity === 'error')) return result;
   if (!isPlainObject(meta.data)) {
-    ctx.diagnostics.push({ severity: 'error', code: 'PLUGIN_BAD_FIELD', message: `expected a mapping of plugin fields, got ${describeValue(meta.data)}`, file: metaPath, line: 1 });
+    ctx.diagnostics.push({
+      severity: 'error',
+      code: 'PLUGIN_BAD_FIELD',
+      message: `expected a mapping of plugin fields, got ${describeValue(meta.data)}`,
+      file: metaPath,
+      line: 1,
+    });
     return result;
   }
   result.rawMetadata = meta.data;
@@ -144,13 +164,31 @@ export async function loadPlugin(files: PluginFiles): Promise<LoadedPlugin> {
     if ('base_release' in raw) {
       const { base_release: base, ...rest } = raw;
       if (isPlainObject(base)) record = deepMerge(base, rest) as Record<string, unknown>;
-      else ctx.report('error', 'PLUGIN_BAD_FIELD', origin, ['base_release_path'], `the base release must be a data file holding a mapping, got ${describeValue(base)}`);
+      else
+        ctx.report(
+          'error',
+          'PLUGIN_BAD_FIELD',
+          origin,
+          ['base_release_path'],
+          `the base release must be a data file holding a mapping, got ${describeValue(base)}`,
+        );
       if (origin) ctx.origins.set(record, origin);
     } else if (typeof raw.base_release_path === 'string') {
-      ctx.report('error', 'PLUGIN_BAD_FIELD', origin, ['base_release_path'], `${raw.base_release_path} must be a YAML or JSON file holding the base release`);
+      ctx.report(
+        'error',
+        'PLUGIN_BAD_FIELD',
+        origin,
+        ['base_release_path'],
+        `${raw.base_release_path} must be a YAML or JSON file holding the base release`,
+      );
     }
     merged.push(record);
-    result.releases.push({ index, record, isRelease: record.is_release === true, conf: await releaseConf(ctx, record, result.root) });
+    result.releases.push({
+      index,
+      record,
+      isRelease: record.is_release === true,
+      conf: await releaseConf(ctx, record, result.root),
+    });
   }
   result.metadata = { ...processed, releases: merged };
   ctx.origins.set(result.metadata, metaOrigin);
@@ -158,7 +196,11 @@ export async function loadPlugin(files: PluginFiles): Promise<LoadedPlugin> {
   return result;
 }
 
-async function releaseConf(ctx: LoadContext, record: Record<string, unknown>, root: LoadedPlugin['root']): Promise<LoadedRelease['conf']> {
+async function releaseConf(
+  ctx: LoadContext,
+  record: Record<string, unknown>,
+  root: LoadedPlugin['root'],
+): Promise<LoadedRelease['conf']> {
   const conf: LoadedRelease['conf'] = {};
   const confDir = typeof record.conf_path === 'string' ? normalizePluginPath(record.conf_path) : undefined;
   const origin = ctx.origins.get(record);
@@ -204,17 +246,21 @@ export function selectRelease(plugin: LoadedPlugin, query: ReleaseQuery = {}): S
   const all = plugin.releases;
   if (all.length === 0) return { error: `${plugin.files.label} defines no releases in metadata.yaml` };
   let matches = all;
-  if (query.release !== undefined) matches = matches.filter((r) => r.record.release_name === query.release || r.record.name === query.release);
+  if (query.release !== undefined)
+    matches = matches.filter((r) => r.record.release_name === query.release || r.record.name === query.release);
   if (query.os !== undefined) matches = matches.filter((r) => releaseOs(r.record) === query.os);
   if (query.releaseVersion !== undefined) {
     const text = (r: LoadedRelease): string => String(r.record.version);
     const exact = matches.filter((r) => text(r) === query.releaseVersion);
     // Only when no release is written exactly so, compare by the version rule (8 = 8.0).
     const wanted = parseVersion(query.releaseVersion);
-    matches = exact.length > 0 ? exact : matches.filter((r) => {
-      const parsed = parseVersion(text(r));
-      return wanted !== undefined && parsed !== undefined && compareVersions(parsed, wanted) === 0;
-    });
+    matches =
+      exact.length > 0
+        ? exact
+        : matches.filter((r) => {
+            const parsed = parseVersion(text(r));
+            return wanted !== undefined && parsed !== undefined && compareVersions(parsed, wanted) === 0;
+          });
   }
   if (matches.length === 0) {
     return { error: `no release matches ${describeQuery(query)}; the plugin has: ${all.map(releaseLabel).join(', ')}` };
@@ -223,7 +269,10 @@ export function selectRelease(plugin: LoadedPlugin, query: ReleaseQuery = {}): S
   let fuelVersion = query.fuelVersion;
   const declared = plugin.metadata.fuel_version;
   if (fuelVersion === undefined && Array.isArray(declared)) {
-    const versions = declared.map(String).map((v) => ({ v, p: parseVersion(v) })).filter((x): x is { v: string; p: ParsedVersion } => x.p !== undefined);
+    const versions = declared
+      .map(String)
+      .map((v) => ({ v, p: parseVersion(v) }))
+      .filter((x): x is { v: string; p: ParsedVersion } => x.p !== undefined);
     versions.sort((a, b) => compareVersions(b.p, a.p));
     fuelVersion = versions[0]?.v;
   }
@@ -247,14 +296,23 @@ function describeQuery(q: ReleaseQuery): string {
 }
 
 /** Keys list records are grouped by, per configuration file (variant 1). */
-const RECORD_KEY: Partial<Record<ConfKey, string>> = { deployment_tasks: 'id', network_roles: 'id', components: 'name' };
+const RECORD_KEY: Partial<Record<ConfKey, string>> = {
+  deployment_tasks: 'id',
+  network_roles: 'id',
+  components: 'name',
+};
 
 /**
  * Applies variant 1 (seed 001) to one configuration file's data for an environment: tasks and
  * network roles grouped by `id`, components by `name`, `volumes.volumes` by `id`, node roles by
  * role name; legacy tasks.yaml records are kept when satisfied.
  */
-export function selectConfVariants(ctx: LoadContext, key: ConfKey | 'graph', data: unknown, env: VariantEnvironment): unknown {
+export function selectConfVariants(
+  ctx: LoadContext,
+  key: ConfKey | 'graph',
+  data: unknown,
+  env: VariantEnvironment,
+): unknown {
   const report = (record: Record<string, unknown>, k: string, message: string): void => {
     ctx.report('error', 'PLUGIN_BAD_VERSION_CONSTRAINT', ctx.origins.get(record), [k], message);
   };
@@ -262,7 +320,8 @@ export function selectConfVariants(ctx: LoadContext, key: ConfKey | 'graph', dat
     const o = ctx.origins.get(from);
     if (o) ctx.origins.set(to, o);
   };
-  const byField = (field: string) => (r: Record<string, unknown>) => (typeof r[field] === 'string' ? (r[field] as string) : undefined);
+  const byField = (field: string) => (r: Record<string, unknown>) =>
+    typeof r[field] === 'string' ? (r[field] as string) : undefined;
   if (key === 'node_roles') return isPlainObject(data) ? selectRoleVariants(data, env, report, copied) : data;
   if (key === 'volumes' && isPlainObject(data) && Array.isArray(data.volumes)) {
     return { ...data, volumes: selectVariants(data.volumes, byField('id'), env, report, copied) };
@@ -276,5 +335,7 @@ export function selectConfVariants(ctx: LoadContext, key: ConfKey | 'graph', dat
 export function releaseGraphs(release: LoadedRelease): { type: string; records: unknown; index: number }[] {
   const graphs = release.record.graphs;
   if (!Array.isArray(graphs)) return [];
-  return graphs.flatMap((g, index) => (isPlainObject(g) && typeof g.type === 'string' ? [{ type: g.type, records: g.tasks, index }] : []));
+  return graphs.flatMap((g, index) =>
+    isPlainObject(g) && typeof g.type === 'string' ? [{ type: g.type, records: g.tasks, index }] : [],
+  );
 }

@@ -8,7 +8,15 @@ const COMPONENT_TYPES = 'hypervisor|network|storage|additional_service';
 const COMPONENT_NAME = new RegExp(`^(${COMPONENT_TYPES}):([0-9a-z_-]+:)*[0-9a-z_-]+$`);
 const COMPATIBLE_NAME = new RegExp(`^(${COMPONENT_TYPES}):([0-9a-z_-]+:)*([0-9a-z_-]+|(\\*)?)$`);
 
-export const PLUGIN_GROUPS = ['network', 'storage', 'storage::cinder', 'storage::glance', 'hypervisor', 'monitoring', 'equipment'] as const;
+export const PLUGIN_GROUPS = [
+  'network',
+  'storage',
+  'storage::cinder',
+  'storage::glance',
+  'hypervisor',
+  'monitoring',
+  'equipment',
+] as const;
 
 const constraintProps: Record<string, Schema> = { 'os-version': { t: 'any' }, 'fuel-version': { t: 'any' } };
 
@@ -29,8 +37,29 @@ const metadataProps: Record<string, Schema> = {
 
 /** metadata.yaml by package version. */
 export const METADATA_SCHEMAS: Record<'4.0.0' | '5.0.0', Schema> = {
-  '4.0.0': obj(metadataProps, ['name', 'title', 'version', 'package_version', 'description', 'fuel_version', 'licenses', 'authors', 'homepage', 'releases', 'groups', 'is_hotpluggable'], 'warn'),
-  '5.0.0': obj(metadataProps, ['name', 'title', 'version', 'package_version', 'description', 'licenses', 'authors', 'homepage', 'releases'], 'warn'),
+  '4.0.0': obj(
+    metadataProps,
+    [
+      'name',
+      'title',
+      'version',
+      'package_version',
+      'description',
+      'fuel_version',
+      'licenses',
+      'authors',
+      'homepage',
+      'releases',
+      'groups',
+      'is_hotpluggable',
+    ],
+    'warn',
+  ),
+  '5.0.0': obj(
+    metadataProps,
+    ['name', 'title', 'version', 'package_version', 'description', 'licenses', 'authors', 'homepage', 'releases'],
+    'warn',
+  ),
 };
 
 const graphSchema = obj({ type: str(), name: str(), tasks: list(), tasks_path: str() }, ['type']);
@@ -52,13 +81,34 @@ const releaseProps: Record<string, Schema> = {
 
 /** A release a plugin extends (`releases: [{os, version, mode, ...}]`). */
 export function extensionReleaseSchema(packageVersion: string): Schema {
-  return obj(releaseProps, packageVersion === '4.0.0' ? ['version', ['os', 'operating_system'], 'mode'] : ['version', ['os', 'operating_system']]);
+  return obj(
+    releaseProps,
+    packageVersion === '4.0.0'
+      ? ['version', ['os', 'operating_system'], 'mode']
+      : ['version', ['os', 'operating_system']],
+  );
 }
 
 /** A release a plugin defines (`is_release: true`, seed 003). */
-export const RELEASE_SCHEMA: Schema = obj(releaseProps, ['release_name', 'description', ['operating_system', 'os'], 'version']);
+export const RELEASE_SCHEMA: Schema = obj(releaseProps, [
+  'release_name',
+  'description',
+  ['operating_system', 'os'],
+  'version',
+]);
 
-const attributeSchema: Schema = obj({ type: str(), label: str(), weight: { t: 'integer' }, value: { t: 'any' }, description: str(), restrictions: list(), values: list() }, ['type', 'label', 'value']);
+const attributeSchema: Schema = obj(
+  {
+    type: str(),
+    label: str(),
+    weight: { t: 'integer' },
+    value: { t: 'any' },
+    description: str(),
+    restrictions: list(),
+    values: list(),
+  },
+  ['type', 'label', 'value'],
+);
 
 const roleSchema: Schema = obj(
   {
@@ -82,15 +132,33 @@ const roleSchema: Schema = obj(
   'warn',
 );
 
-const componentRefs = list(obj({ name: str({ pattern: COMPATIBLE_NAME, expected: "a component name like 'hypervisor:libvirt:*'" }), message: str() }, ['name']));
+const componentRefs = list(
+  obj(
+    {
+      name: str({ pattern: COMPATIBLE_NAME, expected: "a component name like 'hypervisor:libvirt:*'" }),
+      message: str(),
+    },
+    ['name'],
+  ),
+);
 
 /** Schemas of the configuration files other than the task files (checked by the task parser). */
 export const CONF_SCHEMAS = {
-  environment_config: obj({ attributes: { t: 'object', props: { metadata: { t: 'object' } }, values: attributeSchema } }, ['attributes']),
+  environment_config: obj(
+    { attributes: { t: 'object', props: { metadata: { t: 'object' } }, values: attributeSchema } },
+    ['attributes'],
+  ),
   node_role: roleSchema,
   volumes: obj(
     {
-      volumes_roles_mapping: { t: 'object', keyPattern: TASK_NAME, values: list(obj({ allocate_size: str({ enum: ['all', 'min', 'full-disk'] }), id: str() }, ['allocate_size', 'id']), { minItems: 1 }) },
+      volumes_roles_mapping: {
+        t: 'object',
+        keyPattern: TASK_NAME,
+        values: list(
+          obj({ allocate_size: str({ enum: ['all', 'min', 'full-disk'] }), id: str() }, ['allocate_size', 'id']),
+          { minItems: 1 },
+        ),
+      },
       volumes: list(obj({ ...constraintProps, id: str(), type: str() }, ['id', 'type'])),
     },
     ['volumes_roles_mapping', 'volumes'],
@@ -105,7 +173,15 @@ export const CONF_SCHEMAS = {
           {
             subnet: { t: 'boolean' },
             gateway: { t: 'boolean' },
-            vip: list(obj({ name: str({ pattern: NETWORK_ROLE, expected: 'a name of a-z, 0-9, _ and -' }), namespace: str({ pattern: NETWORK_ROLE, expected: 'a name of a-z, 0-9, _ and -' }) }, ['name'])),
+            vip: list(
+              obj(
+                {
+                  name: str({ pattern: NETWORK_ROLE, expected: 'a name of a-z, 0-9, _ and -' }),
+                  namespace: str({ pattern: NETWORK_ROLE, expected: 'a name of a-z, 0-9, _ and -' }),
+                },
+                ['name'],
+              ),
+            ),
           },
           ['subnet', 'gateway', 'vip'],
         ),

@@ -44,28 +44,54 @@ export interface PluginTaskOptions extends ReleaseQuery {
  * Parses task records one by one so each keeps its own file, line and key path even when the
  * list was merged from several files (a glob) or sits inside metadata.yaml.
  */
-export function parseTaskList(ctx: LoadContext, records: readonly unknown[], fallbackFile: string, plugin: string | undefined): ParseResult[] {
+export function parseTaskList(
+  ctx: LoadContext,
+  records: readonly unknown[],
+  fallbackFile: string,
+  plugin: string | undefined,
+): ParseResult[] {
   return records.map((record, i) => {
-    const origin = (typeof record === 'object' && record !== null ? ctx.origins.get(record) : undefined) ?? { file: fallbackFile, path: [i], locate: () => undefined };
+    const origin = (typeof record === 'object' && record !== null ? ctx.origins.get(record) : undefined) ?? {
+      file: fallbackFile,
+      path: [i],
+      locate: () => undefined,
+    };
     const result = parseTaskRecords([record], origin.file, {
       format: 'deployment-tasks',
       plugin,
       locate: (p) => origin.locate([...origin.path, ...p.slice(1)]),
     });
     const prefix = formatPath(origin.path);
-    const diagnostics = result.diagnostics.map((d) => (d.path?.startsWith('[0]') ? { ...d, path: `${prefix}${d.path.slice(3)}` } : d));
+    const diagnostics = result.diagnostics.map((d) =>
+      d.path?.startsWith('[0]') ? { ...d, path: `${prefix}${d.path.slice(3)}` } : d,
+    );
     return { tasks: result.tasks.map((t) => ({ ...t, source: { ...t.source, index: i } })), diagnostics };
   });
 }
 
 /** Parses legacy tasks.yaml records (ids generated as `<plugin>.<stage>.<n>`). */
-export function parseLegacyList(ctx: LoadContext, records: unknown, file: string, plugin: string | undefined): ParseResult {
+export function parseLegacyList(
+  ctx: LoadContext,
+  records: unknown,
+  file: string,
+  plugin: string | undefined,
+): ParseResult {
   const origin = typeof records === 'object' && records !== null ? ctx.origins.get(records) : undefined;
-  return parseTaskData(records, origin?.file ?? file, { format: 'legacy-tasks', plugin, scope: plugin, locate: origin?.locate });
+  return parseTaskData(records, origin?.file ?? file, {
+    format: 'legacy-tasks',
+    plugin,
+    scope: plugin,
+    locate: origin?.locate,
+  });
 }
 
 /** Parses node roles: each role's `tasks: [...]` becomes a `type: group` task (seed 001). */
-export function parseRoleGroups(ctx: LoadContext, roles: unknown, file: string, plugin: string | undefined): ParseResult {
+export function parseRoleGroups(
+  ctx: LoadContext,
+  roles: unknown,
+  file: string,
+  plugin: string | undefined,
+): ParseResult {
   const origin = typeof roles === 'object' && roles !== null ? ctx.origins.get(roles) : undefined;
   return parseTaskData(roles, origin?.file ?? file, { format: 'node-roles', plugin, locate: origin?.locate });
 }
@@ -86,7 +112,11 @@ export function effectiveConf(plugin: LoadedPlugin, selected: SelectedRelease): 
   const metaFile = plugin.ctx.origins.get(plugin.metadata)?.file ?? 'metadata.yaml';
   const graphs = releaseGraphs(selected.release).map((g) => {
     const own = typeof g.records === 'object' && g.records !== null ? plugin.ctx.origins.get(g.records) : undefined;
-    return { type: g.type, records: selectConfVariants(plugin.ctx, 'graph', g.records, selected.env), file: own?.file ?? metaFile };
+    return {
+      type: g.type,
+      records: selectConfVariants(plugin.ctx, 'graph', g.records, selected.env),
+      file: own?.file ?? metaFile,
+    };
   });
   return { conf, graphs };
 }
@@ -104,11 +134,16 @@ export function effectiveTree(plugin: LoadedPlugin, selected: SelectedRelease): 
   for (const key of CONF_KEYS) delete release[key];
   if (Array.isArray(release.graphs)) {
     let g = 0;
-    release.graphs = release.graphs.map((graph) => (isPlainObject(graph) && typeof graph.type === 'string' ? { ...graph, tasks: graphs[g++].records } : graph));
+    release.graphs = release.graphs.map((graph) =>
+      isPlainObject(graph) && typeof graph.type === 'string' ? { ...graph, tasks: graphs[g++].records } : graph,
+    );
   }
   const files: Record<string, unknown> = {};
   for (const key of CONF_KEYS) if (conf[key]) files[key] = conf[key]?.data;
-  const environment: Record<string, unknown> = { os: releaseOs(selected.release.record), version: selected.release.record.version };
+  const environment: Record<string, unknown> = {
+    os: releaseOs(selected.release.record),
+    version: selected.release.record.version,
+  };
   if (selected.fuelVersion !== undefined) environment.fuel_version = selected.fuelVersion;
   return { ...meta, environment, release, files };
 }
@@ -137,13 +172,19 @@ export function checkPluginStages(tasks: readonly TaskDefinition[]): Diagnostic[
  * node-role groups, then deployment_tasks, then (4.0.0 only) legacy tasks.yaml, then the
  * release's own `default` graph; other graph types come from the release's `graphs`.
  */
-export function buildPluginGraphs(plugin: LoadedPlugin, selected: SelectedRelease): { graphs: Record<string, TaskDefinition[]>; diagnostics: Diagnostic[] } {
+export function buildPluginGraphs(
+  plugin: LoadedPlugin,
+  selected: SelectedRelease,
+): { graphs: Record<string, TaskDefinition[]>; diagnostics: Diagnostic[] } {
   const { conf, graphs } = effectiveConf(plugin, selected);
   const name = plugin.name;
   const parts: Record<string, ParseResult[]> = { default: [] };
-  if (conf.node_roles) parts.default.push(parseRoleGroups(plugin.ctx, conf.node_roles.data, conf.node_roles.file, name));
-  if (Array.isArray(conf.deployment_tasks?.data)) parts.default.push(...parseTaskList(plugin.ctx, conf.deployment_tasks.data, conf.deployment_tasks.file, name));
-  if (plugin.packageVersion === '4.0.0' && conf.tasks && Array.isArray(conf.tasks.data)) parts.default.push(parseLegacyList(plugin.ctx, conf.tasks.data, conf.tasks.file, name));
+  if (conf.node_roles)
+    parts.default.push(parseRoleGroups(plugin.ctx, conf.node_roles.data, conf.node_roles.file, name));
+  if (Array.isArray(conf.deployment_tasks?.data))
+    parts.default.push(...parseTaskList(plugin.ctx, conf.deployment_tasks.data, conf.deployment_tasks.file, name));
+  if (plugin.packageVersion === '4.0.0' && conf.tasks && Array.isArray(conf.tasks.data))
+    parts.default.push(parseLegacyList(plugin.ctx, conf.tasks.data, conf.tasks.file, name));
   for (const g of graphs) {
     if (!Array.isArray(g.records)) continue;
     (parts[g.type] ??= []).push(...parseTaskList(plugin.ctx, g.records, g.file, name));
@@ -168,11 +209,23 @@ export function buildPluginGraphs(plugin: LoadedPlugin, selected: SelectedReleas
 export async function loadPluginTasks(files: PluginFiles, options: PluginTaskOptions = {}): Promise<PluginTaskSet> {
   const plugin = await loadPlugin(files);
   const name = plugin.name ?? files.label;
-  const empty: PluginTaskSet = { name, kind: plugin.kind, tasks: [], graphs: { default: [] }, release: {}, diagnostics: plugin.diagnostics };
+  const empty: PluginTaskSet = {
+    name,
+    kind: plugin.kind,
+    tasks: [],
+    graphs: { default: [] },
+    release: {},
+    diagnostics: plugin.diagnostics,
+  };
   if (plugin.diagnostics.some((d) => d.severity === 'error') && plugin.releases.length === 0) return empty;
   const selected = selectRelease(plugin, options);
   if ('error' in selected) {
-    plugin.diagnostics.push({ severity: 'error', code: 'PLUGIN_NO_SUCH_RELEASE', message: selected.error, file: 'metadata.yaml' });
+    plugin.diagnostics.push({
+      severity: 'error',
+      code: 'PLUGIN_NO_SUCH_RELEASE',
+      message: selected.error,
+      file: 'metadata.yaml',
+    });
     return empty;
   }
   const built = buildPluginGraphs(plugin, selected);

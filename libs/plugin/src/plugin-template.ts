@@ -61,7 +61,12 @@ export function pluginTemplate(name: string, packageVersion: TemplatePackageVers
     `  has_primary: false`,
     `  public_ip_required: false`,
     `  weight: 1000`,
-    ...(v5 ? [`  # Tasks this role runs; Granule makes the role's group task from this list.`, `  tasks: [${name}-prepare, ${name}-install]`] : []),
+    ...(v5
+      ? [
+          `  # Tasks this role runs; Granule makes the role's group task from this list.`,
+          `  tasks: [${name}-prepare, ${name}-install]`,
+        ]
+      : []),
     ``,
   ];
   const files: Record<string, string> = {
@@ -80,7 +85,13 @@ export function pluginTemplate(name: string, packageVersion: TemplatePackageVers
     ].join('\n'),
     'node_roles.yaml': nodeRoles.join('\n'),
     'deployment_tasks.yaml': tasks.join('\n'),
-    'volumes.yaml': [`volumes_roles_mapping:`, `  ${role}:`, `    - {allocate_size: min, id: os}`, `volumes: []`, ``].join('\n'),
+    'volumes.yaml': [
+      `volumes_roles_mapping:`,
+      `  ${role}:`,
+      `    - {allocate_size: min, id: os}`,
+      `volumes: []`,
+      ``,
+    ].join('\n'),
     'deployment_scripts/deploy.sh': `#!/bin/bash\nset -eu\necho "${name} deployed" >> "\${GRANULE_ROOT:-.}/${name}.log"\n`,
     'repositories/ubuntu/': '',
   };

@@ -35,7 +35,9 @@ describe('validatePlugin - messages that need more than a fixture line', () => {
     const syntax = report.diagnostics.filter((d) => d.code === 'PLUGIN_YAML_SYNTAX');
     expect(syntax).toHaveLength(1);
     expect(syntax[0]).toMatchObject({ severity: 'error', file: 'tasks.yaml', line: 2 });
-    expect(syntax[0].message).toMatch(/^YAML syntax error: .+; stage '.+' is not valid: write it as 'post_deployment\/50'$/);
+    expect(syntax[0].message).toMatch(
+      /^YAML syntax error: .+; stage '.+' is not valid: write it as 'post_deployment\/50'$/,
+    );
     expect(syntax[0].message).toContain(typo.split(' ')[0]);
     expect(report.valid).toBe(false);
   });

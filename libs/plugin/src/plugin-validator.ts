@@ -4,9 +4,24 @@ import { ParseResult, TaskDefinition, mergeParseResults } from '@granule/task-mo
 import { describeValue, formatPath, isPlainObject } from './data-file';
 import { LoadContext, Origin } from './path-loader';
 import { PluginFiles } from './plugin-files.port';
-import { CONF_KEYS, ConfData, ConfKey, LoadedPlugin, SUPPORTED_PACKAGE_VERSIONS, UNSUPPORTED_PACKAGE_VERSIONS, loadPlugin, releaseGraphs } from './plugin-loader';
+import {
+  CONF_KEYS,
+  ConfData,
+  ConfKey,
+  LoadedPlugin,
+  SUPPORTED_PACKAGE_VERSIONS,
+  UNSUPPORTED_PACKAGE_VERSIONS,
+  loadPlugin,
+  releaseGraphs,
+} from './plugin-loader';
 import { CONF_SCHEMAS, METADATA_SCHEMAS, RELEASE_SCHEMA, extensionReleaseSchema } from './plugin-schemas';
-import { STANDARD_GRAPH_TYPES, checkPluginStages, parseLegacyList, parseRoleGroups, parseTaskList } from './plugin-tasks';
+import {
+  STANDARD_GRAPH_TYPES,
+  checkPluginStages,
+  parseLegacyList,
+  parseRoleGroups,
+  parseTaskList,
+} from './plugin-tasks';
 import { Schema, checkSchema } from './schema-check';
 import { CONSTRAINT_KEYS } from './variant-selection';
 import { compareNumbers, parseConstraint } from './version-compare';
@@ -26,7 +41,14 @@ class Reporter {
     readonly out: Diagnostic[],
   ) {}
 
-  at(severity: Diagnostic['severity'], code: string, origin: Origin | undefined, rel: (string | number)[], message: string, taskId?: string): void {
+  at(
+    severity: Diagnostic['severity'],
+    code: string,
+    origin: Origin | undefined,
+    rel: (string | number)[],
+    message: string,
+    taskId?: string,
+  ): void {
     const full = [...(origin?.path ?? []), ...rel];
     const d: Diagnostic = { severity, code, message };
     if (origin) d.file = origin.file;
@@ -46,7 +68,10 @@ class Reporter {
   }
 }
 
-const isV2 = (version: unknown): boolean => typeof version === 'string' && /^\d+\.\d+\.\d+$/.test(version) && compareNumbers(version.split('.').map(Number), [2, 0, 0]) >= 0;
+const isV2 = (version: unknown): boolean =>
+  typeof version === 'string' &&
+  /^\d+\.\d+\.\d+$/.test(version) &&
+  compareNumbers(version.split('.').map(Number), [2, 0, 0]) >= 0;
 
 /**
  * Validates a plugin directory (or package) through the port: every file against its schema,
@@ -59,7 +84,11 @@ export async function validatePlugin(files: PluginFiles): Promise<PluginValidati
   const out: Diagnostic[] = [...plugin.diagnostics];
   const result = (): PluginValidation => {
     const diagnostics = dedupe(out);
-    const v: PluginValidation = { valid: !diagnostics.some((d) => d.severity === 'error'), kind: plugin.kind, diagnostics };
+    const v: PluginValidation = {
+      valid: !diagnostics.some((d) => d.severity === 'error'),
+      kind: plugin.kind,
+      diagnostics,
+    };
     if (plugin.name !== undefined) v.name = plugin.name;
     if (plugin.packageVersion !== undefined) v.packageVersion = plugin.packageVersion;
     return v;
@@ -74,17 +103,35 @@ export async function validatePlugin(files: PluginFiles): Promise<PluginValidati
     return result();
   }
   if ((UNSUPPORTED_PACKAGE_VERSIONS as readonly string[]).includes(pv)) {
-    r.at('error', 'PLUGIN_UNSUPPORTED_PACKAGE_VERSION', metaOrigin, ['package_version'], `package_version ${pv} is a Fuel plugin format Granule recognises but does not read; convert the plugin to package_version 5.0.0 (or 4.0.0)`);
+    r.at(
+      'error',
+      'PLUGIN_UNSUPPORTED_PACKAGE_VERSION',
+      metaOrigin,
+      ['package_version'],
+      `package_version ${pv} is a Fuel plugin format Granule recognises but does not read; convert the plugin to package_version 5.0.0 (or 4.0.0)`,
+    );
     return result();
   }
   if (!(SUPPORTED_PACKAGE_VERSIONS as readonly string[]).includes(pv)) {
-    r.at('error', 'PLUGIN_BAD_FIELD', metaOrigin, ['package_version'], `expected 4.0.0 or 5.0.0, got ${describeValue(meta.package_version)}`);
+    r.at(
+      'error',
+      'PLUGIN_BAD_FIELD',
+      metaOrigin,
+      ['package_version'],
+      `expected 4.0.0 or 5.0.0, got ${describeValue(meta.package_version)}`,
+    );
     return result();
   }
   const v5 = pv === '5.0.0';
   r.schema(meta, METADATA_SCHEMAS[pv as '4.0.0' | '5.0.0'], metaOrigin);
   if (v5 && meta.fuel_version !== undefined) {
-    r.at('warning', 'PLUGIN_DEPRECATED_FUEL_VERSION', metaOrigin, ['fuel_version'], `fuel_version is deprecated in package 5.0.0 and not used; declare the releases the plugin supports instead`);
+    r.at(
+      'warning',
+      'PLUGIN_DEPRECATED_FUEL_VERSION',
+      metaOrigin,
+      ['fuel_version'],
+      `fuel_version is deprecated in package 5.0.0 and not used; declare the releases the plugin supports instead`,
+    );
   }
   checkReleases(plugin, r, pv);
   checkConfFiles(plugin, r, pv);
@@ -96,22 +143,64 @@ function checkReleases(plugin: LoadedPlugin, r: Reporter, pv: string): void {
   const releases = plugin.releases;
   const defining = releases.filter((x) => x.isRelease);
   if (defining.length > 0 && defining.length < releases.length) {
-    r.at('error', 'PLUGIN_RELEASES_MIXED', r.originOf(plugin.rawMetadata), ['releases'], `a plugin either defines releases (is_release: true) or extends existing ones, not both; records ${defining.map((x) => x.index).join(', ')} define releases and ${releases.filter((x) => !x.isRelease).map((x) => x.index).join(', ')} extend`);
+    r.at(
+      'error',
+      'PLUGIN_RELEASES_MIXED',
+      r.originOf(plugin.rawMetadata),
+      ['releases'],
+      `a plugin either defines releases (is_release: true) or extends existing ones, not both; records ${defining.map((x) => x.index).join(', ')} define releases and ${releases
+        .filter((x) => !x.isRelease)
+        .map((x) => x.index)
+        .join(', ')} extend`,
+    );
   }
   if (defining.length > 0 && pv !== '5.0.0') {
-    r.at('error', 'PLUGIN_RELEASE_NEEDS_V5', r.originOf(plugin.rawMetadata), ['package_version'], `releases defined with is_release: true need package_version 5.0.0, got ${pv}`);
+    r.at(
+      'error',
+      'PLUGIN_RELEASE_NEEDS_V5',
+      r.originOf(plugin.rawMetadata),
+      ['package_version'],
+      `releases defined with is_release: true need package_version 5.0.0, got ${pv}`,
+    );
   }
   if (defining.length > 1) {
-    r.at('warning', 'PLUGIN_MULTIPLE_RELEASES', r.originOf(plugin.rawMetadata), ['releases'], `the plugin defines ${defining.length} releases; one release per plugin keeps updates and upgrades simple`);
+    r.at(
+      'warning',
+      'PLUGIN_MULTIPLE_RELEASES',
+      r.originOf(plugin.rawMetadata),
+      ['releases'],
+      `the plugin defines ${defining.length} releases; one release per plugin keeps updates and upgrades simple`,
+    );
   }
   if (defining.length > 0 && plugin.rawMetadata?.is_hotpluggable !== undefined) {
-    r.at('warning', 'PLUGIN_HOTPLUGGABLE_IGNORED', r.originOf(plugin.rawMetadata), ['is_hotpluggable'], `is_hotpluggable is ignored for a plugin that defines a release`);
+    r.at(
+      'warning',
+      'PLUGIN_HOTPLUGGABLE_IGNORED',
+      r.originOf(plugin.rawMetadata),
+      ['is_hotpluggable'],
+      `is_hotpluggable is ignored for a plugin that defines a release`,
+    );
   }
   for (const rel of releases) {
-    const origin = r.originOf(rel.record) ?? { file: 'metadata.yaml', path: ['releases', rel.index], locate: () => undefined };
+    const origin = r.originOf(rel.record) ?? {
+      file: 'metadata.yaml',
+      path: ['releases', rel.index],
+      locate: () => undefined,
+    };
     r.schema(rel.record, rel.isRelease ? RELEASE_SCHEMA : extensionReleaseSchema(pv), origin);
-    if (rel.isRelease && typeof rel.record.release_name === 'string' && typeof meta.name === 'string' && rel.record.release_name !== meta.name) {
-      r.at('warning', 'PLUGIN_RELEASE_NAME_MISMATCH', origin, ['release_name'], `release_name '${rel.record.release_name}' differs from the plugin name '${meta.name}'; use the same name`);
+    if (
+      rel.isRelease &&
+      typeof rel.record.release_name === 'string' &&
+      typeof meta.name === 'string' &&
+      rel.record.release_name !== meta.name
+    ) {
+      r.at(
+        'warning',
+        'PLUGIN_RELEASE_NAME_MISMATCH',
+        origin,
+        ['release_name'],
+        `release_name '${rel.record.release_name}' differs from the plugin name '${meta.name}'; use the same name`,
+      );
     }
     if (pv === '5.0.0' && rel.record.mode !== undefined) {
       r.at('warning', 'PLUGIN_DEPRECATED_MODE', origin, ['mode'], `mode is deprecated in package 5.0.0 and ignored`);
@@ -120,12 +209,33 @@ function checkReleases(plugin: LoadedPlugin, r: Reporter, pv: string): void {
     const seen = new Set<string>();
     graphs.forEach((g, i) => {
       if (!isPlainObject(g) || typeof g.type !== 'string') return;
-      if (seen.has(g.type)) r.at('error', 'PLUGIN_DUPLICATE_GRAPH', origin, ['graphs', i, 'type'], `graph type '${g.type}' is declared twice in this release`);
+      if (seen.has(g.type))
+        r.at(
+          'error',
+          'PLUGIN_DUPLICATE_GRAPH',
+          origin,
+          ['graphs', i, 'type'],
+          `graph type '${g.type}' is declared twice in this release`,
+        );
       seen.add(g.type);
-      if (g.tasks === undefined && g.tasks_path === undefined) r.at('error', 'PLUGIN_MISSING_FIELD', origin, ['graphs', i], `a graph needs tasks_path (or tasks)`);
-      else if (g.tasks !== undefined && g.tasks !== null && !Array.isArray(g.tasks)) r.at('error', 'PLUGIN_BAD_FIELD', origin, ['graphs', i, 'tasks'], `expected a list of tasks, got ${describeValue(g.tasks)}`);
+      if (g.tasks === undefined && g.tasks_path === undefined)
+        r.at('error', 'PLUGIN_MISSING_FIELD', origin, ['graphs', i], `a graph needs tasks_path (or tasks)`);
+      else if (g.tasks !== undefined && g.tasks !== null && !Array.isArray(g.tasks))
+        r.at(
+          'error',
+          'PLUGIN_BAD_FIELD',
+          origin,
+          ['graphs', i, 'tasks'],
+          `expected a list of tasks, got ${describeValue(g.tasks)}`,
+        );
       if (!(STANDARD_GRAPH_TYPES as readonly string[]).includes(g.type)) {
-        r.at('info', 'PLUGIN_CUSTOM_GRAPH', origin, ['graphs', i, 'type'], `graph type '${g.type}' is not one of ${STANDARD_GRAPH_TYPES.join(', ')}; it is run only when asked for by name`);
+        r.at(
+          'info',
+          'PLUGIN_CUSTOM_GRAPH',
+          origin,
+          ['graphs', i, 'type'],
+          `graph type '${g.type}' is not one of ${STANDARD_GRAPH_TYPES.join(', ')}; it is run only when asked for by name`,
+        );
       }
     });
   }
@@ -171,13 +281,20 @@ function checkConfFiles(plugin: LoadedPlugin, r: Reporter, pv: string): void {
         break;
       case 'node_roles': {
         if (!isPlainObject(data)) {
-          r.at('error', 'PLUGIN_BAD_FIELD', origin, [], `expected a mapping of role name to role, got ${describeValue(data)}`);
+          r.at(
+            'error',
+            'PLUGIN_BAD_FIELD',
+            origin,
+            [],
+            `expected a mapping of role name to role, got ${describeValue(data)}`,
+          );
           break;
         }
         for (const [role, value] of Object.entries(data)) {
           const variants = Array.isArray(value) ? value : [value];
           variants.forEach((v, i) => {
-            for (const p of checkSchema(v, CONF_SCHEMAS.node_role, Array.isArray(value) ? [role, i] : [role])) r.at(p.severity, p.code, origin, p.path, p.message);
+            for (const p of checkSchema(v, CONF_SCHEMAS.node_role, Array.isArray(value) ? [role, i] : [role]))
+              r.at(p.severity, p.code, origin, p.path, p.message);
           });
           checkConstraintSyntax(r, variants);
           const plain = variants.find(isPlainObject);
@@ -205,17 +322,71 @@ function checkConfFiles(plugin: LoadedPlugin, r: Reporter, pv: string): void {
           if (two) stats.v2++;
           else stats.v1++;
           if (v5) {
-            if (!two) r.at('error', 'PLUGIN_TASK_VERSION_REQUIRED', ro, rec.version === undefined ? [] : ['version'], `package 5.0.0 needs 'version: 2.0.0' (or later) on every deployment task${rec.version === undefined ? '' : `, got ${describeValue(rec.version)}`}`, id);
-            if (rec.type === 'group') r.at('error', 'PLUGIN_GROUP_TASK_FORBIDDEN', ro, ['type'], `type: group is not available in package 5.0.0 deployment_tasks; list the tasks under the role's 'tasks:' in node_roles.yaml instead`, id);
-            if (rec.groups !== undefined) r.at('warning', 'PLUGIN_DEPRECATED_GROUPS', ro, ['groups'], `groups is deprecated in package 5.0.0; use roles`, id);
-            if (rec.role !== undefined) r.at('warning', 'PLUGIN_DEPRECATED_ROLE', ro, ['role'], `role is deprecated in package 5.0.0; use roles`, id);
+            if (!two)
+              r.at(
+                'error',
+                'PLUGIN_TASK_VERSION_REQUIRED',
+                ro,
+                rec.version === undefined ? [] : ['version'],
+                `package 5.0.0 needs 'version: 2.0.0' (or later) on every deployment task${rec.version === undefined ? '' : `, got ${describeValue(rec.version)}`}`,
+                id,
+              );
+            if (rec.type === 'group')
+              r.at(
+                'error',
+                'PLUGIN_GROUP_TASK_FORBIDDEN',
+                ro,
+                ['type'],
+                `type: group is not available in package 5.0.0 deployment_tasks; list the tasks under the role's 'tasks:' in node_roles.yaml instead`,
+                id,
+              );
+            if (rec.groups !== undefined)
+              r.at(
+                'warning',
+                'PLUGIN_DEPRECATED_GROUPS',
+                ro,
+                ['groups'],
+                `groups is deprecated in package 5.0.0; use roles`,
+                id,
+              );
+            if (rec.role !== undefined)
+              r.at(
+                'warning',
+                'PLUGIN_DEPRECATED_ROLE',
+                ro,
+                ['role'],
+                `role is deprecated in package 5.0.0; use roles`,
+                id,
+              );
           } else {
             for (const k of ['cross-depends', 'cross-depended-by']) {
-              if (rec[k] !== undefined && !two) r.at('error', 'PLUGIN_CROSS_DEPS_NEED_V2', ro, [k], `${k} needs 'version: 2.0.0' on the task`, id);
+              if (rec[k] !== undefined && !two)
+                r.at('error', 'PLUGIN_CROSS_DEPS_NEED_V2', ro, [k], `${k} needs 'version: 2.0.0' on the task`, id);
             }
-            const strategy = isPlainObject(rec.parameters) && rec.parameters.strategy !== undefined ? ['parameters', 'strategy'] : rec.strategy !== undefined ? ['strategy'] : undefined;
-            if (strategy && !two) r.at('error', 'PLUGIN_STRATEGY_NEEDS_V2', ro, strategy, `${strategy.join('.')} needs 'version: 2.0.0' on the task`, id);
-            if (two && rec.groups !== undefined) r.at('warning', 'PLUGIN_GROUPS_WITH_V2', ro, ['groups'], `groups is used with version 2.0.0; use roles`, id);
+            const strategy =
+              isPlainObject(rec.parameters) && rec.parameters.strategy !== undefined
+                ? ['parameters', 'strategy']
+                : rec.strategy !== undefined
+                  ? ['strategy']
+                  : undefined;
+            if (strategy && !two)
+              r.at(
+                'error',
+                'PLUGIN_STRATEGY_NEEDS_V2',
+                ro,
+                strategy,
+                `${strategy.join('.')} needs 'version: 2.0.0' on the task`,
+                id,
+              );
+            if (two && rec.groups !== undefined)
+              r.at(
+                'warning',
+                'PLUGIN_GROUPS_WITH_V2',
+                ro,
+                ['groups'],
+                `groups is used with version 2.0.0; use roles`,
+                id,
+              );
           }
         });
         break;
@@ -223,10 +394,24 @@ function checkConfFiles(plugin: LoadedPlugin, r: Reporter, pv: string): void {
       case 'tasks': {
         const empty = Array.isArray(data) ? data.length === 0 : false;
         if (v5) {
-          if (!empty) r.at('error', 'PLUGIN_TASKS_YAML_V5', origin, [], `tasks.yaml is not supported in package 5.0.0 and must be empty; move its tasks to deployment_tasks.yaml with version: 2.0.0 and a stage`);
+          if (!empty)
+            r.at(
+              'error',
+              'PLUGIN_TASKS_YAML_V5',
+              origin,
+              [],
+              `tasks.yaml is not supported in package 5.0.0 and must be empty; move its tasks to deployment_tasks.yaml with version: 2.0.0 and a stage`,
+            );
           break;
         }
-        if (!empty) r.at('warning', 'PLUGIN_TASKS_YAML_DEPRECATED', origin, [], `tasks.yaml is deprecated and will not be read by package 5.0.0; move its tasks to deployment_tasks.yaml`);
+        if (!empty)
+          r.at(
+            'warning',
+            'PLUGIN_TASKS_YAML_DEPRECATED',
+            origin,
+            [],
+            `tasks.yaml is deprecated and will not be read by package 5.0.0; move its tasks to deployment_tasks.yaml`,
+          );
         if (!Array.isArray(data)) {
           r.at('error', 'PLUGIN_BAD_FIELD', origin, [], `expected a list of tasks, got ${describeValue(data)}`);
           break;
@@ -259,12 +444,30 @@ function checkConfFiles(plugin: LoadedPlugin, r: Reporter, pv: string): void {
   if (stats.v1 + stats.v2 > 0) {
     const metaOrigin = r.originOf(plugin.rawMetadata);
     if (stats.v2 > 0) {
-      r.at('info', 'PLUGIN_TASK_BASED_DEPLOYMENT', metaOrigin, [], `deployment tasks use version 2.0.0: they run with task-based deployment (cross-depends, per-task strategy); in Fuel 8.0 this needed the experimental task-based orchestrator, Fuel 7.0 and older cannot run them`);
+      r.at(
+        'info',
+        'PLUGIN_TASK_BASED_DEPLOYMENT',
+        metaOrigin,
+        [],
+        `deployment tasks use version 2.0.0: they run with task-based deployment (cross-depends, per-task strategy); in Fuel 8.0 this needed the experimental task-based orchestrator, Fuel 7.0 and older cannot run them`,
+      );
     } else {
-      r.at('info', 'PLUGIN_TASK_BASED_DEPLOYMENT', metaOrigin, [], `no deployment task uses version 2.0.0; version 2.0.0 (task-based deployment, recommended since Fuel 9.0) adds cross-depends and per-task strategies`);
+      r.at(
+        'info',
+        'PLUGIN_TASK_BASED_DEPLOYMENT',
+        metaOrigin,
+        [],
+        `no deployment task uses version 2.0.0; version 2.0.0 (task-based deployment, recommended since Fuel 9.0) adds cross-depends and per-task strategies`,
+      );
     }
     if (!v5 && stats.v2 > 0) {
-      r.at('warning', 'PLUGIN_RECOMMEND_V5', metaOrigin, ['package_version'], `tasks use version 2.0.0: package_version 5.0.0 is recommended for such plugins`);
+      r.at(
+        'warning',
+        'PLUGIN_RECOMMEND_V5',
+        metaOrigin,
+        ['package_version'],
+        `tasks use version 2.0.0: package_version 5.0.0 is recommended for such plugins`,
+      );
     }
   }
 }
@@ -283,7 +486,14 @@ function checkTaskRecords(r: Reporter, records: unknown[], file: string, plugin:
     if (first) {
       const firstOrigin = r.originOf(first.record);
       const firstLine = firstOrigin?.locate(firstOrigin.path);
-      r.at('error', 'TASK_DUPLICATE_ID', origin, [], `task id '${rec.id}' is defined twice: ${firstOrigin?.file ?? file}${firstLine ? `:${firstLine}` : ''} and here; give multi-release variants different os-version/fuel-version constraints`, rec.id);
+      r.at(
+        'error',
+        'TASK_DUPLICATE_ID',
+        origin,
+        [],
+        `task id '${rec.id}' is defined twice: ${firstOrigin?.file ?? file}${firstLine ? `:${firstLine}` : ''} and here; give multi-release variants different os-version/fuel-version constraints`,
+        rec.id,
+      );
     } else seen.set(key, { record: rec, index: i });
   });
   // The first record of each id stands for the group in dependency checks.
@@ -298,7 +508,15 @@ function checkConstraintSyntax(r: Reporter, records: unknown): void {
     for (const k of CONSTRAINT_KEYS) {
       if (rec[k] === undefined) continue;
       const parsed = parseConstraint(rec[k]);
-      if ('error' in parsed) r.at('error', 'PLUGIN_BAD_VERSION_CONSTRAINT', r.originOf(rec), [k], parsed.error, typeof rec.id === 'string' ? rec.id : undefined);
+      if ('error' in parsed)
+        r.at(
+          'error',
+          'PLUGIN_BAD_VERSION_CONSTRAINT',
+          r.originOf(rec),
+          [k],
+          parsed.error,
+          typeof rec.id === 'string' ? rec.id : undefined,
+        );
     }
   }
 }

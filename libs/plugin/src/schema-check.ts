@@ -9,7 +9,14 @@ export type Schema =
   | { t: 'string'; pattern?: RegExp; expected?: string; enum?: readonly string[] }
   | { t: 'integer' | 'number' | 'boolean' | 'any' }
   | { t: 'list'; items?: Schema; minItems?: number; unique?: boolean }
-  | { t: 'object'; props?: Record<string, Schema>; required?: readonly (string | readonly string[])[]; values?: Schema; keyPattern?: RegExp; unknown?: 'warn' }
+  | {
+      t: 'object';
+      props?: Record<string, Schema>;
+      required?: readonly (string | readonly string[])[];
+      values?: Schema;
+      keyPattern?: RegExp;
+      unknown?: 'warn';
+    }
   | { t: 'oneOf'; options: Schema[]; expected: string };
 
 /** One finding of {@link checkSchema}. */
@@ -21,9 +28,17 @@ export interface SchemaProblem {
 }
 
 export const str = (extra: Omit<Extract<Schema, { t: 'string' }>, 't'> = {}): Schema => ({ t: 'string', ...extra });
-export const list = (items?: Schema, extra: { minItems?: number; unique?: boolean } = {}): Schema => ({ t: 'list', items, ...extra });
+export const list = (items?: Schema, extra: { minItems?: number; unique?: boolean } = {}): Schema => ({
+  t: 'list',
+  items,
+  ...extra,
+});
 export const strings: Schema = list(str());
-export const obj = (props: Record<string, Schema>, required: readonly (string | readonly string[])[] = [], unknown?: 'warn'): Schema => ({ t: 'object', props, required, unknown });
+export const obj = (
+  props: Record<string, Schema>,
+  required: readonly (string | readonly string[])[] = [],
+  unknown?: 'warn',
+): Schema => ({ t: 'object', props, required, unknown });
 
 function expectedOf(s: Schema): string {
   switch (s.t) {
@@ -65,14 +80,23 @@ export function checkSchema(value: unknown, schema: Schema, path: PathSegment[] 
     case 'boolean':
       return typeof value === 'boolean' ? [] : bad(got);
     case 'oneOf':
-      return schema.options.some((o) => checkSchema(value, o, path).every((p) => p.severity !== 'error')) ? [] : bad(got);
+      return schema.options.some((o) => checkSchema(value, o, path).every((p) => p.severity !== 'error'))
+        ? []
+        : bad(got);
     case 'list': {
       if (!Array.isArray(value)) return bad(got);
       const out: SchemaProblem[] = [];
-      if (schema.minItems !== undefined && value.length < schema.minItems) out.push(...bad(`expected at least ${schema.minItems} item(s), got ${value.length}`));
+      if (schema.minItems !== undefined && value.length < schema.minItems)
+        out.push(...bad(`expected at least ${schema.minItems} item(s), got ${value.length}`));
       if (schema.unique) {
         value.forEach((v, i) => {
-          if (value.findIndex((w) => JSON.stringify(w) === JSON.stringify(v)) < i) out.push({ severity: 'error', code: 'PLUGIN_BAD_FIELD', path: [...path, i], message: `${describeValue(v)} is listed twice` });
+          if (value.findIndex((w) => JSON.stringify(w) === JSON.stringify(v)) < i)
+            out.push({
+              severity: 'error',
+              code: 'PLUGIN_BAD_FIELD',
+              path: [...path, i],
+              message: `${describeValue(v)} is listed twice`,
+            });
         });
       }
       if (schema.items) value.forEach((v, i) => out.push(...checkSchema(v, schema.items as Schema, [...path, i])));
@@ -84,7 +108,12 @@ export function checkSchema(value: unknown, schema: Schema, path: PathSegment[] 
       for (const req of schema.required ?? []) {
         const names = typeof req === 'string' ? [req] : req;
         if (names.every((n) => value[n] === undefined || value[n] === null)) {
-          out.push({ severity: 'error', code: 'PLUGIN_MISSING_FIELD', path, message: `missing required field ${names.map((n) => `'${n}'`).join(' (or ')}${names.length > 1 ? ')' : ''}` });
+          out.push({
+            severity: 'error',
+            code: 'PLUGIN_MISSING_FIELD',
+            path,
+            message: `missing required field ${names.map((n) => `'${n}'`).join(' (or ')}${names.length > 1 ? ')' : ''}`,
+          });
         }
       }
       for (const [k, v] of Object.entries(value)) {
@@ -92,10 +121,21 @@ export function checkSchema(value: unknown, schema: Schema, path: PathSegment[] 
         if (v === null && prop) continue;
         if (prop) out.push(...checkSchema(v, prop, [...path, k]));
         else if (schema.values) {
-          if (schema.keyPattern && !schema.keyPattern.test(k)) out.push({ severity: 'error', code: 'PLUGIN_BAD_FIELD', path: [...path, k], message: `'${k}' is not a valid name (expected ${schema.keyPattern.source})` });
+          if (schema.keyPattern && !schema.keyPattern.test(k))
+            out.push({
+              severity: 'error',
+              code: 'PLUGIN_BAD_FIELD',
+              path: [...path, k],
+              message: `'${k}' is not a valid name (expected ${schema.keyPattern.source})`,
+            });
           out.push(...checkSchema(v, schema.values, [...path, k]));
         } else if (schema.unknown === 'warn') {
-          out.push({ severity: 'warning', code: 'PLUGIN_UNKNOWN_FIELD', path: [...path, k], message: `unknown field '${k}' is ignored` });
+          out.push({
+            severity: 'warning',
+            code: 'PLUGIN_UNKNOWN_FIELD',
+            path: [...path, k],
+            message: `unknown field '${k}' is ignored`,
+          });
         }
       }
       return out;

@@ -24,8 +24,14 @@ describe('anchorScriptPaths', () => {
   });
 
   it('takes relative manifests, module paths and sources from the scripts folder, keeping trailing slashes', () => {
-    expect(anchored.get('pp')).toMatchObject({ puppet_manifest: '/opt/p/deployment_scripts/puppet/site.pp', puppet_modules: '/opt/p/deployment_scripts/puppet/modules:/etc/puppet/modules' });
-    expect(anchored.get('rs')).toMatchObject({ src: '/opt/p/deployment_scripts/files/configs/', dst: 'state/configs/' });
+    expect(anchored.get('pp')).toMatchObject({
+      puppet_manifest: '/opt/p/deployment_scripts/puppet/site.pp',
+      puppet_modules: '/opt/p/deployment_scripts/puppet/modules:/etc/puppet/modules',
+    });
+    expect(anchored.get('rs')).toMatchObject({
+      src: '/opt/p/deployment_scripts/files/configs/',
+      dst: 'state/configs/',
+    });
     expect(anchored.get('remote')?.src).toBe('rsync://master/plugins/x/');
     expect(anchored.get('cp')?.files).toEqual([{ src: '/opt/p/deployment_scripts/files/a.conf', dst: 'state/a.conf' }]);
     expect(anchored.get('up')).toEqual({ path: 'state/m', data: 'x' });

@@ -12,7 +12,10 @@ const isRemote = (p: string): boolean => /^[a-z]+:\/\//i.test(p) || /^[^/]*::/.t
  * agents share the host's). Destinations are left alone (agents resolve them under their root).
  */
 export function anchorScriptPaths(tasks: TaskDefinition[], scriptsDir: string): TaskDefinition[] {
-  const at = (p: unknown): unknown => (typeof p === 'string' && p !== '' && !isAbsolute(p) && !isRemote(p) ? posix.join(scriptsDir, p).replace(/\/?$/, p.endsWith('/') ? '/' : '') : p);
+  const at = (p: unknown): unknown =>
+    typeof p === 'string' && p !== '' && !isAbsolute(p) && !isRemote(p)
+      ? posix.join(scriptsDir, p).replace(/\/?$/, p.endsWith('/') ? '/' : '')
+      : p;
   return tasks.map((task) => {
     const params = { ...task.parameters };
     switch (task.type) {
@@ -21,14 +24,18 @@ export function anchorScriptPaths(tasks: TaskDefinition[], scriptsDir: string): 
         break;
       case 'puppet':
         params.puppet_manifest = at(params.puppet_manifest);
-        if (typeof params.puppet_modules === 'string') params.puppet_modules = params.puppet_modules.split(':').map(at).join(':');
+        if (typeof params.puppet_modules === 'string')
+          params.puppet_modules = params.puppet_modules.split(':').map(at).join(':');
         if (params.cwd === undefined) params.cwd = scriptsDir;
         break;
       case 'sync':
         params.src = at(params.src);
         break;
       case 'copy_files':
-        if (Array.isArray(params.files)) params.files = params.files.map((f) => (typeof f === 'object' && f !== null ? { ...f, src: at((f as { src?: unknown }).src) } : f));
+        if (Array.isArray(params.files))
+          params.files = params.files.map((f) =>
+            typeof f === 'object' && f !== null ? { ...f, src: at((f as { src?: unknown }).src) } : f,
+          );
         break;
       default:
         return task;

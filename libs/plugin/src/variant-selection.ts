@@ -23,7 +23,12 @@ interface Candidate {
   narrow: number;
 }
 
-function evaluate(record: Record<string, unknown>, position: number, env: VariantEnvironment, report: ConstraintReporter): Candidate {
+function evaluate(
+  record: Record<string, unknown>,
+  position: number,
+  env: VariantEnvironment,
+  report: ConstraintReporter,
+): Candidate {
   let ok = true;
   let items = 0;
   let narrow = 0;
@@ -103,7 +108,10 @@ export function selectVariants(
   return out;
 }
 
-function strip(record: Record<string, unknown>, copied: (from: Record<string, unknown>, to: Record<string, unknown>) => void): Record<string, unknown> {
+function strip(
+  record: Record<string, unknown>,
+  copied: (from: Record<string, unknown>, to: Record<string, unknown>) => void,
+): Record<string, unknown> {
   const out = withoutConstraints(record);
   copied(record, out);
   return out;
@@ -134,4 +142,3 @@ export function selectRoleVariants(
   }
   return out;
 }
-

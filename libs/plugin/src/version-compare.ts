@@ -5,9 +5,38 @@ import semver from 'semver';
  * alphabet starts again (2023.1 antelope), so the list, not the alphabet, decides.
  */
 export const OPENSTACK_SERIES = [
-  'austin', 'bexar', 'cactus', 'diablo', 'essex', 'folsom', 'grizzly', 'havana', 'icehouse', 'juno', 'kilo',
-  'liberty', 'mitaka', 'newton', 'ocata', 'pike', 'queens', 'rocky', 'stein', 'train', 'ussuri', 'victoria',
-  'wallaby', 'xena', 'yoga', 'zed', 'antelope', 'bobcat', 'caracal', 'dalmatian', 'epoxy', 'flamingo',
+  'austin',
+  'bexar',
+  'cactus',
+  'diablo',
+  'essex',
+  'folsom',
+  'grizzly',
+  'havana',
+  'icehouse',
+  'juno',
+  'kilo',
+  'liberty',
+  'mitaka',
+  'newton',
+  'ocata',
+  'pike',
+  'queens',
+  'rocky',
+  'stein',
+  'train',
+  'ussuri',
+  'victoria',
+  'wallaby',
+  'xena',
+  'yoga',
+  'zed',
+  'antelope',
+  'bobcat',
+  'caracal',
+  'dalmatian',
+  'epoxy',
+  'flamingo',
 ] as const;
 
 /** A version as written in a release or a constraint, split into the parts the rule compares. */
@@ -108,15 +137,26 @@ export interface VersionConstraint {
  * Returns an error message for bad input.
  */
 export function parseConstraint(value: unknown): VersionConstraint | { error: string } {
-  const parts = typeof value === 'string' ? value.split(',') : Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number') ? value.map(String) : undefined;
-  if (parts === undefined) return { error: `expected a comparison list like ">=7,<=8", got ${Array.isArray(value) ? 'a list' : typeof value === 'object' && value !== null ? 'a mapping' : JSON.stringify(value)}` };
+  const parts =
+    typeof value === 'string'
+      ? value.split(',')
+      : Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')
+        ? value.map(String)
+        : undefined;
+  if (parts === undefined)
+    return {
+      error: `expected a comparison list like ">=7,<=8", got ${Array.isArray(value) ? 'a list' : typeof value === 'object' && value !== null ? 'a mapping' : JSON.stringify(value)}`,
+    };
   const raw = Array.isArray(value) ? value.join(',') : String(value);
   const items: ConstraintItem[] = [];
   for (const part of parts.map((p) => p.trim())) {
     if (part === '') return { error: `"${raw}" has an empty item; write items like ">=7,<=8"` };
     const m = /^(==|!=|>=|<=|>|<|=)?\s*(.+)$/.exec(part);
     const version = m ? parseVersion(m[2]) : undefined;
-    if (!m || !version) return { error: `"${part}" in "${raw}" is not a comparison: expected an operator (==, !=, >=, <=, >, <) and a version like 8.0, 2015.1 or liberty-8.0` };
+    if (!m || !version)
+      return {
+        error: `"${part}" in "${raw}" is not a comparison: expected an operator (==, !=, >=, <=, >, <) and a version like 8.0, 2015.1 or liberty-8.0`,
+      };
     items.push({ op: m[1] === undefined || m[1] === '=' ? '==' : (m[1] as ConstraintOperator), version });
   }
   return { raw, items, mode: items.every((i) => i.op === '==') ? 'any' : 'all' };
@@ -142,7 +182,9 @@ function itemHolds(version: ParsedVersion, item: ConstraintItem): boolean {
 
 /** Whether `version` satisfies the constraint (any item for an all-`==` list, every item otherwise). */
 export function satisfies(version: ParsedVersion, constraint: VersionConstraint): boolean {
-  return constraint.mode === 'any' ? constraint.items.some((i) => itemHolds(version, i)) : constraint.items.every((i) => itemHolds(version, i));
+  return constraint.mode === 'any'
+    ? constraint.items.some((i) => itemHolds(version, i))
+    : constraint.items.every((i) => itemHolds(version, i));
 }
 
 /**

@@ -37,8 +37,12 @@ describe('openDatabase (PostgreSQL)', () => {
   it('refuses a database that lacks a migration the code needs, naming it, the database and what to run', async () => {
     const attempt = openDatabase({ url: db.url, migrations: [FirstTable1700000000000, SecondColumn1700000000001] });
     await expect(attempt).rejects.toBeInstanceOf(DatabaseNotMigratedError);
-    await expect(attempt).rejects.toThrow(`the database at ${db.url} lacks migration SecondColumn1700000000001 — run them (GRANULE_RUN_MIGRATIONS=1, \`npm run migrate\` or the Helm migration job)`);
-    const columns: Array<{ column_name: string }> = await db.dataSource.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'kit_first'`);
+    await expect(attempt).rejects.toThrow(
+      `the database at ${db.url} lacks migration SecondColumn1700000000001 — run them (GRANULE_RUN_MIGRATIONS=1, \`npm run migrate\` or the Helm migration job)`,
+    );
+    const columns: Array<{ column_name: string }> = await db.dataSource.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'kit_first'`,
+    );
     expect(columns.map((c) => c.column_name)).toEqual(['id']);
   });
 
@@ -46,9 +50,16 @@ describe('openDatabase (PostgreSQL)', () => {
     const empty = await createTestDatabase('kit_empty', { migrations: [] });
     try {
       await empty.dataSource.query(`DROP TABLE IF EXISTS migrations`);
-      const attempt = openDatabase({ url: empty.url, migrations: [FirstTable1700000000000, SecondColumn1700000000001] });
-      await expect(attempt).rejects.toThrow(`lacks migrations FirstTable1700000000000, SecondColumn1700000000001 — run them`);
-      const [{ present }]: Array<{ present: boolean }> = await empty.dataSource.query(`SELECT to_regclass('migrations') IS NOT NULL AS present`);
+      const attempt = openDatabase({
+        url: empty.url,
+        migrations: [FirstTable1700000000000, SecondColumn1700000000001],
+      });
+      await expect(attempt).rejects.toThrow(
+        `lacks migrations FirstTable1700000000000, SecondColumn1700000000001 — run them`,
+      );
+      const [{ present }]: Array<{ present: boolean }> = await empty.dataSource.query(
+        `SELECT to_regclass('migrations') IS NOT NULL AS present`,
+      );
       expect(present).toBe(false);
     } finally {
       await empty.drop();
@@ -56,7 +67,11 @@ describe('openDatabase (PostgreSQL)', () => {
   });
 
   it('migrates when asked, and then starts', async () => {
-    const ds = await openDatabase({ url: db.url, migrations: [FirstTable1700000000000, SecondColumn1700000000001], runMigrations: true });
+    const ds = await openDatabase({
+      url: db.url,
+      migrations: [FirstTable1700000000000, SecondColumn1700000000001],
+      runMigrations: true,
+    });
     try {
       expect(await pendingMigrations(ds)).toEqual([]);
       await ds.query(`INSERT INTO kit_first (id, label) VALUES (1, 'one')`);
@@ -92,13 +107,26 @@ describe('openDatabase (PostgreSQL)', () => {
 
     it('with create: created, migrated (names told), then opened; a second open finds it', async () => {
       const told: string[][] = [];
-      const ds = await openDatabase({ url, migrations: [FirstTable1700000000000, SecondColumn1700000000001], create: true, runMigrations: true, migrationsTransaction: 'all', onMigrated: (n) => told.push(n) });
+      const ds = await openDatabase({
+        url,
+        migrations: [FirstTable1700000000000, SecondColumn1700000000001],
+        create: true,
+        runMigrations: true,
+        migrationsTransaction: 'all',
+        onMigrated: (n) => told.push(n),
+      });
       try {
         await ds.query(`INSERT INTO kit_first (id, label) VALUES (1, 'one')`);
       } finally {
         await ds.destroy();
       }
-      const again = await openDatabase({ url, migrations: [FirstTable1700000000000, SecondColumn1700000000001], create: true, runMigrations: true, onMigrated: (n) => told.push(n) });
+      const again = await openDatabase({
+        url,
+        migrations: [FirstTable1700000000000, SecondColumn1700000000001],
+        create: true,
+        runMigrations: true,
+        onMigrated: (n) => told.push(n),
+      });
       try {
         expect(await again.query(`SELECT label FROM kit_first`)).toEqual([{ label: 'one' }]);
       } finally {

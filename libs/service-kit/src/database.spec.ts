@@ -9,14 +9,19 @@ describe('database messages', () => {
 
   it("reasonOf gives an AggregateError its first error's words, and an error without a message its code", () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' });
-    expect(reasonOf(new AggregateError([refused, new Error('connect ECONNREFUSED 127.0.0.1:5432')], ''))).toBe('connect ECONNREFUSED ::1:5432');
+    expect(reasonOf(new AggregateError([refused, new Error('connect ECONNREFUSED 127.0.0.1:5432')], ''))).toBe(
+      'connect ECONNREFUSED ::1:5432',
+    );
     expect(reasonOf(Object.assign(new Error(''), { code: 'ETIMEDOUT' }))).toBe('ETIMEDOUT');
     expect(reasonOf('plain words')).toBe('plain words');
   });
 
   it('connectionFailure says what to do for a refused connection, a missing database and a rejected login', () => {
     const url = 'postgres://granule:secret@db:5432/granule';
-    const refused = new AggregateError([Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' })], '');
+    const refused = new AggregateError(
+      [Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' })],
+      '',
+    );
     const missing = Object.assign(new Error('database "granule" does not exist'), { code: '3D000' });
     const login = Object.assign(new Error('password authentication failed for user "granule"'), { code: '28P01' });
     expect([refused, missing, login].map((e) => connectionFailure(url, e).message)).toEqual([

@@ -30,8 +30,13 @@ export function reasonOf(err: unknown): string {
  */
 export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
   const table = dataSource.options.migrationsTableName ?? 'migrations';
-  const [{ present }]: Array<{ present: boolean }> = await dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [table]);
-  const rows: Array<{ name: string }> = present ? await dataSource.query(`SELECT name FROM "${table.replace(/"/g, '""')}"`) : [];
+  const [{ present }]: Array<{ present: boolean }> = await dataSource.query(
+    `SELECT to_regclass($1) IS NOT NULL AS present`,
+    [table],
+  );
+  const rows: Array<{ name: string }> = present
+    ? await dataSource.query(`SELECT name FROM "${table.replace(/"/g, '""')}"`)
+    : [];
   const applied = new Set(rows.map((r) => r.name));
   return dataSource.migrations.map((m) => m.name ?? m.constructor.name).filter((name) => !applied.has(name));
 }
@@ -122,9 +127,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSo
   }
   try {
     if (options.runMigrations) {
-      const ran = await dataSource.runMigrations({ transaction: options.migrationsTransaction ?? 'each' }).catch((err: unknown) => {
-        throw new DatabaseMigrationError('DATABASE_MIGRATION_FAILED', `cannot migrate the database at ${redactUrl(options.url)}: ${reasonOf(err)}`, { cause: err });
-      });
+      const ran = await dataSource
+        .runMigrations({ transaction: options.migrationsTransaction ?? 'each' })
+        .catch((err: unknown) => {
+          throw new DatabaseMigrationError(
+            'DATABASE_MIGRATION_FAILED',
+            `cannot migrate the database at ${redactUrl(options.url)}: ${reasonOf(err)}`,
+            { cause: err },
+          );
+        });
       options.onMigrated?.(ran.map((m) => m.name));
     }
     // Code newer than its schema would fail on its first write, mid-run: refuse to start instead.

@@ -20,7 +20,11 @@ export type EnvField = string | { name: string; type: 'number' | 'boolean' | 'li
  * `fields` names, validated with the class's class-validator rules. A missing variable keeps
  * the class's default. Throws `ConfigError` naming every bad variable and what was found.
  */
-export function loadEnvConfig<C extends object>(Config: ClassConstructor<C>, env: Record<string, string | undefined>, fields: Record<keyof C & string, EnvField>): C {
+export function loadEnvConfig<C extends object>(
+  Config: ClassConstructor<C>,
+  env: Record<string, string | undefined>,
+  fields: Record<keyof C & string, EnvField>,
+): C {
   const raw: Record<string, unknown> = {};
   const names: Record<string, string> = {};
   for (const [key, field] of Object.entries(fields) as [string, EnvField][]) {
@@ -32,13 +36,21 @@ export function loadEnvConfig<C extends object>(Config: ClassConstructor<C>, env
     const type = typeof field === 'string' ? 'string' : field.type;
     if (type === 'number') raw[key] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
     else if (type === 'boolean') raw[key] = BOOLEAN[value.toLowerCase()] ?? value;
-    else if (type === 'list') raw[key] = value.split(',').map((s) => s.trim()).filter(Boolean);
+    else if (type === 'list')
+      raw[key] = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else raw[key] = value;
   }
   const config = plainToInstance(Config, raw);
   const errors = validateSync(config);
   if (errors.length > 0) {
-    const problems = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `${names[e.property] ?? e.property}: ${m} (got ${JSON.stringify(e.value)})`));
+    const problems = errors.flatMap((e) =>
+      Object.values(e.constraints ?? {}).map(
+        (m) => `${names[e.property] ?? e.property}: ${m} (got ${JSON.stringify(e.value)})`,
+      ),
+    );
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return config;

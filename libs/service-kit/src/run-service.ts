@@ -6,7 +6,8 @@ import { GranuleError } from '@granule/core';
  */
 export function runService(name: string, main: () => Promise<void>): void {
   main().catch((err: unknown) => {
-    const message = err instanceof GranuleError ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
+    const message =
+      err instanceof GranuleError ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
     process.stderr.write(`${name}: ${message}\n`);
     if (process.env.GRANULE_DEBUG === '1' && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     process.exit(1);

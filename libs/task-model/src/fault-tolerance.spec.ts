@@ -14,9 +14,18 @@ describe('readFaultTolerance', () => {
   });
 
   it.each([
-    [1.5, 'expected a node count like 2, a percent like \'10%\', or a negative one like -2 or \'-10%\' (that many must succeed), got 1.5'],
-    ['ten', 'expected a node count like 2, a percent like \'10%\', or a negative one like -2 or \'-10%\' (that many must succeed), got "ten"'],
-    [[1], 'expected a node count like 2, a percent like \'10%\', or a negative one like -2 or \'-10%\' (that many must succeed), got a list'],
+    [
+      1.5,
+      "expected a node count like 2, a percent like '10%', or a negative one like -2 or '-10%' (that many must succeed), got 1.5",
+    ],
+    [
+      'ten',
+      "expected a node count like 2, a percent like '10%', or a negative one like -2 or '-10%' (that many must succeed), got \"ten\"",
+    ],
+    [
+      [1],
+      "expected a node count like 2, a percent like '10%', or a negative one like -2 or '-10%' (that many must succeed), got a list",
+    ],
     ['150%', 'expected a percent between 0% and 100%, got "150%"'],
   ])('%p - rejected', (raw, message) => {
     expect(readFaultTolerance(raw)).toEqual({ code: 'TASK_BAD_FIELD', message });

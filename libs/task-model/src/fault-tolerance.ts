@@ -15,7 +15,8 @@ export function readFaultTolerance(raw: unknown): FaultTolerance | FieldProblem 
   const percent = text === undefined ? null : PERCENT_RE.exec(text);
   if (percent) {
     const value = Number(percent[2]);
-    if (value > 100) return { code: 'TASK_BAD_FIELD', message: `expected a percent between 0% and 100%, got ${describeValue(raw)}` };
+    if (value > 100)
+      return { code: 'TASK_BAD_FIELD', message: `expected a percent between 0% and 100%, got ${describeValue(raw)}` };
     return { kind: 'percent', value, mustSucceed: percent[1] === '-' };
   }
   return {

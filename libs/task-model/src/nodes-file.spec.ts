@@ -18,7 +18,14 @@ describe('parseNodesFile', () => {
     ].join('\n');
     expect(parseNodesFile(text, 'NODES.yaml')).toEqual({
       nodes: [
-        { uid: '1', name: 'ctl01', roles: ['controller'], tags: ['control'], labels: { ucp_control_plane: 'enabled', tier: '1' }, rack: 'rack03' },
+        {
+          uid: '1',
+          name: 'ctl01',
+          roles: ['controller'],
+          tags: ['control'],
+          labels: { ucp_control_plane: 'enabled', tier: '1' },
+          rack: 'rack03',
+        },
         { uid: 'node-2', roles: [] },
       ],
       diagnostics: [],
@@ -91,7 +98,9 @@ describe('parseNodesFile', () => {
   });
 
   it('rejects a document that is neither a list nor a map with nodes', () => {
-    expect(messages('hosts: []\n')).toEqual(["NODES.yaml:1: expected a map with 'nodes' or a list of nodes, got a map"]);
+    expect(messages('hosts: []\n')).toEqual([
+      "NODES.yaml:1: expected a map with 'nodes' or a list of nodes, got a map",
+    ]);
     expect(messages('nodes: 3\n')).toEqual(['NODES.yaml:1: nodes: expected a list of nodes, got 3']);
   });
 
@@ -99,7 +108,12 @@ describe('parseNodesFile', () => {
     const result = parseNodesFile('nodes:\n  - uid: a\n  - uid: [b\n', 'NODES.yaml');
     expect(result.nodes).toEqual([]);
     expect(result.diagnostics.length).toBeGreaterThan(0);
-    expect(result.diagnostics[0]).toMatchObject({ severity: 'error', code: 'NODES_YAML_SYNTAX', file: 'NODES.yaml', line: expect.any(Number) });
+    expect(result.diagnostics[0]).toMatchObject({
+      severity: 'error',
+      code: 'NODES_YAML_SYNTAX',
+      file: 'NODES.yaml',
+      line: expect.any(Number),
+    });
   });
 
   it('treats an empty nodes list as no nodes', () => {

@@ -56,7 +56,12 @@ export function parseNodesFile(text: string, file: string): NodesFile {
       return { nodes: [], diagnostics };
     }
   } else {
-    error('NODES_INVALID_DOCUMENT', `expected a map with 'nodes' or a list of nodes, got ${describe(data)}`, undefined, 1);
+    error(
+      'NODES_INVALID_DOCUMENT',
+      `expected a map with 'nodes' or a list of nodes, got ${describe(data)}`,
+      undefined,
+      1,
+    );
     return { nodes: [], diagnostics };
   }
 
@@ -85,7 +90,10 @@ export function parseNodesFile(text: string, file: string): NodesFile {
     const rawUid = entry.uid;
     if (rawUid === undefined || rawUid === null) {
       error('NODES_MISSING_FIELD', 'required, expected a string or number', [...at, 'uid']);
-    } else if ((typeof rawUid === 'string' && rawUid.trim() !== '') || (typeof rawUid === 'number' && Number.isFinite(rawUid))) {
+    } else if (
+      (typeof rawUid === 'string' && rawUid.trim() !== '') ||
+      (typeof rawUid === 'number' && Number.isFinite(rawUid))
+    ) {
       uid = String(rawUid).trim();
     } else {
       error('NODES_INVALID_TYPE', `expected a non-empty string or a number, got ${describe(rawUid)}`, [...at, 'uid']);
@@ -103,7 +111,11 @@ export function parseNodesFile(text: string, file: string): NodesFile {
         // Lines are looked up only here: for thousands of valid nodes that walk is the slow part.
         const line = lineOf(doc, lineCounter, [...at, 'uid']);
         const firstLine = lineOf(doc, lineCounter, [...base, first.index, 'uid']);
-        error('NODES_DUPLICATE_UID', `duplicate uid '${uid}' at line ${line}, first defined at line ${firstLine} (${formatPath([...base, first.index])})`, [...at, 'uid']);
+        error(
+          'NODES_DUPLICATE_UID',
+          `duplicate uid '${uid}' at line ${line}, first defined at line ${firstLine} (${formatPath([...base, first.index])})`,
+          [...at, 'uid'],
+        );
       } else {
         seen.set(uid, { index });
       }
@@ -150,7 +162,11 @@ export function parseNodesFile(text: string, file: string): NodesFile {
     const out: Record<string, string> = {};
     for (const [key, v] of Object.entries(value)) {
       if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = String(v);
-      else error('NODES_INVALID_TYPE', `expected a string, number or boolean label value, got ${describe(v)}`, [...path, key]);
+      else
+        error('NODES_INVALID_TYPE', `expected a string, number or boolean label value, got ${describe(v)}`, [
+          ...path,
+          key,
+        ]);
     }
     return out;
   }

@@ -22,10 +22,25 @@ describe('parseRoleSelector', () => {
     ['/^ceph-.*/', { kind: 'patterns', patterns: [{ kind: 'regex', source: '^ceph-.*' }] }],
     [
       ['controller', '/comp.*/', 'controller'],
-      { kind: 'patterns', patterns: [{ kind: 'name', name: 'controller' }, { kind: 'regex', source: 'comp.*' }] },
+      {
+        kind: 'patterns',
+        patterns: [
+          { kind: 'name', name: 'controller' },
+          { kind: 'regex', source: 'comp.*' },
+        ],
+      },
     ],
     [['compute', '*'], { kind: 'all' }],
-    [['master', 'compute'], { kind: 'patterns', patterns: [{ kind: 'name', name: 'compute' }, { kind: 'name', name: 'master' }] }],
+    [
+      ['master', 'compute'],
+      {
+        kind: 'patterns',
+        patterns: [
+          { kind: 'name', name: 'compute' },
+          { kind: 'name', name: 'master' },
+        ],
+      },
+    ],
     [[], null],
     [null, null],
   ])('%p - reads as %p', (value, expected) => {
@@ -34,7 +49,10 @@ describe('parseRoleSelector', () => {
 
   it('invalid regex - TASK_BAD_ROLE_PATTERN naming the regex and the JS error', () => {
     expect(() => parseRoleSelector(['ok', '/ab(/'])).toThrow(
-      new TaskFieldError('TASK_BAD_ROLE_PATTERN', "role pattern '/ab(/' is not a valid regex: Invalid regular expression: /ab(/: Unterminated group"),
+      new TaskFieldError(
+        'TASK_BAD_ROLE_PATTERN',
+        "role pattern '/ab(/' is not a valid regex: Invalid regular expression: /ab(/: Unterminated group",
+      ),
     );
   });
 

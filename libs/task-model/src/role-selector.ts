@@ -34,7 +34,14 @@ export function readRoleSelector(
   const seen = new Set<string>();
   const addItem = (item: unknown, itemIndex: number | undefined, valueIndex: number): void => {
     if (typeof item !== 'string' || item.trim() === '') {
-      report({ code: 'TASK_BAD_FIELD', message: `expected a role name, '*', 'master' or a /regex/, got ${describeValue(item)}` }, valueIndex, itemIndex);
+      report(
+        {
+          code: 'TASK_BAD_FIELD',
+          message: `expected a role name, '*', 'master' or a /regex/, got ${describeValue(item)}`,
+        },
+        valueIndex,
+        itemIndex,
+      );
       return;
     }
     if (item === '*') all = true;
@@ -42,7 +49,12 @@ export function readRoleSelector(
     else if (isRegexLiteral(item)) {
       const source = item.slice(1, -1);
       const error = regexError(source);
-      if (error) report({ code: 'TASK_BAD_ROLE_PATTERN', message: `role pattern '${item}' is not a valid regex: ${error}` }, valueIndex, itemIndex);
+      if (error)
+        report(
+          { code: 'TASK_BAD_ROLE_PATTERN', message: `role pattern '${item}' is not a valid regex: ${error}` },
+          valueIndex,
+          itemIndex,
+        );
       else if (!seen.has(item)) patterns.push({ kind: 'regex', source });
       seen.add(item);
     } else if (!seen.has(item)) {

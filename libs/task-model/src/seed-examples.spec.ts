@@ -97,7 +97,8 @@ describe('seed 002 granular deployment example', () => {
     if (!found) throw new Error(`no task ${id}`);
     return found;
   };
-  const selected = (roles: RoleSelector | null, nodes: NodeSpec[]): string[] => (roles ? nodes.filter((n) => matchesNode(roles, n)).map((n) => n.uid) : []);
+  const selected = (roles: RoleSelector | null, nodes: NodeSpec[]): string[] =>
+    roles ? nodes.filter((n) => matchesNode(roles, n)).map((n) => n.uid) : [];
   const merged = mergeParseResults([
     parseTaskFile(GROUPS, 'release/groups.yaml'),
     parseTaskFile(TASKS, 'release/tasks/deployment_tasks.yaml'),
@@ -149,7 +150,15 @@ describe('seed 002 granular deployment example', () => {
   it('pre/post tasks - stages with priority 0, rsync read as sync', () => {
     expect(task('update_hosts').stage).toEqual({ name: 'post_deployment', priority: 0, raw: 'post_deployment' });
     expect(task('rsync_puppet').stage).toEqual({ name: 'pre_deployment', priority: 0, raw: 'pre_deployment' });
-    expect(task('rsync_puppet').parameters).toEqual({ src: '/etc/pupppet/{VERSION}', dst: '/etc/puppet/modules', timeout: 3600 });
-    expect(task('setup_services').parameters).toEqual({ puppet_manifest: '/etc/puppet/manifests/controller.pp', puppet_modules: '/etc/puppet/modules', timeout: 360 });
+    expect(task('rsync_puppet').parameters).toEqual({
+      src: '/etc/pupppet/{VERSION}',
+      dst: '/etc/puppet/modules',
+      timeout: 3600,
+    });
+    expect(task('setup_services').parameters).toEqual({
+      puppet_manifest: '/etc/puppet/manifests/controller.pp',
+      puppet_modules: '/etc/puppet/modules',
+      timeout: 360,
+    });
   });
 });

@@ -14,10 +14,14 @@ import { TaskDefinition } from './types';
 
 const FILE = 'release/deployment_tasks.yaml';
 const errors = (r: ParseResult): string[] => r.diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic);
-const warnings = (r: ParseResult): string[] => r.diagnostics.filter((d) => d.severity === 'warning').map(formatDiagnostic);
+const warnings = (r: ParseResult): string[] =>
+  r.diagnostics.filter((d) => d.severity === 'warning').map(formatDiagnostic);
 const byId = (r: ParseResult, id: string): TaskDefinition => {
   const task = r.tasks.find((t) => t.id === id);
-  if (!task) throw new Error(`no task ${id}; got ${r.tasks.map((t) => t.id).join(', ')}; ${r.diagnostics.map(formatDiagnostic).join('\n')}`);
+  if (!task)
+    throw new Error(
+      `no task ${id}; got ${r.tasks.map((t) => t.id).join(', ')}; ${r.diagnostics.map(formatDiagnostic).join('\n')}`,
+    );
   return task;
 };
 const yaml = (lines: string[]): string => lines.join('\n') + '\n';
@@ -41,7 +45,7 @@ describe('deployment_tasks.yaml', () => {
         '  cross-depended-by:',
         '    - name: openstack-controller',
         '      role: [controller]',
-        "  condition: \"settings:network.value == 'neutron'\"",
+        '  condition: "settings:network.value == \'neutron\'"',
         '  fail_on_error: false',
         '  parameters:',
         '    puppet_manifest: /etc/puppet/netconfig.pp',
@@ -58,16 +62,33 @@ describe('deployment_tasks.yaml', () => {
         id: 'netconfig',
         type: 'puppet',
         version: '2.0.0',
-        roles: { kind: 'patterns', patterns: [{ kind: 'name', name: 'primary-controller' }, { kind: 'regex', source: '^compute.*' }] },
+        roles: {
+          kind: 'patterns',
+          patterns: [
+            { kind: 'name', name: 'primary-controller' },
+            { kind: 'regex', source: '^compute.*' },
+          ],
+        },
         requires: ['hiera'],
         requiredFor: ['deploy_end'],
         crossDepends: [
           { name: 'globals', isRegex: false, role: { kind: 'self' }, policy: 'all' },
           { name: '^ceph-.*', isRegex: true, role: { kind: 'all' }, policy: 'any' },
         ],
-        crossDependedBy: [{ name: 'openstack-controller', isRegex: false, role: { kind: 'patterns', patterns: [{ kind: 'name', name: 'controller' }] }, policy: 'all' }],
+        crossDependedBy: [
+          {
+            name: 'openstack-controller',
+            isRegex: false,
+            role: { kind: 'patterns', patterns: [{ kind: 'name', name: 'controller' }] },
+            policy: 'all',
+          },
+        ],
         condition: "settings:network.value == 'neutron'",
-        parameters: { puppet_manifest: '/etc/puppet/netconfig.pp', puppet_modules: '/etc/puppet/modules', timeout: 3600 },
+        parameters: {
+          puppet_manifest: '/etc/puppet/netconfig.pp',
+          puppet_modules: '/etc/puppet/modules',
+          timeout: 3600,
+        },
         strategy: { type: 'parallel', amount: 6 },
         failOnError: false,
         source: { file: FILE, line: 1, index: 0, plugin: 'net-plugin' },
@@ -95,7 +116,10 @@ describe('deployment_tasks.yaml', () => {
   });
 
   it('role, roles, groups and tags - the selector is their union', () => {
-    const r = parseTaskFile(yaml(['- id: t', '  type: reboot', '  role: [a]', '  roles: b', '  groups: [/c.*/, a]', '  tags: [d]']), FILE);
+    const r = parseTaskFile(
+      yaml(['- id: t', '  type: reboot', '  role: [a]', '  roles: b', '  groups: [/c.*/, a]', '  tags: [d]']),
+      FILE,
+    );
     expect(byId(r, 't').roles).toEqual({
       kind: 'patterns',
       patterns: [
@@ -125,35 +149,70 @@ describe('deployment_tasks.yaml', () => {
   });
 
   it('type rsync - read as sync', () => {
-    const r = parseTaskFile(yaml(['- id: r', '  type: rsync', "  role: '*'", '  parameters: {src: /a, dst: /b}']), FILE);
+    const r = parseTaskFile(
+      yaml(['- id: r', '  type: rsync', "  role: '*'", '  parameters: {src: /a, dst: /b}']),
+      FILE,
+    );
     expect(byId(r, 'r').type).toBe('sync');
   });
 
   it('cross-depends without role - waits on any node; single-string requires/required_for are one-item lists', () => {
-    const r = parseTaskFile(yaml(['- id: t', '  type: skipped', '  required_for: deploy_end', '  cross-depends: [{name: x}]']), FILE);
+    const r = parseTaskFile(
+      yaml(['- id: t', '  type: skipped', '  required_for: deploy_end', '  cross-depends: [{name: x}]']),
+      FILE,
+    );
     expect(byId(r, 't').crossDepends).toEqual([{ name: 'x', isRegex: false, role: { kind: 'any' }, policy: 'all' }]);
     expect(byId(r, 't').requiredFor).toEqual(['deploy_end']);
   });
 
   it('cross-depends with role [] - selects no node, unlike an omitted role', () => {
-    const r = parseTaskFile(yaml(['- id: t', '  type: skipped', '  cross-depends: [{name: x, role: []}, {name: y, role: master}]']), FILE);
-    expect(byId(r, 't').crossDepends.map((d) => d.role)).toEqual([{ kind: 'patterns', patterns: [] }, { kind: 'master' }]);
+    const r = parseTaskFile(
+      yaml(['- id: t', '  type: skipped', '  cross-depends: [{name: x, role: []}, {name: y, role: master}]']),
+      FILE,
+    );
+    expect(byId(r, 't').crossDepends.map((d) => d.role)).toEqual([
+      { kind: 'patterns', patterns: [] },
+      { kind: 'master' },
+    ]);
   });
 
   it('top-level strategy - used, and removed nowhere else', () => {
-    const r = parseTaskFile(yaml(['- id: g', '  type: group', '  role: [compute]', '  strategy: {type: one_by_one}']), FILE);
+    const r = parseTaskFile(
+      yaml(['- id: g', '  type: group', '  role: [compute]', '  strategy: {type: one_by_one}']),
+      FILE,
+    );
     expect(byId(r, 'g').strategy).toEqual({ type: 'one_by_one' });
     expect(byId(r, 'g').parameters).toEqual({});
   });
 
   it('strategy in parameters and at top level - parameters wins, with a warning', () => {
-    const r = parseTaskFile(yaml(['- id: g', '  type: group', '  strategy: {type: one_by_one}', '  parameters:', '    strategy: {type: parallel}']), FILE);
+    const r = parseTaskFile(
+      yaml([
+        '- id: g',
+        '  type: group',
+        '  strategy: {type: one_by_one}',
+        '  parameters:',
+        '    strategy: {type: parallel}',
+      ]),
+      FILE,
+    );
     expect(byId(r, 'g').strategy).toEqual({ type: 'parallel' });
-    expect(warnings(r)).toEqual([`${FILE}:3: [0].strategy: task 'g': strategy is set twice; parameters.strategy is used`]);
+    expect(warnings(r)).toEqual([
+      `${FILE}:3: [0].strategy: task 'g': strategy is set twice; parameters.strategy is used`,
+    ]);
   });
 
   it('group fields - fault_tolerance, tasks', () => {
-    const r = parseTaskFile(yaml(['- id: compute', '  type: group', '  role: [compute]', "  fault_tolerance: '-10%'", '  tasks: [netconfig, hiera]']), FILE);
+    const r = parseTaskFile(
+      yaml([
+        '- id: compute',
+        '  type: group',
+        '  role: [compute]',
+        "  fault_tolerance: '-10%'",
+        '  tasks: [netconfig, hiera]',
+      ]),
+      FILE,
+    );
     expect(byId(r, 'compute').faultTolerance).toEqual({ kind: 'percent', value: 10, mustSucceed: true });
     expect(byId(r, 'compute').tasks).toEqual(['netconfig', 'hiera']);
   });
@@ -169,13 +228,21 @@ describe('deployment_tasks.yaml', () => {
   });
 
   it('puppet_manifests - read as puppet_manifest with a warning', () => {
-    const r = parseTaskFile(yaml(['- id: p', '  type: puppet', '  parameters:', '    puppet_manifests: site.pp']), FILE);
+    const r = parseTaskFile(
+      yaml(['- id: p', '  type: puppet', '  parameters:', '    puppet_manifests: site.pp']),
+      FILE,
+    );
     expect(byId(r, 'p').parameters).toEqual({ puppet_manifest: 'site.pp' });
-    expect(warnings(r)).toEqual([`${FILE}:4: [0].parameters.puppet_manifests: task 'p': parameters.puppet_manifests is read as puppet_manifest; rename it`]);
+    expect(warnings(r)).toEqual([
+      `${FILE}:4: [0].parameters.puppet_manifests: task 'p': parameters.puppet_manifests is read as puppet_manifest; rename it`,
+    ]);
   });
 
   it('unknown field - warning with a did-you-mean; Fuel keys Granule does not use are silent', () => {
-    const r = parseTaskFile(yaml(['- id: t', '  type: reboot', '  require: [x]', '  reexecute_on: [deploy_changes]', '  colour: red']), FILE);
+    const r = parseTaskFile(
+      yaml(['- id: t', '  type: reboot', '  require: [x]', '  reexecute_on: [deploy_changes]', '  colour: red']),
+      FILE,
+    );
     expect(byId(r, 't').requires).toEqual([]);
     expect(warnings(r)).toEqual([
       `${FILE}:3: [0].require: task 't': unknown field 'require' is ignored (did you mean 'requires'?)`,
@@ -185,7 +252,15 @@ describe('deployment_tasks.yaml', () => {
 
   it('copy_files - files with permissions as string or number', () => {
     const r = parseTaskFile(
-      yaml(['- id: c', '  type: copy_files', "  role: '*'", '  parameters:', '    files:', "      - {src: /a, dst: /b, permissions: '0644'}", '      - {src: /c, dst: /d, permissions: 0o600}']),
+      yaml([
+        '- id: c',
+        '  type: copy_files',
+        "  role: '*'",
+        '  parameters:',
+        '    files:',
+        "      - {src: /a, dst: /b, permissions: '0644'}",
+        '      - {src: /c, dst: /d, permissions: 0o600}',
+      ]),
       FILE,
     );
     expect(byId(r, 'c').parameters.files).toEqual([
@@ -204,14 +279,22 @@ describe('required parameters', () => {
     ['upload_file', ['path', 'data']],
     ['copy_files', ['files']],
   ])('%s without parameters - one error per missing parameter', (type, missing) => {
-    const r = parseTaskFile(yaml(['- id: ok', '  type: reboot', '- id: t', `  type: ${type}`, '  parameters: {}']), FILE);
+    const r = parseTaskFile(
+      yaml(['- id: ok', '  type: reboot', '- id: t', `  type: ${type}`, '  parameters: {}']),
+      FILE,
+    );
     const shown = type === 'rsync' ? 'sync' : type;
-    expect(errors(r)).toEqual(missing.map((p) => `${FILE}:5: [1].parameters.${p}: task 't': a ${shown} task needs parameters.${p}`));
+    expect(errors(r)).toEqual(
+      missing.map((p) => `${FILE}:5: [1].parameters.${p}: task 't': a ${shown} task needs parameters.${p}`),
+    );
     expect(r.tasks.map((t) => t.id)).toEqual(['ok']);
   });
 
   it('reboot, group, stage, skipped - need no parameters', () => {
-    const r = parseTaskFile(yaml(['- {id: a, type: reboot}', '- {id: b, type: group}', '- {id: c, type: stage}', '- {id: d, type: skipped}']), FILE);
+    const r = parseTaskFile(
+      yaml(['- {id: a, type: reboot}', '- {id: b, type: group}', '- {id: c, type: stage}', '- {id: d, type: skipped}']),
+      FILE,
+    );
     expect(r.diagnostics).toEqual([]);
     expect(r.tasks.map((t) => t.type)).toEqual(['reboot', 'group', 'stage', 'skipped']);
   });
@@ -236,9 +319,33 @@ describe('errors', () => {
       FILE,
     );
     expect(r.diagnostics).toEqual<Diagnostic[]>([
-      { severity: 'error', code: 'TASK_BAD_FIELD', message: 'expected a number, got "ten"', file: FILE, line: 8, path: '[3].parameters.timeout', taskId: 'd' },
-      { severity: 'error', code: 'TASK_BAD_FIELD', message: 'expected a number, got -1', file: FILE, line: 9, path: '[3].parameters.retries', taskId: 'd' },
-      { severity: 'error', code: 'TASK_BAD_FIELD', message: 'expected a string, got 7', file: FILE, line: 11, path: '[3].parameters.cwd', taskId: 'd' },
+      {
+        severity: 'error',
+        code: 'TASK_BAD_FIELD',
+        message: 'expected a number, got "ten"',
+        file: FILE,
+        line: 8,
+        path: '[3].parameters.timeout',
+        taskId: 'd',
+      },
+      {
+        severity: 'error',
+        code: 'TASK_BAD_FIELD',
+        message: 'expected a number, got -1',
+        file: FILE,
+        line: 9,
+        path: '[3].parameters.retries',
+        taskId: 'd',
+      },
+      {
+        severity: 'error',
+        code: 'TASK_BAD_FIELD',
+        message: 'expected a string, got 7',
+        file: FILE,
+        line: 11,
+        path: '[3].parameters.cwd',
+        taskId: 'd',
+      },
     ]);
     expect(r.tasks.map((t) => t.id)).toEqual(['a', 'b', 'c']);
   });
@@ -249,7 +356,8 @@ describe('errors', () => {
       {
         severity: 'error',
         code: 'TASK_UNKNOWN_TYPE',
-        message: 'unknown task type "puppett": expected one of stage, group, skipped, puppet, shell, upload_file, sync, copy_files, reboot (rsync = sync)',
+        message:
+          'unknown task type "puppett": expected one of stage, group, skipped, puppet, shell, upload_file, sync, copy_files, reboot (rsync = sync)',
         file: FILE,
         line: 2,
         path: '[0].type',
@@ -260,7 +368,10 @@ describe('errors', () => {
 
   it('missing id and type - TASK_MISSING_FIELD for each', () => {
     const r = parseTaskFile(yaml(['- {id: ok, type: reboot}', '- role: [a]', '  requires: [ok]']), FILE);
-    expect(errors(r)).toEqual([`${FILE}:2: [1]: task has no 'id'`, `${FILE}:2: [1]: task has no 'type' (one of stage, group, skipped, puppet, shell, upload_file, sync, copy_files, reboot)`]);
+    expect(errors(r)).toEqual([
+      `${FILE}:2: [1]: task has no 'id'`,
+      `${FILE}:2: [1]: task has no 'type' (one of stage, group, skipped, puppet, shell, upload_file, sync, copy_files, reboot)`,
+    ]);
     expect(r.diagnostics.map((d) => d.code)).toEqual(['TASK_MISSING_FIELD', 'TASK_MISSING_FIELD']);
   });
 
@@ -281,7 +392,17 @@ describe('errors', () => {
 
   it('bad cross-depends - name regex, role, policy and shape each reported', () => {
     const r = parseTaskFile(
-      yaml(['- id: t', '  type: reboot', '  cross-depends:', '    - name: /x(/', '    - name: y', '      role: [3]', '      policy: some', '    - z', '  cross-depended-by: x']),
+      yaml([
+        '- id: t',
+        '  type: reboot',
+        '  cross-depends:',
+        '    - name: /x(/',
+        '    - name: y',
+        '      role: [3]',
+        '      policy: some',
+        '    - z',
+        '  cross-depended-by: x',
+      ]),
       FILE,
     );
     expect(errors(r)).toEqual([
@@ -291,11 +412,27 @@ describe('errors', () => {
       `${FILE}:8: [0].cross-depends[2]: task 't': expected {name, role?, policy?}, got "z"`,
       `${FILE}:9: [0].cross-depended-by: task 't': expected a list of {name, role?, policy?}, got "x"`,
     ]);
-    expect(r.diagnostics.map((d) => d.code)).toEqual(['TASK_BAD_NAME_PATTERN', 'TASK_BAD_FIELD', 'TASK_BAD_FIELD', 'TASK_BAD_FIELD', 'TASK_BAD_FIELD']);
+    expect(r.diagnostics.map((d) => d.code)).toEqual([
+      'TASK_BAD_NAME_PATTERN',
+      'TASK_BAD_FIELD',
+      'TASK_BAD_FIELD',
+      'TASK_BAD_FIELD',
+      'TASK_BAD_FIELD',
+    ]);
   });
 
   it('condition - yaql_exp is unsupported, a non-string is a wrong type', () => {
-    const r = parseTaskFile(yaml(['- id: a', '  type: reboot', "  condition: {yaql_exp: 'changed($.x)'}", '- id: b', '  type: reboot', '  condition: true']), FILE);
+    const r = parseTaskFile(
+      yaml([
+        '- id: a',
+        '  type: reboot',
+        "  condition: {yaql_exp: 'changed($.x)'}",
+        '- id: b',
+        '  type: reboot',
+        '  condition: true',
+      ]),
+      FILE,
+    );
     expect(r.diagnostics.map((d) => [d.code, formatDiagnostic(d)])).toEqual([
       [
         'TASK_UNSUPPORTED',
@@ -307,7 +444,18 @@ describe('errors', () => {
 
   it('bad strategy - type and amount checked', () => {
     const r = parseTaskFile(
-      yaml(['- id: a', '  type: group', '  parameters:', '    strategy: {type: parallel, amount: 0}', '- id: b', '  type: group', '  strategy: {type: serial}', '- id: c', '  type: group', '  strategy: one_by_one']),
+      yaml([
+        '- id: a',
+        '  type: group',
+        '  parameters:',
+        '    strategy: {type: parallel, amount: 0}',
+        '- id: b',
+        '  type: group',
+        '  strategy: {type: serial}',
+        '- id: c',
+        '  type: group',
+        '  strategy: one_by_one',
+      ]),
       FILE,
     );
     expect(errors(r)).toEqual([
@@ -346,7 +494,17 @@ describe('errors', () => {
 
   it('copy_files - empty files list and bad entries', () => {
     const r = parseTaskFile(
-      yaml(['- id: a', '  type: copy_files', '  parameters: {files: []}', '- id: b', '  type: copy_files', '  parameters:', '    files:', "      - {src: /a, permissions: '999'}", '      - 3']),
+      yaml([
+        '- id: a',
+        '  type: copy_files',
+        '  parameters: {files: []}',
+        '- id: b',
+        '  type: copy_files',
+        '  parameters:',
+        '    files:',
+        "      - {src: /a, permissions: '999'}",
+        '      - 3',
+      ]),
       FILE,
     );
     expect(errors(r)).toEqual([
@@ -358,15 +516,36 @@ describe('errors', () => {
   });
 
   it('yaql_exp in a typed parameter - unsupported', () => {
-    const r = parseTaskFile(yaml(['- id: u', '  type: upload_file', '  parameters:', '    path: /etc/x', '    data: {yaql_exp: $.x}']), FILE);
-    expect(r.diagnostics.map((d) => [d.code, d.message])).toEqual([['TASK_UNSUPPORTED', 'yaql_exp values are not supported; write data as a string']]);
+    const r = parseTaskFile(
+      yaml(['- id: u', '  type: upload_file', '  parameters:', '    path: /etc/x', '    data: {yaql_exp: $.x}']),
+      FILE,
+    );
+    expect(r.diagnostics.map((d) => [d.code, d.message])).toEqual([
+      ['TASK_UNSUPPORTED', 'yaql_exp values are not supported; write data as a string'],
+    ]);
   });
 
   it('bad stage postfix - TASK_BAD_STAGE with the right form', () => {
-    const r = parseTaskFile(yaml(['- id: a', '  type: reboot', "  stage: 'post_deployment:: 50'", '- id: b', '  type: reboot', '  stage: post_deployment/x']), FILE);
+    const r = parseTaskFile(
+      yaml([
+        '- id: a',
+        '  type: reboot',
+        "  stage: 'post_deployment:: 50'",
+        '- id: b',
+        '  type: reboot',
+        '  stage: post_deployment/x',
+      ]),
+      FILE,
+    );
     expect(r.diagnostics.map((d) => [d.code, formatDiagnostic(d)])).toEqual([
-      ['TASK_BAD_STAGE', `${FILE}:3: [0].stage: task 'a': stage 'post_deployment:: 50' is not valid: write it as 'post_deployment/50'`],
-      ['TASK_BAD_STAGE', `${FILE}:6: [1].stage: task 'b': stage 'post_deployment/x' is not valid: the postfix after '/' must be a number, e.g. 'post_deployment/50'`],
+      [
+        'TASK_BAD_STAGE',
+        `${FILE}:3: [0].stage: task 'a': stage 'post_deployment:: 50' is not valid: write it as 'post_deployment/50'`,
+      ],
+      [
+        'TASK_BAD_STAGE',
+        `${FILE}:6: [1].stage: task 'b': stage 'post_deployment/x' is not valid: the postfix after '/' must be a number, e.g. 'post_deployment/50'`,
+      ],
     ]);
   });
 
@@ -374,7 +553,10 @@ describe('errors', () => {
     ['stage: post_deployment:: 50', "stage 'post_deployment:: 50' is not valid: write it as 'post_deployment/50'"],
     ['stage: post_deployment: :50', "stage 'post_deployment: :50' is not valid: write it as 'post_deployment/50'"],
   ])('unquoted `%s` - a YAML error whose message shows the right stage form', (line, hint) => {
-    const r = parseTaskFile(yaml(['- role: [controller]', '  type: shell', `  ${line}`, '  parameters: {cmd: x}']), 'plugin/tasks.yaml');
+    const r = parseTaskFile(
+      yaml(['- role: [controller]', '  type: shell', `  ${line}`, '  parameters: {cmd: x}']),
+      'plugin/tasks.yaml',
+    );
     expect(r.tasks).toEqual([]);
     expect(r.diagnostics).toEqual([
       {
@@ -395,13 +577,31 @@ describe('errors', () => {
   });
 
   it('duplicate ids in one file - error on the later one naming both lines; the first is kept', () => {
-    const r = parseTaskFile(yaml(['- id: a', '  type: reboot', '- id: b', '  type: reboot', '- id: a', '  type: shell', '  parameters: {cmd: x}']), FILE);
+    const r = parseTaskFile(
+      yaml([
+        '- id: a',
+        '  type: reboot',
+        '- id: b',
+        '  type: reboot',
+        '- id: a',
+        '  type: shell',
+        '  parameters: {cmd: x}',
+      ]),
+      FILE,
+    );
     expect(r.tasks.map((t) => [t.id, t.type])).toEqual([
       ['a', 'reboot'],
       ['b', 'reboot'],
     ]);
     expect(r.diagnostics).toEqual([
-      { severity: 'error', code: 'TASK_DUPLICATE_ID', message: `task id 'a' is defined twice: ${FILE}:1 and ${FILE}:5`, file: FILE, line: 5, taskId: 'a' },
+      {
+        severity: 'error',
+        code: 'TASK_DUPLICATE_ID',
+        message: `task id 'a' is defined twice: ${FILE}:1 and ${FILE}:5`,
+        file: FILE,
+        line: 5,
+        taskId: 'a',
+      },
     ]);
   });
 
@@ -429,12 +629,20 @@ describe('file shapes', () => {
   it('a single task without the leading dash - TASK_FILE_SHAPE with the fix', () => {
     const r = parseTaskFile(yaml(['id: a', 'type: reboot']), FILE);
     expect(r.diagnostics).toEqual([
-      { severity: 'error', code: 'TASK_FILE_SHAPE', message: "expected a list of tasks: start each task with '- ' (e.g. '- id: a')", file: FILE, line: 1 },
+      {
+        severity: 'error',
+        code: 'TASK_FILE_SHAPE',
+        message: "expected a list of tasks: start each task with '- ' (e.g. '- id: a')",
+        file: FILE,
+        line: 1,
+      },
     ]);
   });
 
   it('a scalar document - TASK_FILE_SHAPE', () => {
-    expect(errors(parseTaskFile('42\n', FILE))).toEqual([`${FILE}:1: expected a list of tasks or a mapping of node roles, got 42`]);
+    expect(errors(parseTaskFile('42\n', FILE))).toEqual([
+      `${FILE}:1: expected a list of tasks or a mapping of node roles, got 42`,
+    ]);
   });
 });
 
@@ -459,7 +667,13 @@ describe('legacy tasks.yaml', () => {
       id: 'plugin-a.post_deployment.1',
       type: 'shell',
       version: '1.0.0',
-      roles: { kind: 'patterns', patterns: [{ kind: 'name', name: 'primary-controller' }, { kind: 'name', name: 'controller' }] },
+      roles: {
+        kind: 'patterns',
+        patterns: [
+          { kind: 'name', name: 'primary-controller' },
+          { kind: 'name', name: 'controller' },
+        ],
+      },
       requires: [],
       requiredFor: [],
       crossDepends: [],
@@ -474,13 +688,19 @@ describe('legacy tasks.yaml', () => {
   });
 
   it('scope - options.scope, else the parent directory, else "legacy"', () => {
-    expect(parseTaskFile(legacy, 'x/tasks.yaml', { scope: 'release-9' }).tasks.map((t) => t.id)).toEqual(['release-9.post_deployment.1', 'release-9.pre_deployment.2']);
+    expect(parseTaskFile(legacy, 'x/tasks.yaml', { scope: 'release-9' }).tasks.map((t) => t.id)).toEqual([
+      'release-9.post_deployment.1',
+      'release-9.pre_deployment.2',
+    ]);
     expect(parseTaskFile(legacy, '/opt/plugins/zabbix/tasks.yaml').tasks[0].id).toBe('zabbix.post_deployment.1');
     expect(parseTaskFile(legacy, 'tasks.yaml').tasks[0].id).toBe('legacy.post_deployment.1');
   });
 
   it('detected from content - no ids, stage/role present, any file name', () => {
-    expect(parseTaskFile(legacy, 'p/old-style.yaml').tasks.map((t) => t.id)).toEqual(['p.post_deployment.1', 'p.pre_deployment.2']);
+    expect(parseTaskFile(legacy, 'p/old-style.yaml').tasks.map((t) => t.id)).toEqual([
+      'p.post_deployment.1',
+      'p.pre_deployment.2',
+    ]);
   });
 
   it('parseLegacyTasks - forced even when the file name says otherwise', () => {
@@ -488,7 +708,10 @@ describe('legacy tasks.yaml', () => {
   });
 
   it('a legacy task without a stage - TASK_BAD_STAGE; n still counts it', () => {
-    const r = parseTaskFile(yaml(["- role: '*'", '  type: reboot', "- role: '*'", '  type: reboot', '  stage: post_deployment']), 'p/tasks.yaml');
+    const r = parseTaskFile(
+      yaml(["- role: '*'", '  type: reboot', "- role: '*'", '  type: reboot', '  stage: post_deployment']),
+      'p/tasks.yaml',
+    );
     expect(r.diagnostics.map((d) => [d.code, formatDiagnostic(d)])).toEqual([
       ['TASK_BAD_STAGE', "p/tasks.yaml:1: [0]: a tasks.yaml task needs a stage, e.g. 'post_deployment/100'"],
     ]);
@@ -496,12 +719,18 @@ describe('legacy tasks.yaml', () => {
   });
 
   it('an explicit id in tasks.yaml - kept, not generated', () => {
-    const r = parseTaskFile(yaml(['- id: mine', "  role: '*'", '  stage: pre_deployment', '  type: reboot']), 'p/tasks.yaml');
+    const r = parseTaskFile(
+      yaml(['- id: mine', "  role: '*'", '  stage: pre_deployment', '  type: reboot']),
+      'p/tasks.yaml',
+    );
     expect(r.tasks.map((t) => [t.id, t.generatedId])).toEqual([['mine', undefined]]);
   });
 
   it('a list with ids and another file name - deployment tasks, so a missing id is an error', () => {
-    const r = parseTaskFile(yaml(['- {id: a, type: reboot}', "- {role: '*', stage: pre_deployment, type: reboot}"]), 'p/more.yaml');
+    const r = parseTaskFile(
+      yaml(['- {id: a, type: reboot}', "- {role: '*', stage: pre_deployment, type: reboot}"]),
+      'p/more.yaml',
+    );
     expect(errors(r)).toEqual([`p/more.yaml:2: [1]: task has no 'id'`]);
   });
 });
@@ -552,28 +781,53 @@ describe('node_roles.yaml', () => {
   it('bad entries - a non-id task member and a role that is not a mapping, with key paths and lines', () => {
     const r = parseTaskFile(yaml(['ok:', '  tasks: [a]', 'bad:', '  tasks: [a, 1]', 'worse: 3']), 'node_roles.yaml');
     // `worse: 3` makes the file not a mapping of mappings; forcing the format reports per role.
-    expect(errors(r)).toEqual(['node_roles.yaml:1: expected a list of tasks or a mapping of node roles, got a mapping']);
-    const forced = parseNodeRoles(yaml(['ok:', '  tasks: [a]', 'bad:', '  tasks: [a, 1]', 'worse: 3']), 'node_roles.yaml');
-    expect(errors(forced)).toEqual(["node_roles.yaml:4: bad.tasks[1]: task 'bad': expected a task id, got 1", "node_roles.yaml:5: worse: task 'worse': expected a node role mapping, got 3"]);
+    expect(errors(r)).toEqual([
+      'node_roles.yaml:1: expected a list of tasks or a mapping of node roles, got a mapping',
+    ]);
+    const forced = parseNodeRoles(
+      yaml(['ok:', '  tasks: [a]', 'bad:', '  tasks: [a, 1]', 'worse: 3']),
+      'node_roles.yaml',
+    );
+    expect(errors(forced)).toEqual([
+      "node_roles.yaml:4: bad.tasks[1]: task 'bad': expected a task id, got 1",
+      "node_roles.yaml:5: worse: task 'worse': expected a node role mapping, got 3",
+    ]);
     expect(forced.tasks.map((t) => t.id)).toEqual(['ok']);
   });
 });
 
 describe('already-loaded data', () => {
   it('parseTaskRecords - no locator: no line in diagnostics, source.line 0', () => {
-    const r = parseTaskRecords([{ id: 'a', type: 'reboot' }, { id: 'b', type: 'shell' }], 'merged');
+    const r = parseTaskRecords(
+      [
+        { id: 'a', type: 'reboot' },
+        { id: 'b', type: 'shell' },
+      ],
+      'merged',
+    );
     expect(r.tasks.map((t) => t.source)).toEqual([{ file: 'merged', line: 0, index: 0 }]);
     expect(r.diagnostics).toEqual([
-      { severity: 'error', code: 'TASK_MISSING_PARAMETER', message: 'a shell task needs parameters.cmd', file: 'merged', path: '[1].parameters.cmd', taskId: 'b' },
+      {
+        severity: 'error',
+        code: 'TASK_MISSING_PARAMETER',
+        message: 'a shell task needs parameters.cmd',
+        file: 'merged',
+        path: '[1].parameters.cmd',
+        taskId: 'b',
+      },
     ]);
   });
 
   it('parseTaskData - detects node roles in loaded data', () => {
-    expect(parseTaskData({ compute: { tasks: ['a'] } }, 'p/node_roles.yaml').tasks.map((t) => t.id)).toEqual(['compute']);
+    expect(parseTaskData({ compute: { tasks: ['a'] } }, 'p/node_roles.yaml').tasks.map((t) => t.id)).toEqual([
+      'compute',
+    ]);
   });
 
   it('parseDeploymentTasks - forced even for a tasks.yaml name', () => {
-    expect(errors(parseDeploymentTasks(yaml(["- {role: '*', stage: pre_deployment, type: reboot}"]), 'p/tasks.yaml'))).toEqual(["p/tasks.yaml:1: [0]: task has no 'id'"]);
+    expect(
+      errors(parseDeploymentTasks(yaml(["- {role: '*', stage: pre_deployment, type: reboot}"]), 'p/tasks.yaml')),
+    ).toEqual(["p/tasks.yaml:1: [0]: task has no 'id'"]);
   });
 });
 

@@ -79,14 +79,18 @@ export function parseTaskData(data: unknown, file: string, options: TaskDataOpti
   const format = options.format ?? detectFormat(data, file);
   let outcomes: RecordOutcome[];
   if (format === 'node-roles') {
-    if (!isPlainObject(data)) return shapeError(ctx, `a node roles file must be a mapping of role name to role, got ${describeValue(data)}`);
+    if (!isPlainObject(data))
+      return shapeError(ctx, `a node roles file must be a mapping of role name to role, got ${describeValue(data)}`);
     outcomes = parseRoleMap(data, ctx);
   } else if (Array.isArray(data)) {
     const legacy = format === 'legacy-tasks';
     const scope = options.plugin ?? options.scope ?? parentDirName(file) ?? 'legacy';
     outcomes = data.map((raw, i) => parseTaskRecord(raw, i, [i], ctx, { legacy, scope }));
   } else if (format === undefined && isPlainObject(data) && ('id' in data || 'type' in data)) {
-    return shapeError(ctx, `expected a list of tasks: start each task with '- ' (e.g. '- id: ${String(data.id ?? 'my-task')}')`);
+    return shapeError(
+      ctx,
+      `expected a list of tasks: start each task with '- ' (e.g. '- id: ${String(data.id ?? 'my-task')}')`,
+    );
   } else {
     return shapeError(ctx, `expected a list of tasks or a mapping of node roles, got ${describeValue(data)}`);
   }
@@ -107,7 +111,8 @@ function detectFormat(data: unknown, file: string): TaskFileFormat | undefined {
     // tasks.yaml is legacy only when its records carry no id.
     const records = data.filter(isPlainObject);
     const withoutIds = records.length > 0 && records.every((r) => !('id' in r));
-    if (/(^|[\\/])tasks\.ya?ml$/.test(file)) return withoutIds || records.length === 0 ? 'legacy-tasks' : 'deployment-tasks';
+    if (/(^|[\\/])tasks\.ya?ml$/.test(file))
+      return withoutIds || records.length === 0 ? 'legacy-tasks' : 'deployment-tasks';
     const legacyLooking = withoutIds && records.some((r) => 'stage' in r || 'role' in r);
     return legacyLooking ? 'legacy-tasks' : 'deployment-tasks';
   }
@@ -131,7 +136,13 @@ function parseRoleMap(roles: Record<string, unknown>, ctx: RecordContext): Recor
       return;
     }
     // seed 001: empty or absent `tasks:` means the role brings no group.
-    if (!role || role.tasks === undefined || role.tasks === null || (Array.isArray(role.tasks) && role.tasks.length === 0)) return;
+    if (
+      !role ||
+      role.tasks === undefined ||
+      role.tasks === null ||
+      (Array.isArray(role.tasks) && role.tasks.length === 0)
+    )
+      return;
     const record: Record<string, unknown> = { id: name, type: 'group', version: '2.0.0', roles: [name] };
     for (const key of ROLE_GROUP_KEYS) if (role[key] !== undefined) record[key] = role[key];
     // Paths are `<role>.tasks[1]`; keys the record made up (id, type) locate to the role's line.
@@ -140,7 +151,13 @@ function parseRoleMap(roles: Record<string, unknown>, ctx: RecordContext): Recor
   return outcomes;
 }
 
-function pushError(ctx: RecordContext, code: Diagnostic['code'], path: PathSegment[], message: string, taskId?: string): void {
+function pushError(
+  ctx: RecordContext,
+  code: Diagnostic['code'],
+  path: PathSegment[],
+  message: string,
+  taskId?: string,
+): void {
   const d: Diagnostic = { severity: 'error', code, message, file: ctx.file, path: formatPath(path) };
   const line = ctx.locate?.(path);
   if (line !== undefined) d.line = line;
@@ -198,7 +215,9 @@ function keepFirstOfEachId(outcomes: RecordOutcome[], file: string, diagnostics:
 export function mergeParseResults(results: ParseResult[]): ParseResult {
   const diagnostics = results.flatMap((r) => r.diagnostics);
   const tasks = keepFirstOfEach(
-    results.flatMap((r) => r.tasks.map((task) => ({ id: task.id, file: task.source.file, line: task.source.line, task }))),
+    results.flatMap((r) =>
+      r.tasks.map((task) => ({ id: task.id, file: task.source.file, line: task.source.line, task })),
+    ),
     diagnostics,
   );
   return { tasks, diagnostics };

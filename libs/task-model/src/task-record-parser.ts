@@ -33,7 +33,14 @@ const KNOWN_KEYS = new Set([
   'tasks',
 ]);
 // Fuel keys Granule accepts and does not use; no warning for them.
-const IGNORED_FUEL_KEYS = new Set(['description', 'reexecute_on', 'refresh_on', 'os-version', 'fuel-version', 'no_puppet_run']);
+const IGNORED_FUEL_KEYS = new Set([
+  'description',
+  'reexecute_on',
+  'refresh_on',
+  'os-version',
+  'fuel-version',
+  'no_puppet_run',
+]);
 
 const TYPE_ALIASES: Record<string, TaskType> = { rsync: 'sync' };
 
@@ -104,7 +111,13 @@ export interface RecordOutcome {
  * Normalises one raw task record into a TaskDefinition. Every problem goes to `ctx.diagnostics`;
  * a record with an error gives no `task`.
  */
-export function parseTaskRecord(raw: unknown, index: number, base: readonly PathSegment[], ctx: RecordContext, opts: RecordOptions): RecordOutcome {
+export function parseTaskRecord(
+  raw: unknown,
+  index: number,
+  base: readonly PathSegment[],
+  ctx: RecordContext,
+  opts: RecordOptions,
+): RecordOutcome {
   const r = new RecordReporter(ctx, base);
   if (!isPlainObject(raw)) {
     r.error('TASK_BAD_RECORD', [], `expected a task (a mapping with id, type, ...), got ${describeValue(raw)}`);
@@ -143,20 +156,27 @@ export function parseTaskRecord(raw: unknown, index: number, base: readonly Path
   if (raw.fault_tolerance !== undefined && raw.fault_tolerance !== null) {
     const ft = readFaultTolerance(raw.fault_tolerance);
     if ('code' in ft) r.error(ft.code, ['fault_tolerance'], ft.message);
-    else if (type !== undefined && type !== 'group') r.warn('TASK_IGNORED_FIELD', ['fault_tolerance'], `fault_tolerance is only used by group tasks; ignored for a ${type} task`);
+    else if (type !== undefined && type !== 'group')
+      r.warn(
+        'TASK_IGNORED_FIELD',
+        ['fault_tolerance'],
+        `fault_tolerance is only used by group tasks; ignored for a ${type} task`,
+      );
     else faultTolerance = ft;
   }
 
   let failOnError = true;
   if (raw.fail_on_error !== undefined && raw.fail_on_error !== null) {
     if (typeof raw.fail_on_error === 'boolean') failOnError = raw.fail_on_error;
-    else r.error('TASK_BAD_FIELD', ['fail_on_error'], `expected true or false, got ${describeValue(raw.fail_on_error)}`);
+    else
+      r.error('TASK_BAD_FIELD', ['fail_on_error'], `expected true or false, got ${describeValue(raw.fail_on_error)}`);
   }
 
   let tasks: string[] | undefined;
   if (raw.tasks !== undefined && raw.tasks !== null) {
     const members = readIdList(raw, 'tasks', r);
-    if (type !== undefined && type !== 'group') r.warn('TASK_IGNORED_FIELD', ['tasks'], `tasks is only used by group tasks; ignored for a ${type} task`);
+    if (type !== undefined && type !== 'group')
+      r.warn('TASK_IGNORED_FIELD', ['tasks'], `tasks is only used by group tasks; ignored for a ${type} task`);
     else tasks = members;
   }
 
@@ -207,7 +227,11 @@ function readType(raw: Record<string, unknown>, r: RecordReporter): TaskType | u
     const type = TYPE_ALIASES[value] ?? value;
     if ((TASK_TYPES as readonly string[]).includes(type)) return type as TaskType;
   }
-  r.error('TASK_UNKNOWN_TYPE', ['type'], `unknown task type ${describeValue(value)}: expected one of ${TASK_TYPES.join(', ')} (rsync = sync)`);
+  r.error(
+    'TASK_UNKNOWN_TYPE',
+    ['type'],
+    `unknown task type ${describeValue(value)}: expected one of ${TASK_TYPES.join(', ')} (rsync = sync)`,
+  );
   return undefined;
 }
 
@@ -229,7 +253,8 @@ function readRoles(raw: Record<string, unknown>, r: RecordReporter, type: TaskTy
     },
   );
   if (type === 'stage') {
-    if (present.length > 0) r.warn('TASK_IGNORED_FIELD', [present[0]], `stage tasks run on no node; ${present.join(', ')} ignored`);
+    if (present.length > 0)
+      r.warn('TASK_IGNORED_FIELD', [present[0]], `stage tasks run on no node; ${present.join(', ')} ignored`);
     return null;
   }
   return selector;
@@ -268,10 +293,19 @@ function readCrossDeps(raw: Record<string, unknown>, key: string, r: RecordRepor
     const name = item.name;
     let dep: Pick<CrossDependency, 'name' | 'isRegex'> | undefined;
     if (typeof name !== 'string' || name === '') {
-      r.error(name === undefined ? 'TASK_MISSING_FIELD' : 'TASK_BAD_FIELD', [key, i, 'name'], `expected a task id or /regex/, got ${describeValue(name)}`);
+      r.error(
+        name === undefined ? 'TASK_MISSING_FIELD' : 'TASK_BAD_FIELD',
+        [key, i, 'name'],
+        `expected a task id or /regex/, got ${describeValue(name)}`,
+      );
     } else if (isRegexLiteral(name)) {
       const error = regexError(name.slice(1, -1));
-      if (error) r.error('TASK_BAD_NAME_PATTERN', [key, i, 'name'], `task name pattern '${name}' is not a valid regex: ${error}`);
+      if (error)
+        r.error(
+          'TASK_BAD_NAME_PATTERN',
+          [key, i, 'name'],
+          `task name pattern '${name}' is not a valid regex: ${error}`,
+        );
       else dep = { name: name.slice(1, -1), isRegex: true };
     } else {
       dep = { name, isRegex: false };
@@ -305,14 +339,22 @@ function readCondition(raw: Record<string, unknown>, r: RecordReporter): string 
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') return value;
   if (isPlainObject(value) && 'yaql_exp' in value) {
-    r.error('TASK_UNSUPPORTED', ['condition'], `yaql_exp conditions are not supported; write the condition as an expression string, e.g. condition: "settings:storage.ceph.value == true"`);
+    r.error(
+      'TASK_UNSUPPORTED',
+      ['condition'],
+      `yaql_exp conditions are not supported; write the condition as an expression string, e.g. condition: "settings:storage.ceph.value == true"`,
+    );
   } else {
     r.error('TASK_BAD_FIELD', ['condition'], `expected an expression string, got ${describeValue(value)}`);
   }
   return undefined;
 }
 
-function readParameters(raw: Record<string, unknown>, r: RecordReporter, type: TaskType | undefined): { parameters: Record<string, unknown>; strategy?: Strategy } {
+function readParameters(
+  raw: Record<string, unknown>,
+  r: RecordReporter,
+  type: TaskType | undefined,
+): { parameters: Record<string, unknown>; strategy?: Strategy } {
   let parameters: Record<string, unknown> = {};
   const value = raw.parameters;
   if (value !== undefined && value !== null) {
@@ -333,10 +375,18 @@ function readParameters(raw: Record<string, unknown>, r: RecordReporter, type: T
 
   if (type === 'puppet' && parameters.puppet_manifests !== undefined) {
     if (parameters.puppet_manifest === undefined) {
-      r.warn('TASK_DEPRECATED_ALIAS', ['parameters', 'puppet_manifests'], `parameters.puppet_manifests is read as puppet_manifest; rename it`);
+      r.warn(
+        'TASK_DEPRECATED_ALIAS',
+        ['parameters', 'puppet_manifests'],
+        `parameters.puppet_manifests is read as puppet_manifest; rename it`,
+      );
       parameters.puppet_manifest = parameters.puppet_manifests;
     } else {
-      r.warn('TASK_IGNORED_FIELD', ['parameters', 'puppet_manifests'], `parameters.puppet_manifests is ignored: puppet_manifest is set`);
+      r.warn(
+        'TASK_IGNORED_FIELD',
+        ['parameters', 'puppet_manifests'],
+        `parameters.puppet_manifests is ignored: puppet_manifest is set`,
+      );
     }
     delete parameters.puppet_manifests;
   }
@@ -362,17 +412,27 @@ function checkParameterTypes(params: Record<string, unknown>, r: RecordReporter,
       r.error('TASK_BAD_FIELD', path, `expected ${expected}, got ${describeValue(v)}`);
     }
   };
-  for (const name of NUMBER_PARAMETERS) check(name, (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0, 'a number');
+  for (const name of NUMBER_PARAMETERS)
+    check(name, (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0, 'a number');
   for (const name of STRING_PARAMETERS) check(name, (v) => typeof v === 'string', 'a string');
   for (const name of PERMISSION_PARAMETERS) {
-    check(name, (v) => (typeof v === 'string' && /^[0-7]{3,4}$/.test(v)) || (typeof v === 'number' && Number.isInteger(v) && v >= 0), "a mode like '0644'");
+    check(
+      name,
+      (v) =>
+        (typeof v === 'string' && /^[0-7]{3,4}$/.test(v)) || (typeof v === 'number' && Number.isInteger(v) && v >= 0),
+      "a mode like '0644'",
+    );
   }
 }
 
 function checkFiles(files: unknown, r: RecordReporter): void {
   const at: PathSegment[] = ['parameters', 'files'];
   if (!Array.isArray(files) || files.length === 0) {
-    r.error('TASK_BAD_FIELD', at, `expected a non-empty list of {src, dst, permissions?}, got ${Array.isArray(files) ? 'an empty list' : describeValue(files)}`);
+    r.error(
+      'TASK_BAD_FIELD',
+      at,
+      `expected a non-empty list of {src, dst, permissions?}, got ${Array.isArray(files) ? 'an empty list' : describeValue(files)}`,
+    );
     return;
   }
   files.forEach((entry, i) => {
@@ -381,7 +441,8 @@ function checkFiles(files: unknown, r: RecordReporter): void {
       return;
     }
     for (const name of ['src', 'dst']) {
-      if (entry[name] === undefined || entry[name] === null) r.error('TASK_MISSING_PARAMETER', [...at, i, name], `each file needs ${name}`);
+      if (entry[name] === undefined || entry[name] === null)
+        r.error('TASK_MISSING_PARAMETER', [...at, i, name], `each file needs ${name}`);
     }
     checkParameterTypes(entry, r, [...at, i]);
   });
@@ -389,12 +450,17 @@ function checkFiles(files: unknown, r: RecordReporter): void {
 
 function readStrategy(value: unknown, r: RecordReporter, at: PathSegment[]): Strategy | undefined {
   if (!isPlainObject(value)) {
-    r.error('TASK_BAD_FIELD', at, `expected {type: parallel, amount?} or {type: one_by_one}, got ${describeValue(value)}`);
+    r.error(
+      'TASK_BAD_FIELD',
+      at,
+      `expected {type: parallel, amount?} or {type: one_by_one}, got ${describeValue(value)}`,
+    );
     return undefined;
   }
   const { type, amount } = value;
   if (type === 'one_by_one') {
-    if (amount !== undefined && amount !== null) r.warn('TASK_IGNORED_FIELD', [...at, 'amount'], `amount is ignored for one_by_one`);
+    if (amount !== undefined && amount !== null)
+      r.warn('TASK_IGNORED_FIELD', [...at, 'amount'], `amount is ignored for one_by_one`);
     return { type: 'one_by_one' };
   }
   if (type !== 'parallel') {

@@ -4,11 +4,28 @@
  * Every parser produces these records; the planner consumes nothing else.
  */
 
-export const TASK_TYPES = ['stage', 'group', 'skipped', 'puppet', 'shell', 'upload_file', 'sync', 'copy_files', 'reboot'] as const;
+export const TASK_TYPES = [
+  'stage',
+  'group',
+  'skipped',
+  'puppet',
+  'shell',
+  'upload_file',
+  'sync',
+  'copy_files',
+  'reboot',
+] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 /** Types that do work on a host (everything except the graph skeleton). */
-export const EXECUTABLE_TASK_TYPES: readonly TaskType[] = ['puppet', 'shell', 'upload_file', 'sync', 'copy_files', 'reboot'];
+export const EXECUTABLE_TASK_TYPES: readonly TaskType[] = [
+  'puppet',
+  'shell',
+  'upload_file',
+  'sync',
+  'copy_files',
+  'reboot',
+];
 
 /** One entry of a role list: a role name or a `/regex/` over role names. */
 export type RolePattern = { kind: 'name'; name: string } | { kind: 'regex'; source: string };

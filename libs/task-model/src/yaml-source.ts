@@ -43,7 +43,13 @@ export function loadYaml(text: string, file: string): LoadedYaml {
     });
   }
   for (const w of doc.warnings) {
-    diagnostics.push({ severity: 'warning', code: 'TASK_YAML_WARNING', message: firstLine(w.message), file, line: w.linePos?.[0]?.line });
+    diagnostics.push({
+      severity: 'warning',
+      code: 'TASK_YAML_WARNING',
+      message: firstLine(w.message),
+      file,
+      line: w.linePos?.[0]?.line,
+    });
   }
   const locate = createLocator(doc, lineCounter);
   return { data: doc.errors.length > 0 ? null : (doc.toJS({ maxAliasCount: 10000 }) ?? null), locate, diagnostics };

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { copyFile, mkdir, open, rename, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 
@@ -9,7 +19,10 @@ async function ensureDir(dir: string, dirMode: number): Promise<void> {
 }
 
 function tempPathFor(target: string): string {
-  return path.join(path.dirname(target), `.${path.basename(target)}.granule-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  return path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.granule-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
 }
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -38,7 +51,12 @@ async function finish(temp: string, target: string, mode: number): Promise<void>
  * Writes `data` to `target` so that readers see the old content or the new, never a part:
  * a temp file in the same directory, fsync, rename, fsync of the directory.
  */
-export async function writeFileAtomic(target: string, data: string | Buffer, mode: number, dirMode: number): Promise<void> {
+export async function writeFileAtomic(
+  target: string,
+  data: string | Buffer,
+  mode: number,
+  dirMode: number,
+): Promise<void> {
   await ensureDir(path.dirname(target), dirMode);
   const temp = tempPathFor(target);
   try {
@@ -71,7 +89,7 @@ export async function copyFileAtomic(source: string, target: string, mode: numbe
 /** Writes all of `data` at the file position of `fd` (a `writeSync` may write less than asked). */
 export function writeAllSync(fd: number, data: string | Buffer): void {
   const buffer = typeof data === 'string' ? Buffer.from(data) : data;
-  for (let off = 0; off < buffer.length; ) off += writeSync(fd, buffer, off, buffer.length - off);
+  for (let off = 0; off < buffer.length;) off += writeSync(fd, buffer, off, buffer.length - off);
 }
 
 /**

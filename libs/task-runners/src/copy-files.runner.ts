@@ -36,7 +36,11 @@ export async function runCopyFilesTask(state: RunState): Promise<TaskOutcome> {
         return;
       }
       const f = p.nested(`files[${i}]`, entry as Record<string, unknown>);
-      entries.push({ src: f.requiredString('src'), dst: f.requiredString('dst'), mode: f.mode('permissions', defaultMode) });
+      entries.push({
+        src: f.requiredString('src'),
+        dst: f.requiredString('dst'),
+        mode: f.mode('permissions', defaultMode),
+      });
     });
   }
   p.check();

@@ -13,7 +13,10 @@ const modeOf = async (file: string): Promise<number> => (await stat(file)).mode 
 
 describe('upload_file task', () => {
   it('writes the data with mode 0644 by default, creating parent directories', async () => {
-    const { outcome, stdout } = await agent.run('upload_file', { path: 'allowed/etc/app/app.conf', data: 'key=value\n' });
+    const { outcome, stdout } = await agent.run('upload_file', {
+      path: 'allowed/etc/app/app.conf',
+      data: 'key=value\n',
+    });
     const file = path.join(agent.allowed, 'etc', 'app', 'app.conf');
     expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0, attempts: 1 });
     expect(await readFile(file, 'utf8')).toBe('key=value\n');
@@ -40,7 +43,12 @@ describe('upload_file task', () => {
 
   it("refuses '/etc/passwd' with a message naming the allowed roots, and writes nothing", async () => {
     const { outcome, stderr } = await agent.run('upload_file', { path: '/etc/passwd', data: 'x' });
-    expect(outcome).toMatchObject({ status: 'failed', exitCode: null, attempts: 0, errorCode: 'RUNNER_PATH_OUTSIDE_ROOTS' });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      exitCode: null,
+      attempts: 0,
+      errorCode: 'RUNNER_PATH_OUTSIDE_ROOTS',
+    });
     expect(outcome.error).toBe(`upload_file path '/etc/passwd' is outside the allowed roots (${agent.allowed})`);
     expect(stderr).toBe(`[granule] ${outcome.error}\n`);
   });
@@ -62,11 +70,17 @@ describe('upload_file task', () => {
       { runId: 'r', taskId: 't', nodeUid: 'n', type: 'upload_file', parameters: { path: 'f', data: 'x' } },
       { ...agent.ctx, allowedRoots: [] },
     );
-    expect(outcome.error).toBe(`upload_file path 'f' is outside the allowed roots (none configured); it resolves to '${path.join(agent.rootDir, 'f')}'`);
+    expect(outcome.error).toBe(
+      `upload_file path 'f' is outside the allowed roots (none configured); it resolves to '${path.join(agent.rootDir, 'f')}'`,
+    );
   });
 
   it('noop - reports what it would write and writes nothing', async () => {
-    const { outcome, stdout } = await agent.run('upload_file', { path: 'allowed/x.conf', data: 'héllo', permissions: '0640' }, { noop: true });
+    const { outcome, stdout } = await agent.run(
+      'upload_file',
+      { path: 'allowed/x.conf', data: 'héllo', permissions: '0640' },
+      { noop: true },
+    );
     expect(outcome).toMatchObject({ status: 'succeeded', attempts: 0 });
     expect(stdout).toBe(`would write ${path.join(agent.allowed, 'x.conf')} (6 bytes, mode 0640)\n`);
     expect(existsSync(path.join(agent.allowed, 'x.conf'))).toBe(false);
@@ -75,14 +89,18 @@ describe('upload_file task', () => {
   it('bad parameters - lists every problem', async () => {
     const { outcome } = await agent.run('upload_file', { data: 3, permissions: '0999' });
     expect(outcome.error).toBe(
-      "invalid upload_file parameters: parameters.path is missing; parameters.data: expected a string, got 3; parameters.permissions: expected a mode like '0644', got \"0999\"",
+      'invalid upload_file parameters: parameters.path is missing; parameters.data: expected a string, got 3; parameters.permissions: expected a mode like \'0644\', got "0999"',
     );
   });
 
   it('refuses to replace a directory', async () => {
     await mkdir(path.join(agent.allowed, 'dir'));
     const { outcome } = await agent.run('upload_file', { path: 'allowed/dir', data: 'x' });
-    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'RUNNER_IO_FAILED', error: `upload_file path '${path.join(agent.allowed, 'dir')}' is a directory` });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      errorCode: 'RUNNER_IO_FAILED',
+      error: `upload_file path '${path.join(agent.allowed, 'dir')}' is a directory`,
+    });
   });
 });
 
@@ -121,7 +139,9 @@ describe('copy_files task', () => {
       ],
     });
     expect(outcome).toMatchObject({ status: 'failed', attempts: 1, errorCode: 'RUNNER_IO_FAILED' });
-    expect(outcome.error).toMatch(/^copy_files file 2 of 3 \('.*\/files\/missing' -> 'allowed\/missing'\) failed: ENOENT/);
+    expect(outcome.error).toMatch(
+      /^copy_files file 2 of 3 \('.*\/files\/missing' -> 'allowed\/missing'\) failed: ENOENT/,
+    );
     expect((await readdir(agent.allowed)).sort()).toEqual(['one']);
   });
 
@@ -143,6 +163,8 @@ describe('copy_files task', () => {
 
   it('bad parameters - names the entry and key', async () => {
     const { outcome } = await agent.run('copy_files', { files: [{ src: 'files/one' }, 'x'] });
-    expect(outcome.error).toBe('invalid copy_files parameters: parameters.files[0].dst is missing; parameters.files[1]: expected {src, dst, permissions?}');
+    expect(outcome.error).toBe(
+      'invalid copy_files parameters: parameters.files[0].dst is missing; parameters.files[1]: expected {src, dst, permissions?}',
+    );
   });
 });

@@ -2,7 +2,13 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { frameDecoder, HelperProcessSpawner, NATIVE_SPAWN_HELPER, type HelperMessage, type SpawnHelperChoice } from './helper-process-spawner';
+import {
+  frameDecoder,
+  HelperProcessSpawner,
+  NATIVE_SPAWN_HELPER,
+  type HelperMessage,
+  type SpawnHelperChoice,
+} from './helper-process-spawner';
 import { processStartTime } from './process-spawner';
 import { createTempAgent, processAlive, type TempAgent } from './testing/temp-agent.fixture';
 
@@ -46,9 +52,17 @@ describe.each<[Exclude<SpawnHelperChoice, 'auto'>, string]>([
   });
 
   it('runs shell tasks as children of the helper, not of the agent, with output, exit code, cwd and env', async () => {
-    const { outcome, stdout, stderr } = await agent.run('shell', { cmd: 'echo "ppid=$PPID pgid=$(ps -o pgid= $$ | tr -d " ") pid=$$ cwd=$(pwd) v=$V"; echo oops >&2; exit 0', env: { V: 'from-env' } });
+    const { outcome, stdout, stderr } = await agent.run('shell', {
+      cmd: 'echo "ppid=$PPID pgid=$(ps -o pgid= $$ | tr -d " ") pid=$$ cwd=$(pwd) v=$V"; echo oops >&2; exit 0',
+      env: { V: 'from-env' },
+    });
     expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0, attempts: 1 });
-    const fields = Object.fromEntries(stdout.trim().split(' ').map((kv) => kv.split('=')));
+    const fields = Object.fromEntries(
+      stdout
+        .trim()
+        .split(' ')
+        .map((kv) => kv.split('=')),
+    );
     expect(Number(fields.ppid)).toBe(spawner.helperPid);
     expect(Number(fields.ppid)).not.toBe(process.pid);
     expect(fields.pgid).toBe(fields.pid); // leader of its own process group
@@ -60,20 +74,29 @@ describe.each<[Exclude<SpawnHelperChoice, 'auto'>, string]>([
   });
 
   it('keeps large output and multi-byte text intact across the process boundary', async () => {
-    const { stdout } = await agent.run('shell', { cmd: 'head -c 300000 /dev/zero | tr "\\0" x; printf "\\n%s\\n" "é ü end"' });
+    const { stdout } = await agent.run('shell', {
+      cmd: 'head -c 300000 /dev/zero | tr "\\0" x; printf "\\n%s\\n" "é ü end"',
+    });
     expect(stdout.length).toBe(300000 + '\né ü end\n'.length);
     expect(stdout.endsWith('\né ü end\n')).toBe(true);
   });
 
   it('a timeout kills the whole process group, background children included', async () => {
     const pidFile = path.join(agent.rootDir, 'bg.pid');
-    const { outcome } = await agent.run('shell', { cmd: `sleep 30 & echo $! > '${pidFile}'; sleep 30`, timeout: 1, retries: 0 });
+    const { outcome } = await agent.run('shell', {
+      cmd: `sleep 30 & echo $! > '${pidFile}'; sleep 30`,
+      timeout: 1,
+      retries: 0,
+    });
     expect(outcome).toMatchObject({ status: 'timed_out', signal: 'SIGTERM', errorCode: 'RUNNER_TIMED_OUT' });
     expect(processAlive(await readPid(pidFile))).toBe(false);
   });
 
   it('a command that cannot be started fails the attempt with the reason', async () => {
-    const spawned = await spawner.spawn({ command: '/nonexistent/binary', args: [], cwd: agent.rootDir, env: {} }, () => undefined);
+    const spawned = await spawner.spawn(
+      { command: '/nonexistent/binary', args: [], cwd: agent.rootDir, env: {} },
+      () => undefined,
+    );
     expect(spawned.pid).toBeUndefined();
     const exit = await spawned.exited;
     expect(exit.spawnError?.message).toContain('ENOENT');
@@ -88,8 +111,15 @@ describe.each<[Exclude<SpawnHelperChoice, 'auto'>, string]>([
     process.kill(firstHelper, 'SIGKILL');
 
     const { outcome, stderr } = await running;
-    expect(outcome).toMatchObject({ status: 'failed', exitCode: null, signal: 'SIGKILL', error: 'shell command was killed by SIGKILL' });
-    expect(stderr).toContain('the spawn helper process exited (SIGKILL) while the task ran; its process group was killed');
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      exitCode: null,
+      signal: 'SIGKILL',
+      error: 'shell command was killed by SIGKILL',
+    });
+    expect(stderr).toContain(
+      'the spawn helper process exited (SIGKILL) while the task ran; its process group was killed',
+    );
     expect(processAlive(taskPid)).toBe(false);
 
     const next = await agent.run('shell', { cmd: 'echo again' });
@@ -113,43 +143,64 @@ describe.each<[Exclude<SpawnHelperChoice, 'auto'>, string]>([
     spawner.close();
     await waitFor('the helper to exit', () => !processAlive(helper));
     const { outcome } = await agent.run('shell', { cmd: 'true', retries: 0 });
-    expect(outcome).toMatchObject({ status: 'failed', errorCode: 'RUNNER_SPAWN_FAILED', error: 'cannot start shell command: the spawn helper is closed' });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      errorCode: 'RUNNER_SPAWN_FAILED',
+      error: 'cannot start shell command: the spawn helper is closed',
+    });
   });
-  it('reports the leader\'s start time, as /proc has it', async () => {
-    const spawned = await spawner.spawn({ command: '/bin/sh', args: ['-c', 'sleep 0.3'], cwd: agent.rootDir, env: {} }, () => undefined);
+  it("reports the leader's start time, as /proc has it", async () => {
+    const spawned = await spawner.spawn(
+      { command: '/bin/sh', args: ['-c', 'sleep 0.3'], cwd: agent.rootDir, env: {} },
+      () => undefined,
+    );
     expect(spawned.pid).toBeGreaterThan(0);
     expect(spawned.startTime).toBe(processStartTime(spawned.pid as number));
     expect(await spawned.exited).toEqual({ exitCode: 0, signal: null });
   });
 
-  it('finds a bare command name on the task\'s own PATH, and fails a missing working directory with ENOENT', async () => {
+  it("finds a bare command name on the task's own PATH, and fails a missing working directory with ENOENT", async () => {
     const bin = path.join(agent.base, 'bin');
     await mkdir(bin);
     await writeFile(path.join(bin, 'granule-hello'), '#!/bin/sh\necho "hello $1"\n');
     await chmod(path.join(bin, 'granule-hello'), 0o755);
     let out = '';
-    const spawned = await spawner.spawn({ command: 'granule-hello', args: ['world'], cwd: agent.rootDir, env: { PATH: `${bin}:/usr/bin:/bin` } }, (_s, d) => (out += d.toString()));
+    const spawned = await spawner.spawn(
+      { command: 'granule-hello', args: ['world'], cwd: agent.rootDir, env: { PATH: `${bin}:/usr/bin:/bin` } },
+      (_s, d) => (out += d.toString()),
+    );
     expect(await spawned.exited).toEqual({ exitCode: 0, signal: null });
     expect(out).toBe('hello world\n');
 
-    const noCwd = await spawner.spawn({ command: '/bin/true', args: [], cwd: path.join(agent.base, 'missing'), env: {} }, () => undefined);
+    const noCwd = await spawner.spawn(
+      { command: '/bin/true', args: [], cwd: path.join(agent.base, 'missing'), env: {} },
+      () => undefined,
+    );
     expect(noCwd.pid).toBeUndefined();
     expect((await noCwd.exited).spawnError).toMatchObject({ code: 'ENOENT' });
   });
 
   it('reports a signal death by name, and ends a task whose background child holds the output open after the drain time', async () => {
-    const killed = await spawner.spawn({ command: '/bin/sh', args: ['-c', 'kill -USR1 $$'], cwd: agent.rootDir, env: {} }, () => undefined);
+    const killed = await spawner.spawn(
+      { command: '/bin/sh', args: ['-c', 'kill -USR1 $$'], cwd: agent.rootDir, env: {} },
+      () => undefined,
+    );
     expect(await killed.exited).toEqual({ exitCode: null, signal: 'SIGUSR1' });
 
     const started = Date.now();
-    const held = await spawner.spawn({ command: '/bin/sh', args: ['-c', 'sleep 20 & echo leader done'], cwd: agent.rootDir, env: {} }, () => undefined);
+    const held = await spawner.spawn(
+      { command: '/bin/sh', args: ['-c', 'sleep 20 & echo leader done'], cwd: agent.rootDir, env: {} },
+      () => undefined,
+    );
     expect(await held.exited).toEqual({ exitCode: 0, signal: null });
     expect(Date.now() - started).toBeLessThan(15_000); // the drain time (1 s), not the 20 s of the child
     held.signalGroup('SIGKILL');
   });
 
   it('runs tasks side by side, each with its own output and outcome', async () => {
-    const results = await Promise.all([1, 2, 3, 4].map((n) => agent.run('shell', { cmd: `sleep 0.${n}; echo task-${n}; exit ${n}`, retries: 0 })));
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((n) => agent.run('shell', { cmd: `sleep 0.${n}; echo task-${n}; exit ${n}`, retries: 0 })),
+    );
     expect(results.map((r) => [r.stdout, r.outcome.exitCode])).toEqual([1, 2, 3, 4].map((n) => [`task-${n}\n`, n]));
   });
 });
@@ -182,7 +233,10 @@ describe('HelperProcessSpawner helper choice', () => {
       await auto.start();
       expect(auto.helperKind).toBe('node');
       let out = '';
-      const spawned = await auto.spawn({ command: '/bin/sh', args: ['-c', 'echo $PPID'], cwd: '/', env: {} }, (_s, d) => (out += d.toString()));
+      const spawned = await auto.spawn(
+        { command: '/bin/sh', args: ['-c', 'echo $PPID'], cwd: '/', env: {} },
+        (_s, d) => (out += d.toString()),
+      );
       expect(await spawned.exited).toEqual({ exitCode: 0, signal: null });
       expect(Number(out.trim())).toBe(auto.helperPid);
       auto.close();
@@ -191,7 +245,9 @@ describe('HelperProcessSpawner helper choice', () => {
       await expect(strict.start()).rejects.toThrow(/^the spawn helper could not be started: spawn .* EACCES$/);
       const failed = await strict.spawn({ command: '/bin/true', args: [], cwd: '/', env: {} }, () => undefined);
       expect(failed.pid).toBeUndefined();
-      expect((await failed.exited).spawnError?.message).toMatch(/^the spawn helper could not be started: spawn .* EACCES$/);
+      expect((await failed.exited).spawnError?.message).toMatch(
+        /^the spawn helper could not be started: spawn .* EACCES$/,
+      );
       expect(strict.helperKind).toBe('native');
       strict.close();
     } finally {
@@ -204,7 +260,10 @@ describe('granule-spawn protocol', () => {
   it('answers a malformed spawn request with an error for its id instead of leaving it unanswered', async () => {
     const helper = spawn(NATIVE_SPAWN_HELPER, [], { stdio: ['pipe', 'pipe', 'inherit'] });
     const messages: HelperMessage[] = [];
-    helper.stdout.on('data', frameDecoder((m) => messages.push(m)));
+    helper.stdout.on(
+      'data',
+      frameDecoder((m) => messages.push(m)),
+    );
     const frame = Buffer.alloc(4 + 1 + 4 + 4);
     frame.writeUInt32LE(frame.length - 4, 0);
     frame.write('S', 4, 'latin1');
@@ -215,6 +274,9 @@ describe('granule-spawn protocol', () => {
     while (messages.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     helper.stdin.end();
     await new Promise((r) => helper.once('close', r));
-    expect(messages).toEqual([{ t: 'ready' }, { t: 'exit', id: 42, code: null, signal: null, error: { message: 'spawn ? EINVAL', code: 'EINVAL' } }]);
+    expect(messages).toEqual([
+      { t: 'ready' },
+      { t: 'exit', id: 42, code: null, signal: null, error: { message: 'spawn ? EINVAL', code: 'EINVAL' } },
+    ]);
   });
 });

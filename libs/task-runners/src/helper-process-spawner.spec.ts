@@ -49,18 +49,35 @@ describe('native spawn helper frames', () => {
   });
 
   it('encodes a spawn request: counts, then command, cwd, argv (the command first) and NAME=value entries', () => {
-    const frameBytes = encodeSpawnRequest({ id: 5, command: '/bin/sh', args: ['-c', 'echo é'], cwd: '/srv', env: { A: '1', B: 'x=y' } });
+    const frameBytes = encodeSpawnRequest({
+      id: 5,
+      command: '/bin/sh',
+      args: ['-c', 'echo é'],
+      cwd: '/srv',
+      env: { A: '1', B: 'x=y' },
+    });
     if (typeof frameBytes === 'string') throw new Error(frameBytes);
     expect(frameBytes.readUInt32LE(0)).toBe(frameBytes.length - 4);
     expect(String.fromCharCode(frameBytes[4])).toBe('S');
     expect([frameBytes.readUInt32LE(5), frameBytes.readUInt32LE(9), frameBytes.readUInt32LE(13)]).toEqual([5, 3, 2]);
-    expect(frameBytes.subarray(17).toString('utf8').split('\0')).toEqual(['/bin/sh', '/srv', '/bin/sh', '-c', 'echo é', 'A=1', 'B=x=y', '']);
+    expect(frameBytes.subarray(17).toString('utf8').split('\0')).toEqual([
+      '/bin/sh',
+      '/srv',
+      '/bin/sh',
+      '-c',
+      'echo é',
+      'A=1',
+      'B=x=y',
+      '',
+    ]);
   });
 
   it('refuses a request with a NUL byte in any string, naming the command', () => {
     expect(encodeSpawnRequest({ id: 1, command: '/bin/sh', args: ['-c', 'a\0b'], cwd: '/', env: {} })).toBe(
       'spawn /bin/sh: a command, argument, directory or environment entry contains a NUL byte',
     );
-    expect(typeof encodeSpawnRequest({ id: 1, command: '/bin/sh', args: [], cwd: '/', env: { K: 'v\0' } })).toBe('string');
+    expect(typeof encodeSpawnRequest({ id: 1, command: '/bin/sh', args: [], cwd: '/', env: { K: 'v\0' } })).toBe(
+      'string',
+    );
   });
 });

@@ -3,7 +3,14 @@ import { accessSync, constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import * as path from 'node:path';
 import { systemClock } from './clock';
-import { processGroupAlive, signalProcessGroup, type ProcessExit, type ProcessSpawner, type ProcessSpec, type SpawnedProcess } from './process-spawner';
+import {
+  processGroupAlive,
+  signalProcessGroup,
+  type ProcessExit,
+  type ProcessSpawner,
+  type ProcessSpec,
+  type SpawnedProcess,
+} from './process-spawner';
 import { waitForGroupGone } from './run-process';
 import type { OutputStream } from './task-runner.types';
 
@@ -128,7 +135,12 @@ export class HelperProcessSpawner implements ProcessSpawner {
    */
   start(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the spawn helper is closed'));
-    if (this.kind === 'missing') return Promise.reject(new Error(`the native spawn helper ${this.nativeBinary} is not built (npm run build builds it; it needs a C compiler)`));
+    if (this.kind === 'missing')
+      return Promise.reject(
+        new Error(
+          `the native spawn helper ${this.nativeBinary} is not built (npm run build builds it; it needs a C compiler)`,
+        ),
+      );
     const kind = this.kind;
     const helper = this.helperChannel();
     if (this.ready.has(helper)) return Promise.resolve();
@@ -165,10 +177,13 @@ export class HelperProcessSpawner implements ProcessSpawner {
   private helperChannel(): HelperChannel {
     if (this.helper && this.helper.connected) return this.helper;
     const onMessage = (m: HelperMessage): void => this.onMessage(helper, m);
-    const helper = this.kind === 'native' ? openNativeHelper(this.nativeBinary, onMessage) : openNodeHelper(this.script, onMessage);
+    const helper =
+      this.kind === 'native' ? openNativeHelper(this.nativeBinary, onMessage) : openNodeHelper(this.script, onMessage);
     this.helper = helper;
     // 'close': after the process ended and its output was read, so no report is left behind.
-    helper.process.once('close', (code, signal) => this.helperGone(helper, new Error(`the spawn helper process exited (${signal ?? `code ${code}`})`)));
+    helper.process.once('close', (code, signal) =>
+      this.helperGone(helper, new Error(`the spawn helper process exited (${signal ?? `code ${code}`})`)),
+    );
     helper.process.on('error', (err) => {
       // Not started at all (no 'exit' or 'close' follows); otherwise 'close' settles the tasks.
       if (helper.process.pid !== undefined) return;
@@ -208,8 +223,13 @@ export class HelperProcessSpawner implements ProcessSpawner {
         groupAlive: () => processGroupAlive(pid),
       });
     } else if (m.t === 'exit') {
-      const spawnError = m.error ? Object.assign(new Error(m.error.message), m.error.code ? { code: m.error.code } : {}) : undefined;
-      this.settle(m.id, spawnError ? { exitCode: null, signal: null, spawnError } : { exitCode: m.code, signal: m.signal });
+      const spawnError = m.error
+        ? Object.assign(new Error(m.error.message), m.error.code ? { code: m.error.code } : {})
+        : undefined;
+      this.settle(
+        m.id,
+        spawnError ? { exitCode: null, signal: null, spawnError } : { exitCode: m.code, signal: m.signal },
+      );
     }
   }
 
@@ -240,8 +260,13 @@ export class HelperProcessSpawner implements ProcessSpawner {
     }
     entry.onData('stderr', Buffer.from(`[granule] ${why.message} while the task ran; its process group was killed\n`));
     // SIGKILL at once (no grace: nobody would see the task end), then wait for the group to go.
-    const group = { signalGroup: (signal: NodeJS.Signals | 0) => signalProcessGroup(pid, signal), groupAlive: () => processGroupAlive(pid) };
-    void waitForGroupGone(group, systemClock.now(), { clock: systemClock, killGraceMs: 0 }).then(() => this.settle(id, { exitCode: null, signal: 'SIGKILL' }));
+    const group = {
+      signalGroup: (signal: NodeJS.Signals | 0) => signalProcessGroup(pid, signal),
+      groupAlive: () => processGroupAlive(pid),
+    };
+    void waitForGroupGone(group, systemClock.now(), { clock: systemClock, killGraceMs: 0 }).then(() =>
+      this.settle(id, { exitCode: null, signal: 'SIGKILL' }),
+    );
   }
 }
 
@@ -266,7 +291,11 @@ function isExecutable(file: string): boolean {
 
 /** `spawn-helper.cjs` over Node.js IPC. */
 function openNodeHelper(script: string, onMessage: (m: HelperMessage) => void): HelperChannel {
-  const child = fork(script, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+  const child = fork(script, [], {
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: [],
+  });
   child.on('message', onMessage);
   return {
     process: child,
@@ -297,7 +326,15 @@ function openNativeHelper(binary: string, onMessage: (m: HelperMessage) => void)
       const frame = encodeSpawnRequest(request);
       if (typeof frame === 'string') {
         // What Node.js refuses in spawn(): answered as a start failure of this task alone.
-        queueMicrotask(() => onMessage({ t: 'exit', id: request.id, code: null, signal: null, error: { message: frame, code: 'ERR_INVALID_ARG_VALUE' } }));
+        queueMicrotask(() =>
+          onMessage({
+            t: 'exit',
+            id: request.id,
+            code: null,
+            signal: null,
+            error: { message: frame, code: 'ERR_INVALID_ARG_VALUE' },
+          }),
+        );
         done(null);
         return;
       }
@@ -315,7 +352,8 @@ export function encodeSpawnRequest(request: SpawnRequest): Buffer | string {
   const env = Object.entries(request.env).map(([k, v]) => `${k}=${v}`);
   const strings = [request.command, request.cwd, request.command, ...request.args, ...env];
   const bad = strings.find((s) => s.includes('\0'));
-  if (bad !== undefined) return `spawn ${request.command}: a command, argument, directory or environment entry contains a NUL byte`;
+  if (bad !== undefined)
+    return `spawn ${request.command}: a command, argument, directory or environment entry contains a NUL byte`;
   const body = Buffer.from(`${strings.join('\0')}\0`, 'utf8');
   const frame = Buffer.allocUnsafe(4 + 1 + 4 + 8 + body.length);
   frame.writeUInt32LE(frame.length - 4, 0);
@@ -348,7 +386,12 @@ export function frameDecoder(onMessage: (m: HelperMessage) => void): (chunk: Buf
         const low = payload.readUInt32LE(4);
         const high = payload.readUInt32LE(8);
         const known = !(low === UNKNOWN_START_TIME && high === UNKNOWN_START_TIME);
-        onMessage({ t: 'spawned', id, pid: payload.readInt32LE(0), ...(known ? { startTime: high * 2 ** 32 + low } : {}) });
+        onMessage({
+          t: 'spawned',
+          id,
+          pid: payload.readInt32LE(0),
+          ...(known ? { startTime: high * 2 ** 32 + low } : {}),
+        });
       } else if (type === 'O' || type === 'E') {
         onMessage({ t: 'out', id, stream: type === 'O' ? 'stdout' : 'stderr', data: Buffer.from(payload) });
       } else if (type === 'X') {

@@ -12,7 +12,14 @@ export type { TaskJournalEntry } from './task-journal';
 export { systemClock, sleep } from './clock';
 export type { Clock } from './clock';
 export { nodeProcessSpawner, OUTPUT_DRAIN_MS, processStartTime, currentBootId } from './process-spawner';
-export { HelperProcessSpawner, NATIVE_SPAWN_HELPER, SPAWN_HELPER_CHOICES, SPAWN_HELPER_SCRIPT, type HelperProcessSpawnerOptions, type SpawnHelperChoice } from './helper-process-spawner';
+export {
+  HelperProcessSpawner,
+  NATIVE_SPAWN_HELPER,
+  SPAWN_HELPER_CHOICES,
+  SPAWN_HELPER_SCRIPT,
+  type HelperProcessSpawnerOptions,
+  type SpawnHelperChoice,
+} from './helper-process-spawner';
 export { stopLeftoverGroup } from './leftover-group';
 export type { LeftoverGroupState, LeftoverGroupStop, StopLeftoverOptions } from './leftover-group';
 export type { ProcessExit, ProcessSpawner, ProcessSpec, SpawnedProcess } from './process-spawner';

@@ -28,7 +28,11 @@ afterEach(async () => {
 
 /** Starts `script` as its own process group, like a task attempt, with the given environment. */
 function startGroup(script: string, env: Record<string, string> = {}): number {
-  const child = spawn('/bin/bash', ['-c', script], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
+  const child = spawn('/bin/bash', ['-c', script], {
+    detached: true,
+    stdio: 'ignore',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+  });
   child.unref();
   const pid = child.pid as number;
   started.push(pid);
@@ -43,13 +47,20 @@ async function waitFor(check: () => boolean, what: string): Promise<void> {
   throw new Error(`${what}: not met in 5 s`);
 }
 
-const ticksOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]);
+const ticksOf = (pid: number): number =>
+  Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]);
 
 describe('runTask options.onSpawn', () => {
   it('reports each attempt’s process group with the leader’s start time, boot id and the task ids', async () => {
     const log = path.join(agent.rootDir, 'attempts.log');
     const groups: TaskProcessGroup[] = [];
-    const exec = { runId: 'run-7', taskId: 'migrate', nodeUid: 'n', type: 'shell' as const, parameters: { cmd: `echo "$$ $(cut -d' ' -f22 /proc/$$/stat)" >> '${log}'; exit 1`, retries: 1, interval: 0 } };
+    const exec = {
+      runId: 'run-7',
+      taskId: 'migrate',
+      nodeUid: 'n',
+      type: 'shell' as const,
+      parameters: { cmd: `echo "$$ $(cut -d' ' -f22 /proc/$$/stat)" >> '${log}'; exit 1`, retries: 1, interval: 0 },
+    };
     const outcome = await runTask(exec, agent.ctx, undefined, undefined, { onSpawn: (g) => groups.push(g) });
     expect(outcome).toMatchObject({ status: 'failed', attempts: 2 });
     const seen = (await readFile(log, 'utf8'))
@@ -58,19 +69,56 @@ describe('runTask options.onSpawn', () => {
       .map((line) => line.split(' ').map(Number));
     expect(seen).toHaveLength(2);
     expect(seen[0][0]).not.toBe(seen[1][0]);
-    expect(groups).toEqual(seen.map(([pid, ticks]) => ({ pgid: pid, startTime: ticks, bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), runId: 'run-7', taskId: 'migrate' })));
+    expect(groups).toEqual(
+      seen.map(([pid, ticks]) => ({
+        pgid: pid,
+        startTime: ticks,
+        bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+        runId: 'run-7',
+        taskId: 'migrate',
+      })),
+    );
   });
 
   it('is not called for file tasks or a command that cannot start, and a throwing listener breaks nothing', async () => {
     const calls: TaskProcessGroup[] = [];
-    const upload = await runTask({ runId: 'r', taskId: 'u', nodeUid: 'n', type: 'upload_file', parameters: { path: path.join(agent.allowed, 'x'), data: 'x' } }, agent.ctx, undefined, undefined, { onSpawn: (g) => calls.push(g) });
-    const missing = await runTask({ runId: 'r', taskId: 'p', nodeUid: 'n', type: 'puppet', parameters: { puppet_manifest: 'site.pp' } }, { ...agent.ctx, puppetBin: '/nonexistent/puppet' }, undefined, undefined, { onSpawn: (g) => calls.push(g) });
-    const throwing = await runTask({ runId: 'r', taskId: 's', nodeUid: 'n', type: 'shell', parameters: { cmd: 'echo ok' } }, agent.ctx, undefined, undefined, {
-      onSpawn: () => {
-        throw new Error('listener bug');
+    const upload = await runTask(
+      {
+        runId: 'r',
+        taskId: 'u',
+        nodeUid: 'n',
+        type: 'upload_file',
+        parameters: { path: path.join(agent.allowed, 'x'), data: 'x' },
       },
-    });
-    expect([upload.status, missing.errorCode, throwing.status, throwing.outputTail]).toEqual(['succeeded', 'RUNNER_SPAWN_FAILED', 'succeeded', 'ok\n']);
+      agent.ctx,
+      undefined,
+      undefined,
+      { onSpawn: (g) => calls.push(g) },
+    );
+    const missing = await runTask(
+      { runId: 'r', taskId: 'p', nodeUid: 'n', type: 'puppet', parameters: { puppet_manifest: 'site.pp' } },
+      { ...agent.ctx, puppetBin: '/nonexistent/puppet' },
+      undefined,
+      undefined,
+      { onSpawn: (g) => calls.push(g) },
+    );
+    const throwing = await runTask(
+      { runId: 'r', taskId: 's', nodeUid: 'n', type: 'shell', parameters: { cmd: 'echo ok' } },
+      agent.ctx,
+      undefined,
+      undefined,
+      {
+        onSpawn: () => {
+          throw new Error('listener bug');
+        },
+      },
+    );
+    expect([upload.status, missing.errorCode, throwing.status, throwing.outputTail]).toEqual([
+      'succeeded',
+      'RUNNER_SPAWN_FAILED',
+      'succeeded',
+      'ok\n',
+    ]);
     expect(calls).toEqual([]);
   });
 });
@@ -83,7 +131,12 @@ describe('stopLeftoverGroup', () => {
     const pgid = startGroup(`sleep 30 & echo $! > '${pidFile}'; wait`);
     await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), 'the child to start');
     const child = Number(readFileSync(pidFile, 'utf8'));
-    const result = await stopLeftoverGroup({ pgid, startTime: processStartTime(pgid), bootId: currentBootId(), ...ids });
+    const result = await stopLeftoverGroup({
+      pgid,
+      startTime: processStartTime(pgid),
+      bootId: currentBootId(),
+      ...ids,
+    });
     expect(result).toEqual({ state: 'stopped', pids: [pgid, child].sort((a, b) => a - b) });
     expect([processAlive(pgid), processAlive(child)]).toEqual([false, false]);
   });
@@ -99,13 +152,31 @@ describe('stopLeftoverGroup', () => {
   it('a leaderless group is stopped only when a member’s environment names the task', async () => {
     const theirs = path.join(agent.base, 'theirs.pid');
     const ours = path.join(agent.base, 'ours.pid');
-    const other = startGroup(`sleep 30 & echo $! > '${theirs}'`, { GRANULE_RUN_ID: ids.runId, GRANULE_TASK_ID: 'another-task' });
-    const task = startGroup(`sleep 30 & echo $! > '${ours}'`, { GRANULE_RUN_ID: ids.runId, GRANULE_TASK_ID: ids.taskId });
-    await waitFor(() => [theirs, ours].every((f) => existsSync(f) && readFileSync(f, 'utf8').endsWith('\n')) && !processAlive(other) && !processAlive(task), 'the leaders to exit');
+    const other = startGroup(`sleep 30 & echo $! > '${theirs}'`, {
+      GRANULE_RUN_ID: ids.runId,
+      GRANULE_TASK_ID: 'another-task',
+    });
+    const task = startGroup(`sleep 30 & echo $! > '${ours}'`, {
+      GRANULE_RUN_ID: ids.runId,
+      GRANULE_TASK_ID: ids.taskId,
+    });
+    await waitFor(
+      () =>
+        [theirs, ours].every((f) => existsSync(f) && readFileSync(f, 'utf8').endsWith('\n')) &&
+        !processAlive(other) &&
+        !processAlive(task),
+      'the leaders to exit',
+    );
     const [theirSleep, ourSleep] = [theirs, ours].map((f) => Number(readFileSync(f, 'utf8')));
 
-    expect(await stopLeftoverGroup({ pgid: other, startTime: 1, ...ids })).toEqual({ state: 'unconfirmed', pids: [theirSleep] });
-    expect(await stopLeftoverGroup({ pgid: task, startTime: 1, ...ids })).toEqual({ state: 'stopped', pids: [ourSleep] });
+    expect(await stopLeftoverGroup({ pgid: other, startTime: 1, ...ids })).toEqual({
+      state: 'unconfirmed',
+      pids: [theirSleep],
+    });
+    expect(await stopLeftoverGroup({ pgid: task, startTime: 1, ...ids })).toEqual({
+      state: 'stopped',
+      pids: [ourSleep],
+    });
     expect([processAlive(theirSleep), processAlive(ourSleep)]).toEqual([true, false]);
   });
 
@@ -114,7 +185,9 @@ describe('stopLeftoverGroup', () => {
     const pgid = startGroup(`trap '' TERM; echo $$ > '${pidFile}'; while true; do sleep 0.05; done`);
     await waitFor(() => existsSync(pidFile), 'the trap to be set');
     const t0 = Date.now();
-    expect(await stopLeftoverGroup({ pgid, startTime: processStartTime(pgid), ...ids }, { killGraceMs: 300 })).toMatchObject({ state: 'stopped' });
+    expect(
+      await stopLeftoverGroup({ pgid, startTime: processStartTime(pgid), ...ids }, { killGraceMs: 300 }),
+    ).toMatchObject({ state: 'stopped' });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
     expect(processAlive(pgid)).toBe(false);
   });
@@ -126,7 +199,10 @@ describe('stopLeftoverGroup', () => {
 
     const live = startGroup('sleep 30', { GRANULE_RUN_ID: ids.runId, GRANULE_TASK_ID: ids.taskId });
     await waitFor(() => processStartTime(live) !== undefined, 'the group to start');
-    expect(await stopLeftoverGroup({ pgid: live, startTime: ticksOf(live), bootId: 'another-boot', ...ids })).toEqual({ state: 'gone', pids: [] });
+    expect(await stopLeftoverGroup({ pgid: live, startTime: ticksOf(live), bootId: 'another-boot', ...ids })).toEqual({
+      state: 'gone',
+      pids: [],
+    });
     expect(processAlive(live)).toBe(true);
   });
 });

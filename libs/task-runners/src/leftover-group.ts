@@ -1,5 +1,12 @@
 import { systemClock, type Clock } from './clock';
-import { currentBootId, processEnvironment, processGroupAlive, processGroupMembers, signalProcessGroup, type ProcStat } from './process-spawner';
+import {
+  currentBootId,
+  processEnvironment,
+  processGroupAlive,
+  processGroupMembers,
+  signalProcessGroup,
+  type ProcStat,
+} from './process-spawner';
 import { waitForGroupGone } from './run-process';
 import { DEFAULT_KILL_GRACE_MS, type TaskProcessGroup } from './task-runner.types';
 
@@ -34,7 +41,10 @@ export interface StopLeftoverOptions {
  * `GRANULE_RUN_ID` and `GRANULE_TASK_ID`. A different boot id means the group is `gone`.
  * Linux only (/proc); elsewhere a running group is `unconfirmed`. Never throws.
  */
-export async function stopLeftoverGroup(group: TaskProcessGroup, options: StopLeftoverOptions = {}): Promise<LeftoverGroupStop> {
+export async function stopLeftoverGroup(
+  group: TaskProcessGroup,
+  options: StopLeftoverOptions = {},
+): Promise<LeftoverGroupStop> {
   const bootId = currentBootId();
   if (group.bootId !== undefined && bootId !== undefined && group.bootId !== bootId) return { state: 'gone', pids: [] };
   const members = processGroupMembers(group.pgid);
@@ -44,7 +54,10 @@ export async function stopLeftoverGroup(group: TaskProcessGroup, options: StopLe
   if (!isTheTasksGroup(group, members)) return { state: 'unconfirmed', pids };
 
   const clock = options.clock ?? systemClock;
-  const target = { signalGroup: (signal: NodeJS.Signals | 0) => signalProcessGroup(group.pgid, signal), groupAlive: () => processGroupAlive(group.pgid) };
+  const target = {
+    signalGroup: (signal: NodeJS.Signals | 0) => signalProcessGroup(group.pgid, signal),
+    groupAlive: () => processGroupAlive(group.pgid),
+  };
   const since = clock.now();
   target.signalGroup('SIGTERM');
   await waitForGroupGone(target, since, { clock, killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS });

@@ -33,7 +33,12 @@ function isWithin(candidate: string, root: string): boolean {
  * The check happens before the write: a symlink swapped in between is not caught (the agent's
  * roots are expected to be writable by the agent only).
  */
-export async function resolveUnderRoots(what: string, target: string, baseDir: string, allowedRoots: readonly string[]): Promise<string> {
+export async function resolveUnderRoots(
+  what: string,
+  target: string,
+  baseDir: string,
+  allowedRoots: readonly string[],
+): Promise<string> {
   const real = await realLocation(path.resolve(baseDir, target));
   for (const root of allowedRoots) {
     if (isWithin(real, await realLocation(path.resolve(baseDir, root)))) return real;

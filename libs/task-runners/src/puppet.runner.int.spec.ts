@@ -16,9 +16,18 @@ beforeAll(async () => {
     path.join(moduleDir, 'init.pp'),
     `class greet($target) {\n  file { $target: ensure => file, content => "hello from puppet\\n", mode => '0640' }\n}\n`,
   );
-  await writeFile(path.join(agent.rootDir, 'puppet', 'site.pp'), `class { 'greet': target => '${agent.allowed}/greeting.txt' }\n`);
-  await writeFile(path.join(agent.rootDir, 'puppet', 'noop.pp'), `file { '${agent.allowed}/noop.txt': content => "x\\n" }\n`);
-  await writeFile(path.join(agent.rootDir, 'puppet', 'failing.pp'), `exec { 'always-fails': command => '/bin/false' }\n`);
+  await writeFile(
+    path.join(agent.rootDir, 'puppet', 'site.pp'),
+    `class { 'greet': target => '${agent.allowed}/greeting.txt' }\n`,
+  );
+  await writeFile(
+    path.join(agent.rootDir, 'puppet', 'noop.pp'),
+    `file { '${agent.allowed}/noop.txt': content => "x\\n" }\n`,
+  );
+  await writeFile(
+    path.join(agent.rootDir, 'puppet', 'failing.pp'),
+    `exec { 'always-fails': command => '/bin/false' }\n`,
+  );
 });
 afterAll(() => agent.cleanup());
 
@@ -46,7 +55,7 @@ describe('puppet task', () => {
       errorCode: 'RUNNER_EXIT_FAILED',
       error: 'puppet apply failed: exit code 4 (some resources failed)',
     });
-    expect(outcome.outputTail).toContain("Exec[always-fails]");
+    expect(outcome.outputTail).toContain('Exec[always-fails]');
   });
 
   it('noop - runs with --noop: reports the pending change, writes nothing', async () => {

@@ -25,7 +25,12 @@ export function puppetStateDir(stateDir: string, nodeUid: string): string {
  * The `puppet apply` argument list: detailed exit codes, all state under `puppetHome` (so the run
  * needs no root and agents on one host do not share locks or caches), `--noop` on request.
  */
-export function puppetApplyArgs(manifest: string, modulePath: string | undefined, puppetHome: string, noop: boolean): string[] {
+export function puppetApplyArgs(
+  manifest: string,
+  modulePath: string | undefined,
+  puppetHome: string,
+  noop: boolean,
+): string[] {
   return [
     'apply',
     '--detailed-exitcodes',

@@ -19,7 +19,13 @@ export async function runRebootTask(state: RunState): Promise<TaskOutcome> {
   }
   const outcome = await runWithRetries(
     { command: '/bin/bash', args: ['-c', state.rebootCommand], cwd: state.rootDir, env: state.baseEnv },
-    { label: 'reboot command', timeoutSec: REBOOT_COMMAND_TIMEOUT_SEC, retries: 0, intervalSec: 0, isSuccess: (code) => code === 0 },
+    {
+      label: 'reboot command',
+      timeoutSec: REBOOT_COMMAND_TIMEOUT_SEC,
+      retries: 0,
+      intervalSec: 0,
+      isSuccess: (code) => code === 0,
+    },
     state,
     state.startedAt,
   );

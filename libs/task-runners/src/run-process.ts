@@ -31,7 +31,11 @@ const AFTER_KILL_WAIT_MS = 2000;
  * SIGKILL after `killGraceMs`, and the call returns only once the group is gone (or SIGKILL was
  * sent and the kernel was given `AFTER_KILL_WAIT_MS` to reap it).
  */
-export async function runProcess(spec: ProcessSpec, timeoutMs: number | null, env: ProcessRunEnv): Promise<ProcessRunResult> {
+export async function runProcess(
+  spec: ProcessSpec,
+  timeoutMs: number | null,
+  env: ProcessRunEnv,
+): Promise<ProcessRunResult> {
   if (env.signal?.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true };
   const child = await env.spawner.spawn(spec, (stream, data) => env.output.write(stream, data));
   env.onSpawn?.(child);
@@ -78,7 +82,11 @@ export async function runProcess(spec: ProcessSpec, timeoutMs: number | null, en
  * `since` (when SIGTERM was sent), and gives up `AFTER_KILL_WAIT_MS` after that. The leader can be
  * gone while children that ignore SIGTERM live on: the kill promise is kept for them too.
  */
-export async function waitForGroupGone(child: Pick<SpawnedProcess, 'groupAlive' | 'signalGroup'>, since: number, env: Pick<ProcessRunEnv, 'clock' | 'killGraceMs'>): Promise<void> {
+export async function waitForGroupGone(
+  child: Pick<SpawnedProcess, 'groupAlive' | 'signalGroup'>,
+  since: number,
+  env: Pick<ProcessRunEnv, 'clock' | 'killGraceMs'>,
+): Promise<void> {
   let killed = false;
   while (child.groupAlive()) {
     const elapsed = env.clock.now() - since;
@@ -108,10 +116,18 @@ export interface AttemptPolicy {
  * attempt is retried like a failed one; the outcome is the last attempt's. Cancellation stops at
  * once; a process that cannot be started is not retried.
  */
-export async function runWithRetries(spec: ProcessSpec, policy: AttemptPolicy, env: ProcessRunEnv, startedAt: number): Promise<TaskOutcome> {
+export async function runWithRetries(
+  spec: ProcessSpec,
+  policy: AttemptPolicy,
+  env: ProcessRunEnv,
+  startedAt: number,
+): Promise<TaskOutcome> {
   const total = policy.retries + 1;
   const timeoutMs = policy.timeoutSec > 0 ? policy.timeoutSec * 1000 : null;
-  const done = (attempts: number, fields: Omit<TaskOutcome, 'durationMs' | 'outputTail' | 'attempts'>): TaskOutcome => ({
+  const done = (
+    attempts: number,
+    fields: Omit<TaskOutcome, 'durationMs' | 'outputTail' | 'attempts'>,
+  ): TaskOutcome => ({
     ...fields,
     attempts,
     durationMs: Math.round(env.clock.now() - startedAt),
@@ -123,27 +139,48 @@ export async function runWithRetries(spec: ProcessSpec, policy: AttemptPolicy, e
   let last: TaskOutcome = cancelledOutcome(0); // replaced by the first attempt
   for (let attempt = 1; attempt <= total; attempt++) {
     if (attempt > 1) {
-      note(env, `[granule] attempt ${attempt - 1} of ${total} ${last.status === 'timed_out' ? 'timed out' : `failed (${last.error})`}; retrying in ${policy.intervalSec}s\n`);
+      note(
+        env,
+        `[granule] attempt ${attempt - 1} of ${total} ${last.status === 'timed_out' ? 'timed out' : `failed (${last.error})`}; retrying in ${policy.intervalSec}s\n`,
+      );
       if (!(await sleep(env.clock, policy.intervalSec * 1000, env.signal))) return cancelledOutcome(attempt - 1);
     }
     const r = await runProcess(spec, timeoutMs, env);
     const signal = r.signal ?? undefined;
     if (r.cancelled) return { ...cancelledOutcome(attempt), ...(signal ? { signal } : {}) };
     if (r.spawnError) {
-      return done(attempt, { status: 'failed', exitCode: null, error: `cannot start ${policy.label}: ${r.spawnError.message}`, errorCode: 'RUNNER_SPAWN_FAILED' });
+      return done(attempt, {
+        status: 'failed',
+        exitCode: null,
+        error: `cannot start ${policy.label}: ${r.spawnError.message}`,
+        errorCode: 'RUNNER_SPAWN_FAILED',
+      });
     }
     if (r.timedOut) {
       const error = `${policy.label} timed out after ${policy.timeoutSec}s; its process group was killed`;
       note(env, `[granule] ${error}\n`);
-      last = done(attempt, { status: 'timed_out', exitCode: null, ...(signal ? { signal } : {}), error, errorCode: 'RUNNER_TIMED_OUT' });
+      last = done(attempt, {
+        status: 'timed_out',
+        exitCode: null,
+        ...(signal ? { signal } : {}),
+        error,
+        errorCode: 'RUNNER_TIMED_OUT',
+      });
       continue;
     }
-    if (r.exitCode !== null && policy.isSuccess(r.exitCode)) return done(attempt, { status: 'succeeded', exitCode: r.exitCode });
+    if (r.exitCode !== null && policy.isSuccess(r.exitCode))
+      return done(attempt, { status: 'succeeded', exitCode: r.exitCode });
     const error =
       r.exitCode === null
         ? `${policy.label} was killed by ${r.signal ?? 'a signal'}`
         : `${policy.label} failed: ${policy.describeExit?.(r.exitCode) ?? `exit code ${r.exitCode}`}`;
-    last = done(attempt, { status: 'failed', exitCode: r.exitCode, ...(signal ? { signal } : {}), error, errorCode: 'RUNNER_EXIT_FAILED' });
+    last = done(attempt, {
+      status: 'failed',
+      exitCode: r.exitCode,
+      ...(signal ? { signal } : {}),
+      error,
+      errorCode: 'RUNNER_EXIT_FAILED',
+    });
   }
   return last;
 }

@@ -32,7 +32,13 @@ export interface RunState extends ProcessRunEnv {
   startedAt: number;
 }
 
-export function createRunState(exec: TaskExecution, ctx: RunnerContext, onOutput?: OutputListener, signal?: AbortSignal, options: RunTaskOptions = {}): RunState {
+export function createRunState(
+  exec: TaskExecution,
+  ctx: RunnerContext,
+  onOutput?: OutputListener,
+  signal?: AbortSignal,
+  options: RunTaskOptions = {},
+): RunState {
   const clock: Clock = ctx.clock ?? systemClock;
   const spawner: ProcessSpawner = ctx.spawner ?? nodeProcessSpawner;
   const rootDir = path.resolve(ctx.rootDir);
@@ -55,7 +61,11 @@ export function createRunState(exec: TaskExecution, ctx: RunnerContext, onOutput
     rsyncBin: ctx.rsyncBin ?? 'rsync',
     clock,
     spawner,
-    output: new OutputCollector(ctx.outputChunkBytes ?? DEFAULT_OUTPUT_CHUNK_BYTES, ctx.outputTailBytes ?? DEFAULT_OUTPUT_TAIL_BYTES, onOutput),
+    output: new OutputCollector(
+      ctx.outputChunkBytes ?? DEFAULT_OUTPUT_CHUNK_BYTES,
+      ctx.outputTailBytes ?? DEFAULT_OUTPUT_TAIL_BYTES,
+      onOutput,
+    ),
     killGraceMs: ctx.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     signal,
     onSpawn: options.onSpawn ? spawnReporter(exec, options.onSpawn) : undefined,
@@ -70,7 +80,10 @@ export function processEnv(): Record<string, string> {
   return env;
 }
 
-function spawnReporter(exec: TaskExecution, onSpawn: NonNullable<RunTaskOptions['onSpawn']>): (child: SpawnedProcess) => void {
+function spawnReporter(
+  exec: TaskExecution,
+  onSpawn: NonNullable<RunTaskOptions['onSpawn']>,
+): (child: SpawnedProcess) => void {
   return (child) => {
     if (child.pid === undefined) return; // not started; the attempt fails with RUNNER_SPAWN_FAILED
     const bootId = currentBootId();
@@ -89,7 +102,10 @@ function spawnReporter(exec: TaskExecution, onSpawn: NonNullable<RunTaskOptions[
 }
 
 /** An outcome for work done in-process (file tasks, no-ops). */
-export function finished(state: RunState, fields: Pick<TaskOutcome, 'status' | 'exitCode' | 'attempts'> & Partial<TaskOutcome>): TaskOutcome {
+export function finished(
+  state: RunState,
+  fields: Pick<TaskOutcome, 'status' | 'exitCode' | 'attempts'> & Partial<TaskOutcome>,
+): TaskOutcome {
   state.output.flush();
   return { ...fields, durationMs: Math.round(state.clock.now() - state.startedAt), outputTail: state.output.tail() };
 }
@@ -104,13 +120,20 @@ export function failedWith(state: RunState, err: unknown, attempts: number): Tas
 
 /** The outcome of a task stopped by its AbortSignal. */
 export function cancelled(state: RunState, attempts: number): TaskOutcome {
-  return finished(state, { status: 'failed', exitCode: null, attempts, error: 'cancelled', errorCode: 'RUNNER_CANCELLED' });
+  return finished(state, {
+    status: 'failed',
+    exitCode: null,
+    attempts,
+    error: 'cancelled',
+    errorCode: 'RUNNER_CANCELLED',
+  });
 }
 
 /** Resolves a task's `cwd` against the root dir and checks it is a directory. */
 export async function workingDir(state: RunState, what: string, cwd: string | undefined): Promise<string> {
   const dir = path.resolve(state.rootDir, cwd ?? '.');
   const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new TaskIoError(`${what} cwd '${cwd ?? dir}' is not a directory (resolved to '${dir}')`);
+  if (!info?.isDirectory())
+    throw new TaskIoError(`${what} cwd '${cwd ?? dir}' is not a directory (resolved to '${dir}')`);
   return dir;
 }

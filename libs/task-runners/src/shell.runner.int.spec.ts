@@ -29,8 +29,18 @@ describe('shell task', () => {
 
   it('failure - runs 1 + retries attempts, then fails with the last exit code', async () => {
     const log = path.join(agent.rootDir, 'attempts.log');
-    const { outcome, stderr } = await agent.run('shell', { cmd: `echo run >> '${log}'; exit 3`, retries: 2, interval: 0 });
-    expect(outcome).toMatchObject({ status: 'failed', exitCode: 3, attempts: 3, error: 'shell command failed: exit code 3', errorCode: 'RUNNER_EXIT_FAILED' });
+    const { outcome, stderr } = await agent.run('shell', {
+      cmd: `echo run >> '${log}'; exit 3`,
+      retries: 2,
+      interval: 0,
+    });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      exitCode: 3,
+      attempts: 3,
+      error: 'shell command failed: exit code 3',
+      errorCode: 'RUNNER_EXIT_FAILED',
+    });
     expect(await readFile(log, 'utf8')).toBe('run\nrun\nrun\n');
     expect(stderr).toBe(
       '[granule] attempt 1 of 3 failed (shell command failed: exit code 3); retrying in 0s\n' +
@@ -47,15 +57,29 @@ describe('shell task', () => {
 
   it('retry - stops at the first attempt that succeeds', async () => {
     const log = path.join(agent.rootDir, 'attempts.log');
-    const { outcome } = await agent.run('shell', { cmd: `echo run >> '${log}'; [ $(wc -l < '${log}') -ge 2 ]`, retries: 5, interval: 0 });
+    const { outcome } = await agent.run('shell', {
+      cmd: `echo run >> '${log}'; [ $(wc -l < '${log}') -ge 2 ]`,
+      retries: 5,
+      interval: 0,
+    });
     expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0, attempts: 2 });
     expect(await readFile(log, 'utf8')).toBe('run\nrun\n');
   });
 
   it('timeout - kills the whole process group, background children included, and reports timed_out', async () => {
     const pidFile = path.join(agent.rootDir, 'bg.pid');
-    const { outcome, stderr } = await agent.run('shell', { cmd: `sleep 30 & echo $! > '${pidFile}'; sleep 30`, timeout: 1, retries: 0 });
-    expect(outcome).toMatchObject({ status: 'timed_out', exitCode: null, signal: 'SIGTERM', attempts: 1, errorCode: 'RUNNER_TIMED_OUT' });
+    const { outcome, stderr } = await agent.run('shell', {
+      cmd: `sleep 30 & echo $! > '${pidFile}'; sleep 30`,
+      timeout: 1,
+      retries: 0,
+    });
+    expect(outcome).toMatchObject({
+      status: 'timed_out',
+      exitCode: null,
+      signal: 'SIGTERM',
+      attempts: 1,
+      errorCode: 'RUNNER_TIMED_OUT',
+    });
     expect(outcome.error).toBe('shell command timed out after 1s; its process group was killed');
     expect(outcome.durationMs).toBeGreaterThanOrEqual(1000);
     expect(outcome.durationMs).toBeLessThan(2500);
@@ -65,7 +89,11 @@ describe('shell task', () => {
 
   it('timeout - a group that ignores SIGTERM is SIGKILLed after the grace period', async () => {
     const pidFile = path.join(agent.rootDir, 'bg.pid');
-    const { outcome } = await agent.run('shell', { cmd: `trap '' TERM; sleep 30 & echo $! > '${pidFile}'; sleep 30`, timeout: 1, retries: 0 });
+    const { outcome } = await agent.run('shell', {
+      cmd: `trap '' TERM; sleep 30 & echo $! > '${pidFile}'; sleep 30`,
+      timeout: 1,
+      retries: 0,
+    });
     expect(outcome).toMatchObject({ status: 'timed_out', signal: 'SIGKILL' });
     expect(outcome.durationMs).toBeGreaterThanOrEqual(1500); // 1 s timeout + 0.5 s grace
     expect(outcome.durationMs).toBeLessThan(3000);
@@ -74,7 +102,12 @@ describe('shell task', () => {
 
   it('timeout - a timed-out attempt is retried like a failed one', async () => {
     const log = path.join(agent.rootDir, 'attempts.log');
-    const { outcome } = await agent.run('shell', { cmd: `echo run >> '${log}'; sleep 30`, timeout: 0.5, retries: 1, interval: 0 });
+    const { outcome } = await agent.run('shell', {
+      cmd: `echo run >> '${log}'; sleep 30`,
+      timeout: 0.5,
+      retries: 1,
+      interval: 0,
+    });
     expect(outcome).toMatchObject({ status: 'timed_out', attempts: 2 });
     expect(await readFile(log, 'utf8')).toBe('run\nrun\n');
   });
@@ -82,19 +115,26 @@ describe('shell task', () => {
   it('cwd - defaults to the root dir; a relative cwd is resolved against it', async () => {
     await mkdir(path.join(agent.rootDir, 'work', 'sub'), { recursive: true });
     expect((await agent.run('shell', { cmd: 'pwd' })).stdout).toBe(`${agent.rootDir}\n`);
-    expect((await agent.run('shell', { cmd: 'pwd', cwd: 'work/sub' })).stdout).toBe(`${path.join(agent.rootDir, 'work', 'sub')}\n`);
+    expect((await agent.run('shell', { cmd: 'pwd', cwd: 'work/sub' })).stdout).toBe(
+      `${path.join(agent.rootDir, 'work', 'sub')}\n`,
+    );
   });
 
   it('cwd - a missing directory fails before running anything', async () => {
     const { outcome } = await agent.run('shell', { cmd: 'true', cwd: 'nope' });
     expect(outcome).toMatchObject({ status: 'failed', attempts: 0, errorCode: 'RUNNER_IO_FAILED' });
-    expect(outcome.error).toBe(`shell cwd 'nope' is not a directory (resolved to '${path.join(agent.rootDir, 'nope')}')`);
+    expect(outcome.error).toBe(
+      `shell cwd 'nope' is not a directory (resolved to '${path.join(agent.rootDir, 'nope')}')`,
+    );
   });
 
   it('env - task env over context env over the agent environment, plus GRANULE_* variables', async () => {
     const { stdout } = await agent.run(
       'shell',
-      { cmd: 'echo "$TASK_VAR|$FROM_CONTEXT|$NUM|$GRANULE_RUN_ID|$GRANULE_TASK_ID|$GRANULE_NODE_UID|$GRANULE_ROOT|${PATH:+has-path}"', env: { TASK_VAR: 'task', NUM: 7 } },
+      {
+        cmd: 'echo "$TASK_VAR|$FROM_CONTEXT|$NUM|$GRANULE_RUN_ID|$GRANULE_TASK_ID|$GRANULE_NODE_UID|$GRANULE_ROOT|${PATH:+has-path}"',
+        env: { TASK_VAR: 'task', NUM: 7 },
+      },
       { taskId: 'configure' },
     );
     expect(stdout).toBe(`task|ctx-value|7|run-1|configure|node-1|${agent.rootDir}|has-path\n`);
@@ -103,7 +143,17 @@ describe('shell task', () => {
   it('env - inheritedEnv replaces the agent environment; a TaskRunner keeps the environment it was made with', async () => {
     const seen: OutputChunk[] = [];
     const ctx = { ...agent.ctx, inheritedEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', ONLY: 'inherited' } };
-    await runTask({ runId: 'run-1', taskId: 'only', nodeUid: 'node-1', type: 'shell', parameters: { cmd: 'echo "${HOME:-no-home}|$ONLY|$FROM_CONTEXT"' } }, ctx, (c) => seen.push(c));
+    await runTask(
+      {
+        runId: 'run-1',
+        taskId: 'only',
+        nodeUid: 'node-1',
+        type: 'shell',
+        parameters: { cmd: 'echo "${HOME:-no-home}|$ONLY|$FROM_CONTEXT"' },
+      },
+      ctx,
+      (c) => seen.push(c),
+    );
     expect(seen.map((c) => c.data).join('')).toBe('no-home|inherited|ctx-value\n');
 
     process.env.GRANULE_TEST_SNAPSHOT = 'before';
@@ -111,7 +161,16 @@ describe('shell task', () => {
       const runner = new TaskRunner(agent.ctx);
       process.env.GRANULE_TEST_SNAPSHOT = 'after';
       const chunks: OutputChunk[] = [];
-      const outcome = await runner.run({ runId: 'run-1', taskId: 'snap', nodeUid: 'node-1', type: 'shell', parameters: { cmd: 'echo "$GRANULE_TEST_SNAPSHOT"' } }, (c) => chunks.push(c));
+      const outcome = await runner.run(
+        {
+          runId: 'run-1',
+          taskId: 'snap',
+          nodeUid: 'node-1',
+          type: 'shell',
+          parameters: { cmd: 'echo "$GRANULE_TEST_SNAPSHOT"' },
+        },
+        (c) => chunks.push(c),
+      );
       expect(outcome.status).toBe('succeeded');
       expect(chunks.map((c) => c.data).join('')).toBe('before\n');
     } finally {
@@ -120,7 +179,9 @@ describe('shell task', () => {
   });
 
   it('output - streams chunks of at most outputChunkBytes in order and keeps only the tail', async () => {
-    const { outcome, chunks, stdout } = await agent.run('shell', { cmd: "head -c 100000 /dev/zero | tr '\\0' a; printf END" });
+    const { outcome, chunks, stdout } = await agent.run('shell', {
+      cmd: "head -c 100000 /dev/zero | tr '\\0' a; printf END",
+    });
     expect(stdout).toBe(`${'a'.repeat(100000)}END`);
     expect(chunks.length).toBeGreaterThanOrEqual(98);
     expect(chunks.every((c) => Buffer.byteLength(c.data) <= 1024)).toBe(true);
@@ -132,7 +193,17 @@ describe('shell task', () => {
     const ctx = { ...agent.ctx, outputChunkBytes: 1023 };
     const chunks: string[] = [];
     const { runTask } = await import('./task-runner');
-    await runTask({ runId: 'r', taskId: 't', nodeUid: 'n', type: 'shell', parameters: { cmd: "for i in $(seq 3000); do printf 'é€'; done" } }, ctx, (c) => chunks.push(c.data));
+    await runTask(
+      {
+        runId: 'r',
+        taskId: 't',
+        nodeUid: 'n',
+        type: 'shell',
+        parameters: { cmd: "for i in $(seq 3000); do printf 'é€'; done" },
+      },
+      ctx,
+      (c) => chunks.push(c.data),
+    );
     expect(chunks.join('')).toBe('é€'.repeat(3000));
     expect(chunks.some((c) => c.includes('\uFFFD'))).toBe(false);
     expect(chunks.every((c) => Buffer.byteLength(c) <= 1023)).toBe(true);
@@ -148,7 +219,12 @@ describe('shell task', () => {
 
   it('bad parameters - reports every problem and runs nothing', async () => {
     const { outcome } = await agent.run('shell', { timeout: 'soon', retries: 1.5, env: { 'BAD-NAME': 'x' } });
-    expect(outcome).toMatchObject({ status: 'failed', exitCode: null, attempts: 0, errorCode: 'RUNNER_BAD_PARAMETERS' });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      exitCode: null,
+      attempts: 0,
+      errorCode: 'RUNNER_BAD_PARAMETERS',
+    });
     expect(outcome.error).toBe(
       'invalid shell parameters: parameters.cmd is missing; ' +
         "parameters.env: 'BAD-NAME' is not a valid variable name; " +

@@ -34,7 +34,10 @@ describe('sync task', () => {
 
   it("'src' without a trailing slash copies the directory itself into dst", async () => {
     await agent.run('sync', { src: 'src', dst: 'allowed/mirror' });
-    expect(await tree(path.join(agent.allowed, 'mirror'))).toEqual([path.join('src', 'a.txt'), path.join('src', 'sub', 'b.txt')]);
+    expect(await tree(path.join(agent.allowed, 'mirror'))).toEqual([
+      path.join('src', 'a.txt'),
+      path.join('src', 'sub', 'b.txt'),
+    ]);
   });
 
   it('keeps files absent from src unless delete: true', async () => {
@@ -58,7 +61,9 @@ describe('sync task', () => {
   it('refuses a dst outside the allowed roots (via ..) and writes nothing', async () => {
     const { outcome } = await agent.run('sync', { src: 'src/', dst: 'allowed/../outside' });
     expect(outcome).toMatchObject({ status: 'failed', attempts: 0, errorCode: 'RUNNER_PATH_OUTSIDE_ROOTS' });
-    expect(outcome.error).toBe(`sync dst 'allowed/../outside' is outside the allowed roots (${agent.allowed}); it resolves to '${path.join(agent.rootDir, 'outside')}'`);
+    expect(outcome.error).toBe(
+      `sync dst 'allowed/../outside' is outside the allowed roots (${agent.allowed}); it resolves to '${path.join(agent.rootDir, 'outside')}'`,
+    );
     expect(existsSync(path.join(agent.rootDir, 'outside'))).toBe(false);
   });
 
@@ -74,7 +79,9 @@ describe('sync task', () => {
   it('refuses a remote dst', async () => {
     const { outcome } = await agent.run('sync', { src: 'src/', dst: 'master::puppet' });
     expect(outcome).toMatchObject({ status: 'failed', errorCode: 'RUNNER_BAD_PARAMETERS' });
-    expect(outcome.error).toBe("invalid sync parameters: parameters.dst: 'master::puppet' is remote; sync writes to this host only");
+    expect(outcome.error).toBe(
+      "invalid sync parameters: parameters.dst: 'master::puppet' is remote; sync writes to this host only",
+    );
   });
 
   it('a missing local src fails with rsync exit code 23 after the retries', async () => {
@@ -88,8 +95,15 @@ describe('sync task', () => {
     beforeEach(async () => {
       port = await freePort();
       const conf = path.join(agent.base, 'rsyncd.conf');
-      await writeFile(conf, `use chroot = no\npid file = ${agent.base}/rsyncd.pid\n[mod]\npath = ${agent.rootDir}/src\nread only = yes\n`);
-      daemon = spawn('rsync', ['--daemon', '--no-detach', `--port=${port}`, '--address=127.0.0.1', `--config=${conf}`], { stdio: 'ignore' });
+      await writeFile(
+        conf,
+        `use chroot = no\npid file = ${agent.base}/rsyncd.pid\n[mod]\npath = ${agent.rootDir}/src\nread only = yes\n`,
+      );
+      daemon = spawn(
+        'rsync',
+        ['--daemon', '--no-detach', `--port=${port}`, '--address=127.0.0.1', `--config=${conf}`],
+        { stdio: 'ignore' },
+      );
       await waitForPort(port);
     });
     afterEach(() => {
@@ -97,7 +111,10 @@ describe('sync task', () => {
     });
 
     it('pulls an rsync:// URL as written', async () => {
-      const { outcome } = await agent.run('sync', { src: `rsync://127.0.0.1:${port}/mod/`, dst: 'allowed/from-daemon' });
+      const { outcome } = await agent.run('sync', {
+        src: `rsync://127.0.0.1:${port}/mod/`,
+        dst: 'allowed/from-daemon',
+      });
       expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0 });
       expect(await readFile(path.join(agent.allowed, 'from-daemon', 'sub', 'b.txt'), 'utf8')).toBe('B');
     });

@@ -39,7 +39,14 @@ export async function runSyncTask(state: RunState): Promise<TaskOutcome> {
   const srcArg = isRemoteRsyncPath(src) ? src : withTrailingSlash(src, path.resolve(state.rootDir, src));
   const dstArg = withTrailingSlash(dst, dstReal);
   if (!state.exec.noop) await mkdir(path.dirname(dstReal), { recursive: true });
-  const args = ['-a', '--itemize-changes', ...(del ? ['--delete'] : []), ...(state.exec.noop ? ['--dry-run'] : []), srcArg, dstArg];
+  const args = [
+    '-a',
+    '--itemize-changes',
+    ...(del ? ['--delete'] : []),
+    ...(state.exec.noop ? ['--dry-run'] : []),
+    srcArg,
+    dstArg,
+  ];
   return runWithRetries(
     { command: state.rsyncBin, args, cwd: state.rootDir, env: state.baseEnv },
     { label: 'rsync', timeoutSec, retries, intervalSec, isSuccess: (code) => code === 0 },

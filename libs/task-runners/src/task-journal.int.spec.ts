@@ -12,7 +12,14 @@ beforeEach(async () => {
 afterEach(() => rm(path.dirname(stateDir), { recursive: true, force: true }));
 
 const ok: TaskOutcome = { status: 'succeeded', exitCode: 0, durationMs: 12, outputTail: 'done\n', attempts: 1 };
-const bad: TaskOutcome = { status: 'failed', exitCode: 3, durationMs: 40, outputTail: '', attempts: 3, error: 'shell command failed: exit code 3' };
+const bad: TaskOutcome = {
+  status: 'failed',
+  exitCode: 3,
+  durationMs: 40,
+  outputTail: '',
+  attempts: 3,
+  error: 'shell command failed: exit code 3',
+};
 const fixedNow = (): Date => new Date('2025-01-02T03:04:05.000Z');
 
 describe('journalKey', () => {
@@ -79,7 +86,9 @@ describe('TaskJournal', () => {
     const journal = await TaskJournal.open(stateDir, { now: fixedNow });
     const flushed = journal.append('k', ok);
     // Written (and answered) already, before the flush settles: a crash of this process now keeps it.
-    expect(readFileSync(path.join(stateDir, TASK_JOURNAL_FILE), 'utf8')).toBe(`${JSON.stringify({ key: 'k', outcome: ok, recordedAt: '2025-01-02T03:04:05.000Z' })}\n`);
+    expect(readFileSync(path.join(stateDir, TASK_JOURNAL_FILE), 'utf8')).toBe(
+      `${JSON.stringify({ key: 'k', outcome: ok, recordedAt: '2025-01-02T03:04:05.000Z' })}\n`,
+    );
     expect(journal.get('k')).toEqual(ok);
     await expect(flushed).resolves.toBeUndefined();
     await journal.close();
@@ -88,7 +97,9 @@ describe('TaskJournal', () => {
   it('append throws at once on a closed journal (nothing to report), with the file named', async () => {
     const journal = await TaskJournal.open(stateDir);
     await journal.close();
-    expect(() => journal.append('k', ok)).toThrow(expect.objectContaining({ code: 'RUNNER_JOURNAL_IO', message: expect.stringContaining(TASK_JOURNAL_FILE) }));
+    expect(() => journal.append('k', ok)).toThrow(
+      expect.objectContaining({ code: 'RUNNER_JOURNAL_IO', message: expect.stringContaining(TASK_JOURNAL_FILE) }),
+    );
     expect(journal.get('k')).toBeUndefined();
   });
 });

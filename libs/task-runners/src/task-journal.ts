@@ -65,7 +65,14 @@ export class TaskJournal {
         else skipped++;
       }
       const handle = await open(file, 'a', 0o600);
-      return new TaskJournal(file, entries, handle, text.length > 0 && !text.endsWith('\n'), skipped, options.now ?? (() => new Date()));
+      return new TaskJournal(
+        file,
+        entries,
+        handle,
+        text.length > 0 && !text.endsWith('\n'),
+        skipped,
+        options.now ?? (() => new Date()),
+      );
     } catch (err) {
       throw new TaskJournalError(`cannot open the task journal '${file}': ${(err as Error).message}`, { cause: err });
     }
@@ -106,13 +113,23 @@ export class TaskJournal {
       writeAllSync(this.handle.fd, line);
     } catch (err) {
       this.needsNewline = true;
-      throw new TaskJournalError(`cannot append to the task journal '${this.file}': ${(err as Error).message}`, { cause: err });
+      throw new TaskJournalError(`cannot append to the task journal '${this.file}': ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     this.needsNewline = false;
     this.entries.set(key, entry);
     const fd = this.handle.fd;
     return new Promise<void>((resolve, reject) =>
-      fdatasync(fd, (err) => (err ? reject(new TaskJournalError(`cannot flush the task journal '${this.file}' to disk: ${err.message}`, { cause: err })) : resolve())),
+      fdatasync(fd, (err) =>
+        err
+          ? reject(
+              new TaskJournalError(`cannot flush the task journal '${this.file}' to disk: ${err.message}`, {
+                cause: err,
+              }),
+            )
+          : resolve(),
+      ),
     );
   }
 
@@ -129,7 +146,11 @@ function parseEntry(line: string): TaskJournalEntry | undefined {
     const value = JSON.parse(line) as Partial<TaskJournalEntry>;
     if (typeof value.key !== 'string' || typeof value.outcome !== 'object' || value.outcome === null) return undefined;
     if (typeof (value.outcome as { status?: unknown }).status !== 'string') return undefined;
-    return { key: value.key, outcome: value.outcome, recordedAt: typeof value.recordedAt === 'string' ? value.recordedAt : '' };
+    return {
+      key: value.key,
+      outcome: value.outcome,
+      recordedAt: typeof value.recordedAt === 'string' ? value.recordedAt : '',
+    };
   } catch {
     return undefined;
   }

@@ -55,7 +55,11 @@ export class ParameterReader {
   requiredText(key: string): string {
     const v = this.params[key];
     if (typeof v === 'string') return v;
-    this.problems.push(v === undefined || v === null ? `${this.prefix}.${key} is missing` : `${this.prefix}.${key}: expected a string, got ${describe(v)}`);
+    this.problems.push(
+      v === undefined || v === null
+        ? `${this.prefix}.${key} is missing`
+        : `${this.prefix}.${key}: expected a string, got ${describe(v)}`,
+    );
     return '';
   }
 
@@ -100,8 +104,10 @@ export class ParameterReader {
     }
     const out: Record<string, string> = {};
     for (const [name, value] of Object.entries(v)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) this.problems.push(`${this.prefix}.${key}: '${name}' is not a valid variable name`);
-      else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') out[name] = String(value);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+        this.problems.push(`${this.prefix}.${key}: '${name}' is not a valid variable name`);
+      else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+        out[name] = String(value);
       else this.problems.push(`${this.prefix}.${key}.${name}: expected a string, got ${describe(value)}`);
     }
     return out;

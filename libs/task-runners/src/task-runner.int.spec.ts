@@ -22,7 +22,12 @@ describe('graph-only task types', () => {
 
   it('an unknown type fails with RUNNER_UNKNOWN_TASK_TYPE', async () => {
     const { outcome } = await agent.run('teleport' as TaskType, {});
-    expect(outcome).toMatchObject({ status: 'failed', attempts: 0, errorCode: 'RUNNER_UNKNOWN_TASK_TYPE', error: "no runner for task type 'teleport'" });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      attempts: 0,
+      errorCode: 'RUNNER_UNKNOWN_TASK_TYPE',
+      error: "no runner for task type 'teleport'",
+    });
   });
 });
 
@@ -30,15 +35,30 @@ describe('reboot task', () => {
   it('runs the configured reboot command and asks the agent to wait for the host', async () => {
     const marker = path.join(agent.base, 'rebooted');
     const runner = new TaskRunner({ ...agent.ctx, rebootCommand: `touch '${marker}'` });
-    const outcome = await runner.run({ runId: 'r', taskId: 'reboot', nodeUid: 'n', type: 'reboot', parameters: { timeout: 600 } });
+    const outcome = await runner.run({
+      runId: 'r',
+      taskId: 'reboot',
+      nodeUid: 'n',
+      type: 'reboot',
+      parameters: { timeout: 600 },
+    });
     expect(existsSync(marker)).toBe(true);
     expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0, rebootRequested: true, rebootTimeoutSec: 600 });
     expect(isRebootPending(outcome)).toBe(true);
   });
 
   it('a failing reboot command fails the task and leaves nothing pending', async () => {
-    const outcome = await runTask({ runId: 'r', taskId: 'reboot', nodeUid: 'n', type: 'reboot', parameters: {} }, { ...agent.ctx, rebootCommand: 'exit 5' });
-    expect(outcome).toMatchObject({ status: 'failed', exitCode: 5, rebootRequested: true, rebootTimeoutSec: 300, error: 'reboot command failed: exit code 5' });
+    const outcome = await runTask(
+      { runId: 'r', taskId: 'reboot', nodeUid: 'n', type: 'reboot', parameters: {} },
+      { ...agent.ctx, rebootCommand: 'exit 5' },
+    );
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      exitCode: 5,
+      rebootRequested: true,
+      rebootTimeoutSec: 300,
+      error: 'reboot command failed: exit code 5',
+    });
     expect(isRebootPending(outcome)).toBe(false);
   });
 
@@ -58,11 +78,23 @@ describe('cancellation', () => {
   it('aborting kills the whole process group and reports failed / cancelled', async () => {
     const pidFile = path.join(agent.rootDir, 'bg.pid');
     const controller = new AbortController();
-    const running = agent.run('shell', { cmd: `sleep 30 & echo $! > '${pidFile}'; echo started; sleep 30` }, {}, controller.signal);
+    const running = agent.run(
+      'shell',
+      { cmd: `sleep 30 & echo $! > '${pidFile}'; echo started; sleep 30` },
+      {},
+      controller.signal,
+    );
     await waitFor(() => existsSync(pidFile));
     controller.abort();
     const { outcome, stdout } = await running;
-    expect(outcome).toMatchObject({ status: 'failed', exitCode: null, signal: 'SIGTERM', attempts: 1, error: 'cancelled', errorCode: 'RUNNER_CANCELLED' });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      exitCode: null,
+      signal: 'SIGTERM',
+      attempts: 1,
+      error: 'cancelled',
+      errorCode: 'RUNNER_CANCELLED',
+    });
     expect(outcome.durationMs).toBeLessThan(3000);
     expect(stdout).toBe('started\n');
     expect(processAlive(Number((await readFile(pidFile, 'utf8')).trim()))).toBe(false);
@@ -71,7 +103,12 @@ describe('cancellation', () => {
   it('aborting while waiting to retry stops without another attempt', async () => {
     const log = path.join(agent.rootDir, 'attempts.log');
     const controller = new AbortController();
-    const running = agent.run('shell', { cmd: `echo run >> '${log}'; exit 1`, retries: 3, interval: 30 }, {}, controller.signal);
+    const running = agent.run(
+      'shell',
+      { cmd: `echo run >> '${log}'; exit 1`, retries: 3, interval: 30 },
+      {},
+      controller.signal,
+    );
     await waitFor(() => existsSync(log));
     controller.abort();
     const { outcome } = await running;
@@ -102,9 +139,13 @@ describe('process lifetime and output', () => {
   });
 
   it('a listener that throws does not break the task', async () => {
-    const outcome = await runTask({ runId: 'r', taskId: 't', nodeUid: 'n', type: 'shell', parameters: { cmd: 'echo one; echo two' } }, agent.ctx, () => {
-      throw new Error('listener bug');
-    });
+    const outcome = await runTask(
+      { runId: 'r', taskId: 't', nodeUid: 'n', type: 'shell', parameters: { cmd: 'echo one; echo two' } },
+      agent.ctx,
+      () => {
+        throw new Error('listener bug');
+      },
+    );
     expect(outcome).toMatchObject({ status: 'succeeded', outputTail: 'one\ntwo\n' });
   });
 });

@@ -27,7 +27,13 @@ const NO_OP_TYPES = new Set(['stage', 'group', 'skipped']);
  * Aborting `signal` stops the task (the whole process group) and yields `failed` / `cancelled`.
  * `options.onSpawn` learns each started process group (see `RunTaskOptions`).
  */
-export async function runTask(exec: TaskExecution, ctx: RunnerContext, onOutput?: OutputListener, signal?: AbortSignal, options?: RunTaskOptions): Promise<TaskOutcome> {
+export async function runTask(
+  exec: TaskExecution,
+  ctx: RunnerContext,
+  onOutput?: OutputListener,
+  signal?: AbortSignal,
+  options?: RunTaskOptions,
+): Promise<TaskOutcome> {
   const state = createRunState(exec, ctx, onOutput, signal, options);
   if (signal?.aborted) return cancelled(state, 0);
   if (NO_OP_TYPES.has(exec.type)) return finished(state, { status: 'succeeded', exitCode: 0, attempts: 0 });
@@ -53,7 +59,12 @@ export class TaskRunner {
     this.context = { ...context, inheritedEnv: context.inheritedEnv ?? Object.freeze(processEnv()) };
   }
 
-  run(exec: TaskExecution, onOutput?: OutputListener, signal?: AbortSignal, options?: RunTaskOptions): Promise<TaskOutcome> {
+  run(
+    exec: TaskExecution,
+    onOutput?: OutputListener,
+    signal?: AbortSignal,
+    options?: RunTaskOptions,
+  ): Promise<TaskOutcome> {
     return runTask(exec, this.context, onOutput, signal, options);
   }
 }

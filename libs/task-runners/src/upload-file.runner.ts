@@ -34,7 +34,11 @@ export async function runUploadFileTask(state: RunState): Promise<TaskOutcome> {
   try {
     await writeFileAtomic(real, data, mode, dirMode);
   } catch (err) {
-    return failedWith(state, new TaskIoError(`upload_file cannot write '${real}': ${(err as Error).message}`, { cause: err }), 1);
+    return failedWith(
+      state,
+      new TaskIoError(`upload_file cannot write '${real}': ${(err as Error).message}`, { cause: err }),
+      1,
+    );
   }
   state.output.write('stdout', `wrote ${what}\n`);
   return finished(state, { status: 'succeeded', exitCode: 0, attempts: 1 });

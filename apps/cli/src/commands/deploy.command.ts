@@ -3,7 +3,14 @@ import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { InvalidInputError, UsageError } from '@granule/core';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
-import type { RunEventEntry, RunEventsRequest, RunShowRequest, RunSummary, StartDeployment, StrategyRef } from '@granule/contracts';
+import type {
+  RunEventEntry,
+  RunEventsRequest,
+  RunShowRequest,
+  RunSummary,
+  StartDeployment,
+  StrategyRef,
+} from '@granule/contracts';
 import { addConnectionOptions } from '../connection';
 import { newCommandId, newRunId, query, sendCommand, ServiceError, withNats } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
@@ -42,7 +49,9 @@ async function askPatiently<T>(ask: () => Promise<T>, print: (line: string) => v
       if (!(err instanceof ServiceError && err.code === 'ORCHESTRATOR_SILENT')) throw err;
       if (silentSince === undefined) {
         silentSince = Date.now();
-        print(`${new Date().toISOString().slice(11, 19)}  no orchestrator answers; waiting up to ${WATCH_SILENCE_LIMIT_MS / 1000} s for one (the run is in the event log and goes on when one is back)`);
+        print(
+          `${new Date().toISOString().slice(11, 19)}  no orchestrator answers; waiting up to ${WATCH_SILENCE_LIMIT_MS / 1000} s for one (the run is in the event log and goes on when one is back)`,
+        );
       } else if (Date.now() - silentSince > WATCH_SILENCE_LIMIT_MS) throw err;
       await new Promise((r) => setTimeout(r, pollMs));
     }
@@ -53,24 +62,41 @@ async function askPatiently<T>(ask: () => Promise<T>, print: (line: string) => v
  * Follows a run's events until it ends, printing a line per event (a strategy run's phase runs
  * are followed too, indented), then returns the run's summary.
  */
-export async function watchRun(session: NatsSession, runId: string, print: (line: string) => void, pollMs = 300, indent = ''): Promise<RunSummary> {
+export async function watchRun(
+  session: NatsSession,
+  runId: string,
+  print: (line: string) => void,
+  pollMs = 300,
+  indent = '',
+): Promise<RunSummary> {
   let after = 0;
-  for (let waited = 0; ; ) {
+  for (let waited = 0; ;) {
     let entries: RunEventEntry[];
     try {
-      entries = await askPatiently(() => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after }), print, pollMs);
+      entries = await askPatiently(
+        () => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after }),
+        print,
+        pollMs,
+      );
     } catch (err) {
       // A strategy's phase run is announced just before it is created.
-      if (!(err instanceof ServiceError && err.code === 'RUN_UNKNOWN' && indent && (waited += pollMs) < 30_000)) throw err;
+      if (!(err instanceof ServiceError && err.code === 'RUN_UNKNOWN' && indent && (waited += pollMs) < 30_000))
+        throw err;
       await new Promise((r) => setTimeout(r, pollMs));
       continue;
     }
     for (const entry of entries) {
       print(indent + describeEvent(entry));
       after = entry.version;
-      if (entry.event.type === 'StrategyPhaseStarted') await watchRun(session, entry.event.data.childRunId, print, pollMs, `${indent}    `);
+      if (entry.event.type === 'StrategyPhaseStarted')
+        await watchRun(session, entry.event.data.childRunId, print, pollMs, `${indent}    `);
     }
-    if (entries.some((e) => ENDS.includes(e.event.type))) return askPatiently(() => query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId }), print, pollMs);
+    if (entries.some((e) => ENDS.includes(e.event.type)))
+      return askPatiently(
+        () => query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId }),
+        print,
+        pollMs,
+      );
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }
@@ -82,17 +108,29 @@ const PLAN_WAIT_NOTICE_MS = 2000;
  * Waits until a just-requested run is past planning: any event after DeploymentRequested (a
  * PlanAccepted, a strategy's first step, an end). Returns the refusal when the run was refused.
  */
-export async function waitUntilPlanned(session: NatsSession, runId: string, print: (line: string) => void, pollMs = 100): Promise<{ code: string; reason: string } | undefined> {
+export async function waitUntilPlanned(
+  session: NatsSession,
+  runId: string,
+  print: (line: string) => void,
+  pollMs = 100,
+): Promise<{ code: string; reason: string } | undefined> {
   const since = Date.now();
   let told = false;
   for (;;) {
-    const entries = await askPatiently(() => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after: 0 }), print, pollMs);
+    const entries = await askPatiently(
+      () => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after: 0 }),
+      print,
+      pollMs,
+    );
     const refusal = entries.find((e) => e.event.type === 'DeploymentRefused');
-    if (refusal?.event.type === 'DeploymentRefused') return { code: refusal.event.data.code, reason: refusal.event.data.reason };
+    if (refusal?.event.type === 'DeploymentRefused')
+      return { code: refusal.event.data.code, reason: refusal.event.data.reason };
     if (entries.some((e) => e.event.type !== 'DeploymentRequested')) return undefined;
     if (!told && Date.now() - since > PLAN_WAIT_NOTICE_MS) {
       told = true;
-      print(`${new Date().toISOString().slice(11, 19)}  run ${runId} is recorded and waits for its plan (graph-planner)`);
+      print(
+        `${new Date().toISOString().slice(11, 19)}  run ${runId} is recorded and waits for its plan (graph-planner)`,
+      );
     }
     await new Promise((r) => setTimeout(r, pollMs));
   }
@@ -132,8 +170,10 @@ async function strategyRef(value: string): Promise<StrategyRef> {
 
 async function runDeploy(opts: DeployOptions): Promise<void> {
   const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
-  if (!opts.env && !opts.tasks?.length && !opts.release) throw new UsageError('say what to deploy: --env ENV, or --release DIR / --tasks PATH... with --nodes NODES.yaml');
-  if (opts.env && (opts.tasks?.length || opts.release)) throw new UsageError('--env plans from config-store; do not combine it with --tasks or --release');
+  if (!opts.env && !opts.tasks?.length && !opts.release)
+    throw new UsageError('say what to deploy: --env ENV, or --release DIR / --tasks PATH... with --nodes NODES.yaml');
+  if (opts.env && (opts.tasks?.length || opts.release))
+    throw new UsageError('--env plans from config-store; do not combine it with --tasks or --release');
   const filters = filtersOf(opts);
   let inline: StartDeployment['inline'];
   if (!opts.env) {
@@ -149,7 +189,8 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
         graphs[graph] = request.tasks;
         base = request;
       } catch (err) {
-        const missing = err instanceof InvalidInputError && err.diagnostics.every((d) => d.code === 'PLAN_UNKNOWN_GRAPH');
+        const missing =
+          err instanceof InvalidInputError && err.diagnostics.every((d) => d.code === 'PLAN_UNKNOWN_GRAPH');
         if (!missing || graph === opts.graph) throw err;
       }
     }
@@ -191,8 +232,13 @@ export function registerDeployCommand(program: Command): void {
   const cmd = program
     .command('deploy')
     .summary('start a deployment (and watch it)')
-    .description('Publishes StartDeployment on the command stream and prints the run id once the run is planned (exit code 1 when it was refused: an unknown environment, a critical node offline, ...). With --watch, follows the run and prints a recap; the exit code is 1 unless it succeeded.')
-    .option('--env <ENV>', 'plan the environment from config-store (else --tasks / --release with --nodes, sent inline)')
+    .description(
+      'Publishes StartDeployment on the command stream and prints the run id once the run is planned (exit code 1 when it was refused: an unknown environment, a critical node offline, ...). With --watch, follows the run and prints a recap; the exit code is 1 unless it succeeded.',
+    )
+    .option(
+      '--env <ENV>',
+      'plan the environment from config-store (else --tasks / --release with --nodes, sent inline)',
+    )
     .option('--nodes <NODES.yaml>', 'the nodes, with --tasks / --release');
   addPlanInputOptions(cmd)
     .option('--strategy <NAME|FILE>', 'deploy group by group: a strategy uploaded to config-store, or a strategy file')
@@ -201,7 +247,10 @@ export function registerDeployCommand(program: Command): void {
     .option('--watch', 'follow the run until it ends, then print the recap')
     .option('--run-id <ID>', 'use this run id instead of a generated one')
     .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
-    .addHelpText('after', '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n',
+    )
     .action((opts: DeployOptions) => runDeploy(opts));
   addConnectionOptions(cmd);
 }

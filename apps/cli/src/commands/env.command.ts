@@ -47,16 +47,25 @@ export function parseSettings(items: readonly string[]): Record<string, unknown>
 
 /** `granule env create|list|show|set` — environments (clusters) in the config-store. */
 export function registerEnvCommand(program: Command): void {
-  const env = program.command('env').description('environments (clusters): a release, enabled plugins, settings, nodes');
+  const env = program
+    .command('env')
+    .description('environments (clusters): a release, enabled plugins, settings, nodes');
   const leaf = (name: string, description: string): Command =>
-    addConnectionOptions(env.command(name).description(description)).option('-o, --output <format>', 'json | yaml | table', 'table');
+    addConnectionOptions(env.command(name).description(description)).option(
+      '-o, --output <format>',
+      'json | yaml | table',
+      'table',
+    );
 
   leaf('create', 'create an environment from an installed release')
     .argument('<name>', 'environment name')
     .option('--release <id>', 'release id or name; default: the only installed release')
     .option('--plugin <id>', 'enable this plugin (repeatable)', collect)
     .option('--setting <path=value>', 'set a setting, e.g. common.debug.value=true (repeatable)', collect)
-    .addHelpText('after', '\nExample:\n  ./granule env create prod --release example-release --setting common.debug.value=true')
+    .addHelpText(
+      'after',
+      '\nExample:\n  ./granule env create prod --release example-release --setting common.debug.value=true',
+    )
     .action(async (name: string, opts: EnvOptions) => {
       const settings: Record<string, unknown> = {};
       for (const [p, v] of Object.entries(parseSettings(opts.setting ?? []))) {
@@ -66,7 +75,12 @@ export function registerEnvCommand(program: Command): void {
         at[keys[keys.length - 1]] = v;
       }
       const e = await withConfigStore(opts, (c) =>
-        c.request('env.create', { name, settings, ...(opts.release ? { release: opts.release } : {}), ...(opts.plugin ? { plugins: opts.plugin } : {}) }),
+        c.request('env.create', {
+          name,
+          settings,
+          ...(opts.release ? { release: opts.release } : {}),
+          ...(opts.plugin ? { plugins: opts.plugin } : {}),
+        }),
       );
       await printResult(e, opts.output, { rows: [row(e)], columns: COLUMNS });
     });
@@ -80,7 +94,10 @@ export function registerEnvCommand(program: Command): void {
     .argument('<id>', 'environment id or name')
     .action(async (id: string, opts: EnvOptions) => {
       const e = await withConfigStore(opts, (c) => c.request('env.get', { id }));
-      await printResult(e, opts.output, { rows: [{ ...row(e), settings: e.settings }], columns: [...COLUMNS, 'settings'] });
+      await printResult(e, opts.output, {
+        rows: [{ ...row(e), settings: e.settings }],
+        columns: [...COLUMNS, 'settings'],
+      });
     });
 
   leaf('set', 'change an environment: name, status, settings')
@@ -88,14 +105,21 @@ export function registerEnvCommand(program: Command): void {
     .option('--name <name>', 'new name')
     .option('--status <status>', ENVIRONMENT_STATUSES.join(' | '))
     .option('--setting <path=value>', 'set a setting (VALUE is YAML; null removes it; repeatable)', collect)
-    .addHelpText('after', '\nExample:\n  ./granule env set prod --status operational --setting storage.ceph.value=false')
+    .addHelpText(
+      'after',
+      '\nExample:\n  ./granule env set prod --status operational --setting storage.ceph.value=false',
+    )
     .action(async (id: string, opts: EnvOptions) => {
       const req: UpdateEnvironmentRequest = { id };
       if (opts.name !== undefined) req.name = opts.name;
       if (opts.status !== undefined) req.status = opts.status as EnvironmentStatus;
       if (opts.setting) req.settings_patch = parseSettings(opts.setting);
-      if (Object.keys(req).length === 1) throw new UsageError('env set: nothing to change: give --name, --status or --setting');
+      if (Object.keys(req).length === 1)
+        throw new UsageError('env set: nothing to change: give --name, --status or --setting');
       const e = await withConfigStore(opts, (c) => c.request('env.update', req));
-      await printResult(e, opts.output, { rows: [{ ...row(e), settings: e.settings }], columns: [...COLUMNS, 'settings'] });
+      await printResult(e, opts.output, {
+        rows: [{ ...row(e), settings: e.settings }],
+        columns: [...COLUMNS, 'settings'],
+      });
     });
 }

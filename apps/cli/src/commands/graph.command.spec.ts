@@ -1,12 +1,29 @@
 import type { PlanInstance } from '@granule/planner';
 import { renderGraph } from './graph.command';
 
-const inst = (task: string, node: string, requires: string[] = []): PlanInstance => ({ task, node, type: 'shell', stage: 'deployment', priority: requires.length, requires, parameters: {}, skipped: false });
-const instances = [inst('deploy_start', 'sync'), inst('a', 'n1', ['deploy_start@sync']), inst('b', 'n1', ['a@n1']), inst('b', 'n2', ['deploy_start@sync'])];
+const inst = (task: string, node: string, requires: string[] = []): PlanInstance => ({
+  task,
+  node,
+  type: 'shell',
+  stage: 'deployment',
+  priority: requires.length,
+  requires,
+  parameters: {},
+  skipped: false,
+});
+const instances = [
+  inst('deploy_start', 'sync'),
+  inst('a', 'n1', ['deploy_start@sync']),
+  inst('b', 'n1', ['a@n1']),
+  inst('b', 'n2', ['deploy_start@sync']),
+];
 
 describe('renderGraph', () => {
   it('colours a run graph by outcome in dot', () => {
-    const dot = renderGraph('dot', { instances, statuses: { 'a@n1': 'succeeded', 'b@n1': 'failed', 'b@n2': 'dep_failed', 'deploy_start@sync': 'succeeded' } });
+    const dot = renderGraph('dot', {
+      instances,
+      statuses: { 'a@n1': 'succeeded', 'b@n1': 'failed', 'b@n2': 'dep_failed', 'deploy_start@sync': 'succeeded' },
+    });
     expect(dot).toContain('"a@n1" [label="a", color=darkgreen, fontcolor=darkgreen];');
     expect(dot).toContain('"b@n1" [label="b", color=red, fontcolor=red];');
     expect(dot).toContain('"b@n2" [label="b", color=orange, fontcolor=orange];');
@@ -15,14 +32,18 @@ describe('renderGraph', () => {
   });
 
   it('classes mermaid nodes by outcome and keeps edges', () => {
-    const mermaid = renderGraph('mermaid', { instances, statuses: { 'a@n1': 'succeeded', 'b@n1': 'running' } }).split('\n');
+    const mermaid = renderGraph('mermaid', { instances, statuses: { 'a@n1': 'succeeded', 'b@n1': 'running' } }).split(
+      '\n',
+    );
     expect(mermaid).toContain('  i1["a@n1"]:::succeeded');
     expect(mermaid).toContain('  i2["b@n1"]:::running');
     expect(mermaid).toContain('  i1 --> i2');
   });
 
   it('adds the status to each entry in json', () => {
-    const json = JSON.parse(renderGraph('json', { instances, statuses: { 'a@n1': 'succeeded' } })) as (PlanInstance & { status?: string })[];
+    const json = JSON.parse(renderGraph('json', { instances, statuses: { 'a@n1': 'succeeded' } })) as (PlanInstance & {
+      status?: string;
+    })[];
     expect(json.map((i) => i.status)).toEqual([undefined, 'succeeded', undefined, undefined]);
   });
 });

@@ -9,7 +9,15 @@ import { query, ServiceError, withNats } from '../connection/nats-session';
 import { commaList } from '../inputs/read-input';
 import { parseFormat, toJson, writeOut } from '../output';
 
-const DOT_COLORS: Record<string, string> = { succeeded: 'darkgreen', failed: 'red', timed_out: 'red', dep_failed: 'orange', skipped: 'gray', running: 'blue', dispatched: 'blue' };
+const DOT_COLORS: Record<string, string> = {
+  succeeded: 'darkgreen',
+  failed: 'red',
+  timed_out: 'red',
+  dep_failed: 'orange',
+  skipped: 'gray',
+  running: 'blue',
+  dispatched: 'blue',
+};
 
 interface GraphOptions {
   env?: string;
@@ -24,9 +32,17 @@ interface GraphOptions {
 /** Renders plan entries, coloured by status when the graph is a run's. */
 export function renderGraph(format: 'dot' | 'mermaid' | 'json', reply: RunGraphReply): string {
   const status = (i: PlanInstance): string | undefined => reply.statuses?.[`${i.task}@${i.node}`];
-  if (format === 'json') return toJson(reply.statuses ? reply.instances.map((i) => ({ ...i, status: status(i) })) : reply.instances);
-  if (format === 'dot') return renderInstancesDot(reply.instances, reply.statuses ? (i) => (i.node === 'sync' ? undefined : DOT_COLORS[status(i) ?? '']) : undefined);
-  return renderInstancesMermaid(reply.instances, reply.statuses ? (i) => (i.node === 'sync' ? undefined : status(i)) : undefined);
+  if (format === 'json')
+    return toJson(reply.statuses ? reply.instances.map((i) => ({ ...i, status: status(i) })) : reply.instances);
+  if (format === 'dot')
+    return renderInstancesDot(
+      reply.instances,
+      reply.statuses ? (i) => (i.node === 'sync' ? undefined : DOT_COLORS[status(i) ?? '']) : undefined,
+    );
+  return renderInstancesMermaid(
+    reply.instances,
+    reply.statuses ? (i) => (i.node === 'sync' ? undefined : status(i)) : undefined,
+  );
 }
 
 export function registerGraphCommand(program: Command): void {
@@ -38,18 +54,27 @@ export function registerGraphCommand(program: Command): void {
     .option('--graph <TYPE>', 'graph type, with --env', 'default')
     .option('--node <UID,...>', 'only these nodes, with --env', commaList)
     .option('-o, --output <FORMAT>', 'dot|mermaid|json', 'dot')
-    .addHelpText('after', '\nExamples:\n  granule graph --env demo -o mermaid\n  granule graph --run demo-1-2-deploy -o dot | dot -Tsvg > run.svg\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  granule graph --env demo -o mermaid\n  granule graph --run demo-1-2-deploy -o dot | dot -Tsvg > run.svg\n',
+    )
     .action(async (opts: GraphOptions) => {
       const format = parseFormat(opts.output, ['dot', 'mermaid', 'json'] as const);
       if (!opts.env === !opts.run) throw new UsageError('give exactly one of --env ENV or --run RUN');
       await withNats(opts, async (s) => {
         let request: RunGraphRequest = { runId: opts.run };
         if (opts.env) {
-          const plan = await requestPlan(s.nc, s.prefix, { envId: opts.env, graph: opts.graph, ...(opts.node?.length ? { filters: { nodes: opts.node } } : {}) });
+          const plan = await requestPlan(s.nc, s.prefix, {
+            envId: opts.env,
+            graph: opts.graph,
+            ...(opts.node?.length ? { filters: { nodes: opts.node } } : {}),
+          });
           if (!plan.ok) throw new ServiceError(plan.code, plan.message);
           request = { planId: plan.planId };
         }
-        await writeOut(renderGraph(format, await query<RunGraphRequest, RunGraphReply>(s, s.subjects.runs.graph, request)));
+        await writeOut(
+          renderGraph(format, await query<RunGraphRequest, RunGraphReply>(s, s.subjects.runs.graph, request)),
+        );
       });
     });
   addConnectionOptions(cmd);

@@ -9,8 +9,20 @@ type Register = (program: Command) => unknown;
  */
 const GROUPS: { names: string[]; load: () => Register[] }[] = [
   { names: ['plan'], load: () => [require('./plan.command').registerPlanCommand] },
-  { names: ['plugin'], load: () => [require('./plugin.command').registerPluginCommand, require('./plugin-service.command').registerPluginServiceCommands] },
-  { names: ['strategy'], load: () => [require('./strategy.command').registerStrategyCommand, require('./strategy-service.command').registerStrategyServiceCommands] },
+  {
+    names: ['plugin'],
+    load: () => [
+      require('./plugin.command').registerPluginCommand,
+      require('./plugin-service.command').registerPluginServiceCommands,
+    ],
+  },
+  {
+    names: ['strategy'],
+    load: () => [
+      require('./strategy.command').registerStrategyCommand,
+      require('./strategy-service.command').registerStrategyServiceCommands,
+    ],
+  },
   { names: ['release'], load: () => [require('./release.command').registerReleaseCommand] },
   { names: ['env'], load: () => [require('./env.command').registerEnvCommand] },
   { names: ['node'], load: () => [require('./node.command').registerNodeCommand] },

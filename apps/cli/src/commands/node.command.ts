@@ -17,8 +17,23 @@ interface NodeOptions {
   remove?: boolean;
 }
 
-const COLUMNS = ['uid', 'hostname', 'address', 'environment', 'roles', 'pending_roles', 'tags', 'labels', 'rack', 'status'];
-const list = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean);
+const COLUMNS = [
+  'uid',
+  'hostname',
+  'address',
+  'environment',
+  'roles',
+  'pending_roles',
+  'tags',
+  'labels',
+  'rack',
+  'status',
+];
+const list = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** `KEY=VALUE` sets a label, `KEY-` removes it (kubectl's convention). */
@@ -37,9 +52,15 @@ export function parseLabels(items: readonly string[], allowRemove: boolean): Rec
 export function registerNodeCommand(program: Command): void {
   const node = program.command('node').description('nodes: hosts with roles, tags, labels and a rack');
   const leaf = (name: string, description: string): Command =>
-    addConnectionOptions(node.command(name).description(description)).option('-o, --output <format>', 'json | yaml | table', 'table');
-  const show = async (n: NodeView | NodeView[], format: string): Promise<void> => printResult(n, format, { columns: COLUMNS });
-  const update = async (opts: NodeOptions, req: UpdateNodeRequest): Promise<void> => show(await withConfigStore(opts, (c) => c.request('node.update', req)), opts.output);
+    addConnectionOptions(node.command(name).description(description)).option(
+      '-o, --output <format>',
+      'json | yaml | table',
+      'table',
+    );
+  const show = async (n: NodeView | NodeView[], format: string): Promise<void> =>
+    printResult(n, format, { columns: COLUMNS });
+  const update = async (opts: NodeOptions, req: UpdateNodeRequest): Promise<void> =>
+    show(await withConfigStore(opts, (c) => c.request('node.update', req)), opts.output);
 
   leaf('add', 'register a node')
     .argument('<uid>', 'node uid')
@@ -50,7 +71,10 @@ export function registerNodeCommand(program: Command): void {
     .option('--label <key=value>', 'label (repeatable)', collect)
     .option('--rack <name>', 'rack')
     .option('--env <id>', 'environment id or name')
-    .addHelpText('after', '\nExample:\n  ./granule node add node-1 --hostname ctl01 --address 10.0.0.11 --rack r1 --label zone=a')
+    .addHelpText(
+      'after',
+      '\nExample:\n  ./granule node add node-1 --hostname ctl01 --address 10.0.0.11 --rack r1 --label zone=a',
+    )
     .action(async (uid: string, opts: NodeOptions) => {
       const req: AddNodeRequest = { uid, hostname: opts.hostname as string };
       if (opts.address) req.address = opts.address;
@@ -64,11 +88,18 @@ export function registerNodeCommand(program: Command): void {
 
   leaf('list', 'list nodes')
     .option('--env <id>', 'only the nodes of this environment')
-    .action(async (opts: NodeOptions) => show(await withConfigStore(opts, (c) => c.request('node.list', opts.env ? { environment: opts.env } : {})), opts.output));
+    .action(async (opts: NodeOptions) =>
+      show(
+        await withConfigStore(opts, (c) => c.request('node.list', opts.env ? { environment: opts.env } : {})),
+        opts.output,
+      ),
+    );
 
   leaf('show', 'show one node')
     .argument('<uid>', 'node uid')
-    .action(async (uid: string, opts: NodeOptions) => show(await withConfigStore(opts, (c) => c.request('node.get', { uid })), opts.output));
+    .action(async (uid: string, opts: NodeOptions) =>
+      show(await withConfigStore(opts, (c) => c.request('node.get', { uid })), opts.output),
+    );
 
   leaf('assign', 'put a node in an environment with pending roles')
     .argument('<uid>', 'node uid')
@@ -76,26 +107,39 @@ export function registerNodeCommand(program: Command): void {
     .requiredOption('--roles <a,b>', 'roles to deploy on it')
     .addHelpText('after', '\nExample:\n  ./granule node assign node-1 --env prod --roles controller')
     .action(async (uid: string, opts: NodeOptions) =>
-      show(await withConfigStore(opts, (c) => c.request('node.assign', { uid, environment: opts.env as string, roles: list(opts.roles as string) })), opts.output),
+      show(
+        await withConfigStore(opts, (c) =>
+          c.request('node.assign', { uid, environment: opts.env as string, roles: list(opts.roles as string) }),
+        ),
+        opts.output,
+      ),
     );
 
   leaf('tag', 'add tags to a node (or remove them with --remove)')
     .argument('<uid>', 'node uid')
     .argument('<tags...>', 'tags')
     .option('--remove', 'remove the tags instead')
-    .action(async (uid: string, tags: string[], opts: NodeOptions) => update(opts, opts.remove ? { uid, remove_tags: tags } : { uid, add_tags: tags }));
+    .action(async (uid: string, tags: string[], opts: NodeOptions) =>
+      update(opts, opts.remove ? { uid, remove_tags: tags } : { uid, add_tags: tags }),
+    );
 
   leaf('label', 'set labels (KEY=VALUE) or remove them (KEY-)')
     .argument('<uid>', 'node uid')
     .argument('<labels...>', 'KEY=VALUE or KEY-')
-    .action(async (uid: string, labels: string[], opts: NodeOptions) => update(opts, { uid, labels: parseLabels(labels, true) }));
+    .action(async (uid: string, labels: string[], opts: NodeOptions) =>
+      update(opts, { uid, labels: parseLabels(labels, true) }),
+    );
 
   leaf('rack', 'set the rack of a node (no RACK: clear it)')
     .argument('<uid>', 'node uid')
     .argument('[rack]', 'rack name')
-    .action(async (uid: string, rack: string | undefined, opts: NodeOptions) => update(opts, { uid, rack: rack ?? null }));
+    .action(async (uid: string, rack: string | undefined, opts: NodeOptions) =>
+      update(opts, { uid, rack: rack ?? null }),
+    );
 
   leaf('remove', 'remove a node')
     .argument('<uid>', 'node uid')
-    .action(async (uid: string, opts: NodeOptions) => show(await withConfigStore(opts, (c) => c.request('node.remove', { uid })), opts.output));
+    .action(async (uid: string, opts: NodeOptions) =>
+      show(await withConfigStore(opts, (c) => c.request('node.remove', { uid })), opts.output),
+    );
 }

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 // Runs the built CLI as operators do (./granule builds dist/ when sources changed).
 const root = join(__dirname, '..', '..', '..', '..');
-const granule = (...args: string[]) => spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
+const granule = (...args: string[]) =>
+  spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
 const SEED_TASKS = 'libs/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
 const SEED_NODES = 'libs/planner/src/__fixtures__/seed-002-nodes.yaml';
 
@@ -36,16 +37,36 @@ describe('granule plan (built CLI)', () => {
     expect(run.status).toBe(0);
     const { instances } = JSON.parse(run.stdout) as { instances: Instance[] };
     const real = instances.filter((i) => i.node !== 'sync' && !i.task.includes(':'));
-    expect(real.filter((i) => i.task === 'setup_network').map((i) => i.node).sort()).toEqual(['node-1', 'node-2', 'node-3', 'node-4', 'node-5', 'node-6', 'node-7', 'node-8']);
+    expect(
+      real
+        .filter((i) => i.task === 'setup_network')
+        .map((i) => i.node)
+        .sort(),
+    ).toEqual(['node-1', 'node-2', 'node-3', 'node-4', 'node-5', 'node-6', 'node-7', 'node-8']);
     const priority = new Map(instances.map((i) => [`${i.task}@${i.node}`, i.priority]));
     for (const i of instances) for (const r of i.requires) expect(priority.get(r)).toBeLessThan(i.priority);
   });
 
   it('simulates with durations and prints makespan, timeline and critical path', () => {
     const durations = file('durations.yaml', 'setup_services: 10\nsetup_network: 2\n');
-    const run = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--simulate', '--durations', durations, '-o', 'json');
+    const run = granule(
+      'plan',
+      '--tasks',
+      SEED_TASKS,
+      '--nodes',
+      SEED_NODES,
+      '--simulate',
+      '--durations',
+      durations,
+      '-o',
+      'json',
+    );
     expect(run.status).toBe(0);
-    const result = JSON.parse(run.stdout) as { makespan: number; critical_path: string[]; timeline: { task: string; node: string; start: number }[] };
+    const result = JSON.parse(run.stdout) as {
+      makespan: number;
+      critical_path: string[];
+      timeline: { task: string; node: string; start: number }[];
+    };
     // Five sequential steps (primary, 2 controller batches, network/cinder, compute) of 2 + 10.
     expect(result.makespan).toBe(60);
     expect(result.critical_path[0]).toBe('setup_network@node-1');
@@ -60,21 +81,42 @@ describe('granule plan (built CLI)', () => {
     const nodes = file('nodes.yaml', 'nodes: [{uid: n1, roles: [x]}]\n');
     const provisioning = granule('plan', '--tasks', tasks, '--nodes', nodes, '--graph', 'provisioning', '-o', 'json');
     expect(provisioning.status).toBe(0);
-    expect((JSON.parse(provisioning.stdout).instances as Instance[]).filter((i) => i.node === 'n1').map((i) => i.task)).toEqual(['image']);
+    expect(
+      (JSON.parse(provisioning.stdout).instances as Instance[]).filter((i) => i.node === 'n1').map((i) => i.task),
+    ).toEqual(['image']);
     const unknown = granule('plan', '--tasks', tasks, '--nodes', nodes, '--graph', 'deletion');
     expect(unknown.status).toBe(1);
-    expect(unknown.stderr).toBe('error: --graph deletion: the tasks define no such graph (available: default, provisioning)\n');
+    expect(unknown.stderr).toBe(
+      'error: --graph deletion: the tasks define no such graph (available: default, provisioning)\n',
+    );
   });
 
   it('merges a plugin folder and a cluster file; conditions read the cluster settings', () => {
-    const tasks = file('cond/deployment_tasks.yaml', '- {id: ceph, type: shell, roles: "*", condition: "settings:storage.ceph == true", parameters: {cmd: "true"}}\n');
+    const tasks = file(
+      'cond/deployment_tasks.yaml',
+      '- {id: ceph, type: shell, roles: "*", condition: "settings:storage.ceph == true", parameters: {cmd: "true"}}\n',
+    );
     const cluster = file('cluster.yaml', 'status: new\nsettings: {storage: {ceph: false}}\n');
     const nodes = file('nodes2.yaml', 'nodes: [{uid: n1, roles: [controller]}]\n');
-    const run = granule('plan', '--tasks', tasks, '--nodes', nodes, '--plugin', 'examples/plugins/example-v4', '--cluster', cluster, '-o', 'json');
+    const run = granule(
+      'plan',
+      '--tasks',
+      tasks,
+      '--nodes',
+      nodes,
+      '--plugin',
+      'examples/plugins/example-v4',
+      '--cluster',
+      cluster,
+      '-o',
+      'json',
+    );
     expect(run.status).toBe(0);
     const instances = JSON.parse(run.stdout).instances as Instance[];
     expect(instances.find((i) => i.task === 'ceph' && i.node === 'n1')?.skipped).toBe(true);
-    expect(instances.filter((i) => i.plugin === 'example-v4').map((i) => i.task)).toContain('example-v4.pre_deployment.1');
+    expect(instances.filter((i) => i.plugin === 'example-v4').map((i) => i.task)).toContain(
+      'example-v4.pre_deployment.1',
+    );
 
     const broken = file('broken-plugin/metadata.yaml', 'name: broken\n');
     const refused = granule('plan', '--tasks', tasks, '--nodes', nodes, '--plugin', join(broken, '..'));
@@ -83,7 +125,10 @@ describe('granule plan (built CLI)', () => {
   });
 
   it('exits 1 naming file, line and task for bad input, and 2 for usage errors', () => {
-    const bad = file('bad/deployment_tasks.yaml', '- {id: a, type: shell, roles: "*", parameters: {cmd: x}}\n- {id: b, type: teleport, roles: "*"}\n');
+    const bad = file(
+      'bad/deployment_tasks.yaml',
+      '- {id: a, type: shell, roles: "*", parameters: {cmd: x}}\n- {id: b, type: teleport, roles: "*"}\n',
+    );
     const nodes = file('nodes3.yaml', 'nodes: [{uid: n1, roles: [x]}]\n');
     const invalid = granule('plan', '--tasks', bad, '--nodes', nodes);
     expect(invalid.status).toBe(1);
@@ -102,18 +147,43 @@ describe('granule plan (built CLI)', () => {
     const build = granule('plugin', 'build', 'examples/plugins/example-v5', '--out', pkg);
     expect(build.status).toBe(0);
     const nodes = 'examples/releases/example-release/nodes.yaml';
-    const run = granule('plan', '--release', 'examples/releases/example-release', '--plugin', pkg, '--nodes', nodes, '-o', 'json');
+    const run = granule(
+      'plan',
+      '--release',
+      'examples/releases/example-release',
+      '--plugin',
+      pkg,
+      '--nodes',
+      nodes,
+      '-o',
+      'json',
+    );
     expect(run.status).toBe(0);
     const instances = JSON.parse(run.stdout).instances as Instance[];
     expect(instances.some((i) => i.plugin === 'example-v5')).toBe(true);
     expect(instances.some((i) => i.task === 'hello-shell')).toBe(true);
-    const provisioning = granule('plan', '--release', 'examples/releases/example-release', '--graph', 'provisioning', '--nodes', nodes, '-o', 'json');
+    const provisioning = granule(
+      'plan',
+      '--release',
+      'examples/releases/example-release',
+      '--graph',
+      'provisioning',
+      '--nodes',
+      nodes,
+      '-o',
+      'json',
+    );
     expect(provisioning.status).toBe(0);
-    const provisioningTasks = new Set((JSON.parse(provisioning.stdout).instances as Instance[]).filter((i) => i.node !== 'sync').map((i) => i.task));
+    const provisioningTasks = new Set(
+      (JSON.parse(provisioning.stdout).instances as Instance[]).filter((i) => i.node !== 'sync').map((i) => i.task),
+    );
     expect(provisioningTasks.has('hello-shell')).toBe(false);
     expect(provisioningTasks.size).toBeGreaterThan(0);
     const neither = granule('plan', '--nodes', nodes);
-    expect([neither.status, neither.stderr]).toEqual([2, 'error: give the tasks with --tasks PATH... or --release DIR\n']);
+    expect([neither.status, neither.stderr]).toEqual([
+      2,
+      'error: give the tasks with --tasks PATH... or --release DIR\n',
+    ]);
   });
 
   it('exports dot and mermaid graphs', () => {

@@ -2,11 +2,26 @@ import { Command, Option } from 'commander';
 import { parse } from 'yaml';
 import { formatDiagnostic, InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
-import { buildPlan, planInstances, renderPlanDot, renderPlanMermaid, renderPlanText, simulatePlan, writePlanJson } from '@granule/planner';
+import {
+  buildPlan,
+  planInstances,
+  renderPlanDot,
+  renderPlanMermaid,
+  renderPlanText,
+  simulatePlan,
+  writePlanJson,
+} from '@granule/planner';
 import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
 import { commaList, readInputFile } from '../inputs/read-input';
-import { loadCluster, loadNodes, loadPlugin, loadReleasePlugin, loadTaskPaths, selectGraph } from '../inputs/plan-inputs';
+import {
+  loadCluster,
+  loadNodes,
+  loadPlugin,
+  loadReleasePlugin,
+  loadTaskPaths,
+  selectGraph,
+} from '../inputs/plan-inputs';
 import type { LoadedTasks } from '../inputs/plan-inputs';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 
@@ -46,28 +61,48 @@ export function filtersOf(options: Pick<PlanInputFlags, 'start' | 'end' | 'skip'
 }
 
 /** Everything `granule plan` reads, loaded and checked. */
-export async function loadPlanRequest(options: PlanCommandOptions): Promise<{ tasks: TaskDefinition[]; request: Parameters<typeof buildPlan>[0]; warnings: Diagnostic[] }> {
-  if (!options.tasks?.length && !options.release) throw new UsageError('give the tasks with --tasks PATH... or --release DIR');
+export async function loadPlanRequest(
+  options: PlanCommandOptions,
+): Promise<{ tasks: TaskDefinition[]; request: Parameters<typeof buildPlan>[0]; warnings: Diagnostic[] }> {
+  if (!options.tasks?.length && !options.release)
+    throw new UsageError('give the tasks with --tasks PATH... or --release DIR');
   const [release, nodes, cluster, plugins] = await Promise.all([
-    options.release ? loadReleaseWithExtraTasks(options.release, options.tasks ?? []) : loadTaskPaths(options.tasks ?? []),
+    options.release
+      ? loadReleaseWithExtraTasks(options.release, options.tasks ?? [])
+      : loadTaskPaths(options.tasks ?? []),
     loadNodes(options.nodes),
     options.cluster ? loadCluster(options.cluster) : Promise.resolve(undefined),
     Promise.all((options.plugin ?? []).map(loadPlugin)),
   ]);
-  const selected = selectGraph(release, options.graph, plugins.map((p) => p.plugin), cluster?.overrides ?? []);
+  const selected = selectGraph(
+    release,
+    options.graph,
+    plugins.map((p) => p.plugin),
+    cluster?.overrides ?? [],
+  );
   const filters = filtersOf(options);
   const clusterSpec: ClusterSpec | undefined = cluster?.cluster;
   return {
     tasks: selected.tasks,
     request: { tasks: selected.tasks, nodes: nodes.nodes, cluster: clusterSpec, filters },
-    warnings: [...release.warnings, ...nodes.warnings, ...(cluster?.warnings ?? []), ...plugins.flatMap((p) => p.warnings), ...selected.warnings],
+    warnings: [
+      ...release.warnings,
+      ...nodes.warnings,
+      ...(cluster?.warnings ?? []),
+      ...plugins.flatMap((p) => p.warnings),
+      ...selected.warnings,
+    ],
   };
 }
 
 /** A release plugin's graphs, with `--tasks` files added to the graphs their names give. */
 async function loadReleaseWithExtraTasks(release: string, extra: string[]): Promise<LoadedTasks> {
-  const [fromRelease, fromFiles] = await Promise.all([loadReleasePlugin(release), extra.length ? loadTaskPaths(extra) : undefined]);
-  for (const [graph, tasks] of fromFiles?.graphs ?? []) fromRelease.graphs.set(graph, [...(fromRelease.graphs.get(graph) ?? []), ...tasks]);
+  const [fromRelease, fromFiles] = await Promise.all([
+    loadReleasePlugin(release),
+    extra.length ? loadTaskPaths(extra) : undefined,
+  ]);
+  for (const [graph, tasks] of fromFiles?.graphs ?? [])
+    fromRelease.graphs.set(graph, [...(fromRelease.graphs.get(graph) ?? []), ...tasks]);
   return { graphs: fromRelease.graphs, warnings: [...fromRelease.warnings, ...(fromFiles?.warnings ?? [])] };
 }
 
@@ -77,15 +112,35 @@ async function loadDurations(file: string): Promise<Record<string, number>> {
     data = parse(await readInputFile(file));
   } catch (err) {
     if (err instanceof InvalidInputError) throw err;
-    throw new InvalidInputError([{ severity: 'error', code: 'DURATIONS_SYNTAX', file, message: `YAML/JSON syntax error: ${(err as Error).message.split('\n')[0]}` }]);
+    throw new InvalidInputError([
+      {
+        severity: 'error',
+        code: 'DURATIONS_SYNTAX',
+        file,
+        message: `YAML/JSON syntax error: ${(err as Error).message.split('\n')[0]}`,
+      },
+    ]);
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new InvalidInputError([{ severity: 'error', code: 'DURATIONS_BAD', file, message: 'expected a mapping of task id to seconds, e.g. {netconfig: 30}' }]);
+    throw new InvalidInputError([
+      {
+        severity: 'error',
+        code: 'DURATIONS_BAD',
+        file,
+        message: 'expected a mapping of task id to seconds, e.g. {netconfig: 30}',
+      },
+    ]);
   }
   const errors: Diagnostic[] = [];
   for (const [id, value] of Object.entries(data)) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      errors.push({ severity: 'error', code: 'DURATIONS_BAD', file, path: id, message: `expected a non-negative number of seconds, got ${JSON.stringify(value)}` });
+      errors.push({
+        severity: 'error',
+        code: 'DURATIONS_BAD',
+        file,
+        path: id,
+        message: `expected a non-negative number of seconds, got ${JSON.stringify(value)}`,
+      });
     }
   }
   if (errors.length > 0) throw new InvalidInputError(errors);
@@ -94,8 +149,15 @@ async function loadDurations(file: string): Promise<Record<string, number>> {
 
 function simulationTable(result: SimulationResult): string {
   return (
-    toTable(result.timeline.map((e) => ({ start: e.start, end: e.end, task: e.task, node: e.node, skipped: e.skipped ? 'yes' : '' }))) +
-    `\nmakespan: ${result.makespan}\ncritical path: ${result.critical_path.join(' -> ')}\n`
+    toTable(
+      result.timeline.map((e) => ({
+        start: e.start,
+        end: e.end,
+        task: e.task,
+        node: e.node,
+        skipped: e.skipped ? 'yes' : '',
+      })),
+    ) + `\nmakespan: ${result.makespan}\ncritical path: ${result.critical_path.join(' -> ')}\n`
   );
 }
 
@@ -117,12 +179,16 @@ async function printPlan(plan: Plan, format: (typeof PLAN_FORMATS)[number]): Pro
 }
 
 export async function runPlanCommand(options: PlanCommandOptions): Promise<void> {
-  const format = options.simulate ? parseFormat(options.output, SIMULATE_FORMATS) : parseFormat(options.output, PLAN_FORMATS);
+  const format = options.simulate
+    ? parseFormat(options.output, SIMULATE_FORMATS)
+    : parseFormat(options.output, PLAN_FORMATS);
   const { request, warnings } = await loadPlanRequest(options);
   for (const w of warnings) process.stderr.write(`warning: ${formatDiagnostic(w)}\n`);
   const plan = buildPlan(request);
   if (!options.simulate) return printPlan(plan, format as (typeof PLAN_FORMATS)[number]);
-  const result = simulatePlan(plan, { durations: options.durations ? await loadDurations(options.durations) : undefined });
+  const result = simulatePlan(plan, {
+    durations: options.durations ? await loadDurations(options.durations) : undefined,
+  });
   if (format === 'json') return writeOut(toJson(result));
   if (format === 'yaml') return writeOut(toYaml(result));
   return writeOut(simulationTable(result));
@@ -136,7 +202,11 @@ export function addPlanInputOptions(cmd: Command): Command {
   return cmd
     .option('--tasks <PATH...>', 'task files or folders (searched for *.yaml)')
     .option('--release <DIR|FILE.tar.gz>', 'a release-as-a-plugin: its graphs (default, provisioning, ...)')
-    .option('--plugin <DIR|FILE.tar.gz>', 'a plugin folder or package (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      '--plugin <DIR|FILE.tar.gz>',
+      'a plugin folder or package (repeatable)',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option('--cluster <CLUSTER.yaml>', 'cluster status, settings and task overrides, for conditions')
     .option('--graph <TYPE>', 'graph type', 'default')
     .option('--start <ID>', 'keep this task and everything after it')
@@ -158,7 +228,11 @@ export function registerPlanCommand(program: Command): void {
   addPlanInputOptions(cmd)
     .option('--simulate', 'run the plan on a virtual clock and print the timeline')
     .option('--durations <FILE>', 'with --simulate: seconds per task id (YAML or JSON mapping)')
-    .addOption(new Option('-o, --output <FORMAT>', 'json|yaml|text|dot|mermaid (with --simulate: json|yaml|table)').default('text'))
+    .addOption(
+      new Option('-o, --output <FORMAT>', 'json|yaml|text|dot|mermaid (with --simulate: json|yaml|table)').default(
+        'text',
+      ),
+    )
     .addHelpText(
       'after',
       '\nExamples:\n' +

@@ -11,16 +11,24 @@ interface ServiceOptions {
 }
 
 const COLUMNS = ['id', 'name', 'version', 'package_version', 'releases', 'environments'];
-const row = (p: PluginView): Record<string, unknown> => ({ ...p, releases: p.releases.map((r) => `${r.os} ${r.version}`) });
+const row = (p: PluginView): Record<string, unknown> => ({
+  ...p,
+  releases: p.releases.map((r) => `${r.os} ${r.version}`),
+});
 
 /**
  * `granule plugin install|list|show|enable|disable|remove` — plugins in the config-store. Adds
  * to the `plugin` command (validate/load/build/create work offline) or creates it.
  */
 export function registerPluginServiceCommands(program: Command): void {
-  const plugin = program.commands.find((c) => c.name() === 'plugin') ?? program.command('plugin').description('Fuel plugins');
+  const plugin =
+    program.commands.find((c) => c.name() === 'plugin') ?? program.command('plugin').description('Fuel plugins');
   const leaf = (name: string, description: string): Command =>
-    addConnectionOptions(plugin.command(name).description(description)).option('-o, --output <format>', 'json | yaml | table', 'table');
+    addConnectionOptions(plugin.command(name).description(description)).option(
+      '-o, --output <format>',
+      'json | yaml | table',
+      'table',
+    );
 
   leaf('install', 'validate and install a plugin into the config-store from a folder or .tar.gz package')
     .argument('<source>', 'DIR or FILE.tar.gz')
@@ -28,7 +36,12 @@ export function registerPluginServiceCommands(program: Command): void {
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
       const result = await withConfigStore(opts, (c) => c.request('plugin.install', body));
-      await printResult(result, opts.output, { rows: result.plugin ? [row(result.plugin)] : [], columns: COLUMNS }, result.warnings.filter((w) => w.severity === 'warning'));
+      await printResult(
+        result,
+        opts.output,
+        { rows: result.plugin ? [row(result.plugin)] : [], columns: COLUMNS },
+        result.warnings.filter((w) => w.severity === 'warning'),
+      );
     });
 
   leaf('list', 'list plugins installed in the config-store').action(async (opts: ServiceOptions) => {
@@ -52,7 +65,10 @@ export function registerPluginServiceCommands(program: Command): void {
       .requiredOption('--env <id>', 'environment id or name')
       .action(async (ref: string, opts: ServiceOptions) => {
         const env = await withConfigStore(opts, (c) => c.request(op, { environment: opts.env as string, plugin: ref }));
-        await printResult(env, opts.output, { rows: [{ ...env, plugins: env.plugins.map((p) => `${p.name}@${p.version}`) }], columns: ['id', 'name', 'plugins'] });
+        await printResult(env, opts.output, {
+          rows: [{ ...env, plugins: env.plugins.map((p) => `${p.name}@${p.version}`) }],
+          columns: ['id', 'name', 'plugins'],
+        });
       });
   }
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 // Runs the built CLI (./granule builds dist/ when sources changed).
 const root = join(__dirname, '..', '..', '..', '..');
-const granule = (...args: string[]) => spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
+const granule = (...args: string[]) =>
+  spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
 
 describe('granule plugin (built CLI)', () => {
   let tmp: string;
@@ -32,7 +33,11 @@ describe('granule plugin (built CLI)', () => {
     expect(JSON.parse(bad.stdout).errors[0].code).toBe('PLUGIN_NO_METADATA');
     const load = granule('plugin', 'load', 'examples/plugins/example-v5', '-o', 'json');
     expect(load.status).toBe(0);
-    expect(Object.keys(JSON.parse(load.stdout).files)).toEqual(['environment_config', 'node_roles', 'deployment_tasks']);
+    expect(Object.keys(JSON.parse(load.stdout).files)).toEqual([
+      'environment_config',
+      'node_roles',
+      'deployment_tasks',
+    ]);
     expect(granule('plugin', 'validate', 'examples/plugins/example-v5', '-o', 'xml').status).toBe(2);
   });
 });

@@ -29,20 +29,37 @@ describe('plugin validate', () => {
   it('json findings carry code, message, file, path and line; text groups them by file', async () => {
     const { dir } = await createPluginFromTemplate('broken', { parent: tmp });
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(path.join(dir, 'deployment_tasks.yaml'), '- id: broken-install\n  type: shell\n  version: 2.0.0\n  roles: ["*"]\n  parameters:\n    cmd: echo\n    timeout: ten\n');
-    await writeFile(path.join(dir, 'tasks.yaml'), '- role: ["*"]\n  stage: post_deployment\n  type: shell\n  parameters: {cmd: echo, timeout: 1}\n');
+    await writeFile(
+      path.join(dir, 'deployment_tasks.yaml'),
+      '- id: broken-install\n  type: shell\n  version: 2.0.0\n  roles: ["*"]\n  parameters:\n    cmd: echo\n    timeout: ten\n',
+    );
+    await writeFile(
+      path.join(dir, 'tasks.yaml'),
+      '- role: ["*"]\n  stage: post_deployment\n  type: shell\n  parameters: {cmd: echo, timeout: 1}\n',
+    );
     const out = await validatePluginSource(dir);
     expect(out.valid).toBe(false);
     expect(out.errors).toEqual([
-      { code: 'TASK_BAD_FIELD', message: `task 'broken-install': expected a number, got "ten"`, file: 'deployment_tasks.yaml', path: '[0].parameters.timeout', line: 7 },
+      {
+        code: 'TASK_BAD_FIELD',
+        message: `task 'broken-install': expected a number, got "ten"`,
+        file: 'deployment_tasks.yaml',
+        path: '[0].parameters.timeout',
+        line: 7,
+      },
       {
         code: 'PLUGIN_TASKS_YAML_V5',
-        message: 'tasks.yaml is not supported in package 5.0.0 and must be empty; move its tasks to deployment_tasks.yaml with version: 2.0.0 and a stage',
+        message:
+          'tasks.yaml is not supported in package 5.0.0 and must be empty; move its tasks to deployment_tasks.yaml with version: 2.0.0 and a stage',
         file: 'tasks.yaml',
         line: 1,
       },
     ]);
-    expect(renderPluginValidation(out, 'broken').split('\n').filter((l) => !l.startsWith('  ') || l.includes('error'))).toEqual([
+    expect(
+      renderPluginValidation(out, 'broken')
+        .split('\n')
+        .filter((l) => !l.startsWith('  ') || l.includes('error')),
+    ).toEqual([
       'deployment_tasks.yaml',
       `  7: error: [0].parameters.timeout: task 'broken-install': expected a number, got "ten" [TASK_BAD_FIELD]`,
       'metadata.yaml',
@@ -68,7 +85,16 @@ describe('plugin load', () => {
   });
 
   it('an unknown release is an input error; --os without --release-version a usage error', async () => {
-    await expect(loadPluginTree(FIXTURE_V5, { release: 'nope' })).rejects.toThrow(new InvalidInputError([{ severity: 'error', code: 'X', message: "no release matches release 'nope'; the plugin has: (debian 1.0.0)", file: 'metadata.yaml' }]).message);
+    await expect(loadPluginTree(FIXTURE_V5, { release: 'nope' })).rejects.toThrow(
+      new InvalidInputError([
+        {
+          severity: 'error',
+          code: 'X',
+          message: "no release matches release 'nope'; the plugin has: (debian 1.0.0)",
+          file: 'metadata.yaml',
+        },
+      ]).message,
+    );
     await expect(loadPluginTree(FIXTURE_V5, { os: 'debian' })).rejects.toThrow(UsageError);
   });
 });

@@ -1,7 +1,19 @@
 import type { Command } from 'commander';
 import { InvalidInputError, UsageError, type Diagnostic } from '@granule/core';
-import { TEMPLATE_PACKAGE_VERSIONS, effectiveTree, loadPlugin, selectRelease, validatePlugin, type TemplatePackageVersion } from '@granule/plugin';
-import { buildPluginPackage, createPluginFromTemplate, openPluginSource, type BuiltPackage } from '@granule/plugin-node';
+import {
+  TEMPLATE_PACKAGE_VERSIONS,
+  effectiveTree,
+  loadPlugin,
+  selectRelease,
+  validatePlugin,
+  type TemplatePackageVersion,
+} from '@granule/plugin';
+import {
+  buildPluginPackage,
+  createPluginFromTemplate,
+  openPluginSource,
+  type BuiltPackage,
+} from '@granule/plugin-node';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 
 /** One finding in `plugin validate` output. */
@@ -22,7 +34,10 @@ export interface PluginValidateOutput {
 }
 
 const finding = (d: Diagnostic): PluginFinding => {
-  const f: PluginFinding = { code: d.code, message: d.taskId && !d.message.includes(`'${d.taskId}'`) ? `task '${d.taskId}': ${d.message}` : d.message };
+  const f: PluginFinding = {
+    code: d.code,
+    message: d.taskId && !d.message.includes(`'${d.taskId}'`) ? `task '${d.taskId}': ${d.message}` : d.message,
+  };
   if (d.file !== undefined) f.file = d.file;
   if (d.path !== undefined) f.path = d.path;
   if (d.line !== undefined) f.line = d.line;
@@ -32,24 +47,35 @@ const finding = (d: Diagnostic): PluginFinding => {
 /** Validates a plugin directory or .tar.gz package; never throws for bad content. */
 export async function validatePluginSource(source: string): Promise<PluginValidateOutput> {
   const report = await validatePlugin(await openPluginSource(source));
-  const by = (s: Diagnostic['severity']): PluginFinding[] => report.diagnostics.filter((d) => d.severity === s).map(finding);
+  const by = (s: Diagnostic['severity']): PluginFinding[] =>
+    report.diagnostics.filter((d) => d.severity === s).map(finding);
   return { valid: report.valid, errors: by('error'), warnings: by('warning'), info: by('info') };
 }
 
 /** Text form of a validation: findings grouped by file, then a summary line. */
 export function renderPluginValidation(out: PluginValidateOutput, source: string): string {
-  const all = [...out.errors.map((f) => ({ f, s: 'error' })), ...out.warnings.map((f) => ({ f, s: 'warning' })), ...out.info.map((f) => ({ f, s: 'info' }))];
+  const all = [
+    ...out.errors.map((f) => ({ f, s: 'error' })),
+    ...out.warnings.map((f) => ({ f, s: 'warning' })),
+    ...out.info.map((f) => ({ f, s: 'info' })),
+  ];
   const files = [...new Set(all.map((x) => x.f.file ?? '(plugin)'))].sort();
   const lines: string[] = [];
   for (const file of files) {
     lines.push(file);
-    const items = all.filter((x) => (x.f.file ?? '(plugin)') === file).sort((a, b) => (a.f.line ?? 0) - (b.f.line ?? 0));
+    const items = all
+      .filter((x) => (x.f.file ?? '(plugin)') === file)
+      .sort((a, b) => (a.f.line ?? 0) - (b.f.line ?? 0));
     for (const { f, s } of items) {
-      lines.push(`  ${f.line !== undefined ? `${f.line}: ` : ''}${s}: ${f.path ? `${f.path}: ` : ''}${f.message} [${f.code}]`);
+      lines.push(
+        `  ${f.line !== undefined ? `${f.line}: ` : ''}${s}: ${f.path ? `${f.path}: ` : ''}${f.message} [${f.code}]`,
+      );
     }
   }
   const n = (k: number, word: string): string => `${k} ${word}${k === 1 ? '' : 's'}`;
-  lines.push(`${source}: ${out.valid ? 'valid' : 'invalid'} (${n(out.errors.length, 'error')}, ${n(out.warnings.length, 'warning')}, ${out.info.length} info)`);
+  lines.push(
+    `${source}: ${out.valid ? 'valid' : 'invalid'} (${n(out.errors.length, 'error')}, ${n(out.warnings.length, 'warning')}, ${out.info.length} info)`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -72,7 +98,8 @@ export async function loadPluginTree(source: string, opts: PluginLoadOptions = {
   const plugin = await loadPlugin(await openPluginSource(source));
   const selected = selectRelease(plugin, opts);
   const errors = plugin.diagnostics.filter((d) => d.severity === 'error');
-  if ('error' in selected) errors.push({ severity: 'error', code: 'PLUGIN_NO_SUCH_RELEASE', message: selected.error, file: 'metadata.yaml' });
+  if ('error' in selected)
+    errors.push({ severity: 'error', code: 'PLUGIN_NO_SUCH_RELEASE', message: selected.error, file: 'metadata.yaml' });
   if (errors.length > 0 || 'error' in selected) throw new InvalidInputError(errors);
   const tree = effectiveTree(plugin, selected);
   const late = plugin.diagnostics.filter((d) => d.severity === 'error');
@@ -92,7 +119,9 @@ export async function buildPlugin(dir: string, out?: string): Promise<BuiltPacka
 export function registerPluginCommand(program: Command): Command {
   const plugin = program
     .command('plugin')
-    .description('validate, load, build and create plugins and releases-as-plugins (Fuel plugin packages 4.0.0 / 5.0.0)')
+    .description(
+      'validate, load, build and create plugins and releases-as-plugins (Fuel plugin packages 4.0.0 / 5.0.0)',
+    )
     .addHelpText(
       'after',
       [
@@ -111,30 +140,49 @@ export function registerPluginCommand(program: Command): Command {
     .description('check a plugin directory or .tar.gz; exit 0 when valid (warnings allowed), 1 when not')
     .argument('<dir>', 'plugin directory or package (.tar.gz)')
     .option('-o, --output <format>', 'json | text', 'text')
-    .addHelpText('after', '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n')
+    .addHelpText(
+      'after',
+      '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n',
+    )
     .action(async (dir: string, opts: { output: string }) => {
       const format = parseFormat(opts.output, ['json', 'text'] as const);
       const out = await validatePluginSource(dir);
       await writeOut(format === 'json' ? toJson(out) : renderPluginValidation(out, dir));
       if (!out.valid) {
-        throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_INVALID', message: `${dir} is invalid (${out.errors.length} error${out.errors.length === 1 ? '' : 's'})` }]);
+        throw new InvalidInputError([
+          {
+            severity: 'error',
+            code: 'PLUGIN_INVALID',
+            message: `${dir} is invalid (${out.errors.length} error${out.errors.length === 1 ? '' : 's'})`,
+          },
+        ]);
       }
     });
 
   plugin
     .command('load')
-    .description('print the fully loaded data tree for one release (_path files loaded, base release merged, multi-release records chosen)')
+    .description(
+      'print the fully loaded data tree for one release (_path files loaded, base release merged, multi-release records chosen)',
+    )
     .argument('<dir>', 'plugin directory or package (.tar.gz)')
     .option('--release <name>', 'release_name (or name) of the release; default: the first release')
     .option('--os <os>', 'operating system of the release (with --release-version)')
     .option('--release-version <version>', 'version of the release, e.g. mitaka-9.0 (with --os)')
-    .option('--fuel-version <version>', 'Fuel version for fuel-version constraints; default: the highest of metadata fuel_version')
+    .option(
+      '--fuel-version <version>',
+      'Fuel version for fuel-version constraints; default: the highest of metadata fuel_version',
+    )
     .option('-o, --output <format>', 'json | yaml', 'yaml')
-    .action(async (dir: string, opts: { release?: string; os?: string; releaseVersion?: string; fuelVersion?: string; output: string }) => {
-      const format = parseFormat(opts.output, ['json', 'yaml'] as const);
-      const tree = await loadPluginTree(dir, opts);
-      await writeOut(format === 'json' ? toJson(tree) : toYaml(tree));
-    });
+    .action(
+      async (
+        dir: string,
+        opts: { release?: string; os?: string; releaseVersion?: string; fuelVersion?: string; output: string },
+      ) => {
+        const format = parseFormat(opts.output, ['json', 'yaml'] as const);
+        const tree = await loadPluginTree(dir, opts);
+        await writeOut(format === 'json' ? toJson(tree) : toYaml(tree));
+      },
+    );
 
   plugin
     .command('build')
@@ -154,9 +202,14 @@ export function registerPluginCommand(program: Command): Command {
     .option('--dir <parent>', 'directory to create the plugin in', '.')
     .action(async (name: string, opts: { packageVersion: string; dir: string }) => {
       if (!(TEMPLATE_PACKAGE_VERSIONS as readonly string[]).includes(opts.packageVersion)) {
-        throw new UsageError(`--package-version ${opts.packageVersion}: expected one of ${TEMPLATE_PACKAGE_VERSIONS.join(', ')}`);
+        throw new UsageError(
+          `--package-version ${opts.packageVersion}: expected one of ${TEMPLATE_PACKAGE_VERSIONS.join(', ')}`,
+        );
       }
-      const created = await createPluginFromTemplate(name, { packageVersion: opts.packageVersion as TemplatePackageVersion, parent: opts.dir });
+      const created = await createPluginFromTemplate(name, {
+        packageVersion: opts.packageVersion as TemplatePackageVersion,
+        parent: opts.dir,
+      });
       await writeOut(`${created.dir}\n${created.files.map((f) => `  ${f}`).join('\n')}\n`);
     });
 

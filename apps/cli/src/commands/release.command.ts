@@ -13,14 +13,24 @@ export const RELEASE_COLUMNS = ['id', 'name', 'version', 'operating_system', 'ta
 
 /** A release as a table row: tasks per graph, `plugin@version`. */
 export function releaseRow(r: ReleaseView): Record<string, unknown> {
-  return { ...r, tasks: Object.entries(r.graphs).map(([g, n]) => `${g}:${n}`), plugin: `${r.plugin.name}@${r.plugin.version}` };
+  return {
+    ...r,
+    tasks: Object.entries(r.graphs).map(([g, n]) => `${g}:${n}`),
+    plugin: `${r.plugin.name}@${r.plugin.version}`,
+  };
 }
 
 /** `granule release list|show|install|remove` — releases in the config-store (over NATS). */
 export function registerReleaseCommand(program: Command): void {
-  const release = program.command('release').description('releases installed in the config-store (a release is a plugin with is_release: true)');
+  const release = program
+    .command('release')
+    .description('releases installed in the config-store (a release is a plugin with is_release: true)');
   const leaf = (name: string, description: string): Command =>
-    addConnectionOptions(release.command(name).description(description)).option('-o, --output <format>', 'json | yaml | table', 'table');
+    addConnectionOptions(release.command(name).description(description)).option(
+      '-o, --output <format>',
+      'json | yaml | table',
+      'table',
+    );
 
   leaf('list', 'list installed releases').action(async (opts: ServiceOptions) => {
     const list = await withConfigStore(opts, (c) => c.request('release.list', {}));
@@ -40,7 +50,12 @@ export function registerReleaseCommand(program: Command): void {
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
       const result = await withConfigStore(opts, (c) => c.request('release.install', body));
-      await printResult(result, opts.output, { rows: result.releases.map(releaseRow), columns: RELEASE_COLUMNS }, result.warnings.filter((w) => w.severity === 'warning'));
+      await printResult(
+        result,
+        opts.output,
+        { rows: result.releases.map(releaseRow), columns: RELEASE_COLUMNS },
+        result.warnings.filter((w) => w.severity === 'warning'),
+      );
     });
 
   leaf('remove', 'remove a release no environment uses')

@@ -97,7 +97,10 @@ export function renderRecap(summary: RunSummary): string {
       pending: c.pending + c.dispatched + c.running,
       status: c.failedNode ? 'FAILED' : c.pending + c.dispatched + c.running > 0 ? 'unfinished' : 'ok',
     }));
-  const failures = summary.failures.map((f) => `  ${f.key}: ${f.status}${f.error ? ` (${f.error})` : ''}${f.outputTail ? `\n    ${lastLine(f.outputTail)}` : ''}`);
+  const failures = summary.failures.map(
+    (f) =>
+      `  ${f.key}: ${f.status}${f.error ? ` (${f.error})` : ''}${f.outputTail ? `\n    ${lastLine(f.outputTail)}` : ''}`,
+  );
   return (
     `RECAP run ${summary.runId}: ${summary.phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
@@ -105,4 +108,3 @@ export function renderRecap(summary: RunSummary): string {
     strategy
   );
 }
-

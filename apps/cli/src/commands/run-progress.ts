@@ -18,7 +18,14 @@ export function totalCount(s: RunSummary): number {
  */
 export class RunProgress {
   private readonly bars = new MultiBar(
-    { format: '{label} |{bar}| {value}/{total} {info}', hideCursor: true, clearOnComplete: false, stopOnComplete: false, barsize: 30, autopadding: true },
+    {
+      format: '{label} |{bar}| {value}/{total} {info}',
+      hideCursor: true,
+      clearOnComplete: false,
+      stopOnComplete: false,
+      barsize: 30,
+      autopadding: true,
+    },
     Presets.shades_classic,
   );
   private readonly rows = new Map<string, SingleBar>();

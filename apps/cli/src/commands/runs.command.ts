@@ -1,5 +1,12 @@
 import type { Command } from 'commander';
-import type { RunEventEntry, RunEventsRequest, RunListEntry, RunShowRequest, RunsListRequest, RunSummary } from '@granule/contracts';
+import type {
+  RunEventEntry,
+  RunEventsRequest,
+  RunListEntry,
+  RunShowRequest,
+  RunsListRequest,
+  RunSummary,
+} from '@granule/contracts';
 import { UsageError } from '@granule/core';
 import { addConnectionOptions } from '../connection';
 import { newCommandId, newRunId, query, sendCommand, withNats } from '../connection/nats-session';
@@ -38,8 +45,22 @@ export function registerRunsCommands(program: Command): void {
       .action(async (opts: Conn & { limit: string }) => {
         const format = parseFormat(opts.output, FORMATS);
         await withNats(opts, async (s) => {
-          const list = await query<RunsListRequest, RunListEntry[]>(s, s.subjects.runs.list, { limit: Number(opts.limit) || 50 });
-          await print(format, list, () => toTable(list.map((r) => ({ run: r.runId, phase: r.phase, events: r.events, env: r.envId ?? '(inline)', graph: r.graph, started: r.startedAt, updated: r.updatedAt }))));
+          const list = await query<RunsListRequest, RunListEntry[]>(s, s.subjects.runs.list, {
+            limit: Number(opts.limit) || 50,
+          });
+          await print(format, list, () =>
+            toTable(
+              list.map((r) => ({
+                run: r.runId,
+                phase: r.phase,
+                events: r.events,
+                env: r.envId ?? '(inline)',
+                graph: r.graph,
+                started: r.startedAt,
+                updated: r.updatedAt,
+              })),
+            ),
+          );
         });
       }),
   );
@@ -51,13 +72,23 @@ export function registerRunsCommands(program: Command): void {
       .description("show a run's state and recap; with --at N, as it was after event N (time travel)")
       .option('--at <N>', 'the state after event N')
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
-      .addHelpText('after', '\nExamples:\n  granule runs show 20261122-101500-ab12\n  granule runs show 20261122-101500-ab12 --at 7 -o json\n')
+      .addHelpText(
+        'after',
+        '\nExamples:\n  granule runs show 20261122-101500-ab12\n  granule runs show 20261122-101500-ab12 --at 7 -o json\n',
+      )
       .action(async (runId: string, opts: Conn & { at?: string }) => {
         const format = parseFormat(opts.output, FORMATS);
         const at = atVersion(opts.at);
         await withNats(opts, async (s) => {
-          const summary = await query<RunShowRequest, RunSummary>(s, s.subjects.runs.show, { runId, ...(at ? { at } : {}) });
-          await print(format, summary, () => `${renderRecap(summary)}${summary.running.length ? `running: ${summary.running.join(', ')}\n` : ''}`);
+          const summary = await query<RunShowRequest, RunSummary>(s, s.subjects.runs.show, {
+            runId,
+            ...(at ? { at } : {}),
+          });
+          await print(
+            format,
+            summary,
+            () => `${renderRecap(summary)}${summary.running.length ? `running: ${summary.running.join(', ')}\n` : ''}`,
+          );
         });
       }),
   );
@@ -70,7 +101,10 @@ export function registerRunsCommands(program: Command): void {
       .option('--follow', 'wait for new events until the run ends')
       .option('--at <N>', 'print events 1..N only')
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
-      .addHelpText('after', '\nExamples:\n  granule runs events 20261122-101500-ab12 --follow\n  granule runs events 20261122-101500-ab12 --at 5 -o json\n')
+      .addHelpText(
+        'after',
+        '\nExamples:\n  granule runs events 20261122-101500-ab12 --follow\n  granule runs events 20261122-101500-ab12 --at 5 -o json\n',
+      )
       .action(async (runId: string, opts: Conn & { follow?: boolean; at?: string }) => {
         const format = parseFormat(opts.output, FORMATS);
         const at = atVersion(opts.at);
@@ -79,7 +113,10 @@ export function registerRunsCommands(program: Command): void {
             await watchRun(s, runId, (line) => process.stdout.write(`${line}\n`));
             return;
           }
-          const events = await query<RunEventsRequest, RunEventEntry[]>(s, s.subjects.runs.events, { runId, ...(at ? { upTo: at } : {}) });
+          const events = await query<RunEventsRequest, RunEventEntry[]>(s, s.subjects.runs.events, {
+            runId,
+            ...(at ? { upTo: at } : {}),
+          });
           await print(format, events, () => `${events.map(describeEvent).join('\n')}\n`);
         });
       }),
@@ -97,7 +134,11 @@ export function registerRunsCommands(program: Command): void {
           const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
           await withNats(opts, async (s) => {
             await sendCommand(s, { type, payload: { commandId: newCommandId(), runId } });
-            await print(format, { runId, command: type }, () => `${type === 'StopDeployment' ? 'stopping' : 'resumed'} ${runId}\n`);
+            await print(
+              format,
+              { runId, command: type },
+              () => `${type === 'StopDeployment' ? 'stopping' : 'resumed'} ${runId}\n`,
+            );
           });
         }),
     );
@@ -120,7 +161,10 @@ export function registerRunsCommands(program: Command): void {
         const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
         const newRun = opts.runId ?? newRunId();
         await withNats(opts, async (s) => {
-          await sendCommand(s, { type: 'RetryFailed', payload: { commandId: newCommandId(), runId, newRunId: newRun, failedOnly: !opts.allUnfinished } });
+          await sendCommand(s, {
+            type: 'RetryFailed',
+            payload: { commandId: newCommandId(), runId, newRunId: newRun, failedOnly: !opts.allUnfinished },
+          });
           if (!opts.watch) {
             await print(format, { runId: newRun, retryOf: runId }, () => `${newRun}\n`);
             return;

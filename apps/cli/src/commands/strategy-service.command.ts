@@ -14,16 +14,26 @@ interface StrategyOptions {
 }
 
 const COLUMNS = ['name', 'groups', 'uploaded_at'];
-const row = (s: StrategyView): Record<string, unknown> => ({ name: s.name, groups: s.groups, uploaded_at: s.uploaded_at });
+const row = (s: StrategyView): Record<string, unknown> => ({
+  name: s.name,
+  groups: s.groups,
+  uploaded_at: s.uploaded_at,
+});
 
 /**
  * `granule strategy upload|list|show|remove` — deployment strategies in the config-store. Adds
  * to the `strategy` command (validate/plan/simulate work offline) or creates it.
  */
 export function registerStrategyServiceCommands(program: Command): void {
-  const strategy = program.commands.find((c) => c.name() === 'strategy') ?? program.command('strategy').description('deployment strategies');
+  const strategy =
+    program.commands.find((c) => c.name() === 'strategy') ??
+    program.command('strategy').description('deployment strategies');
   const leaf = (name: string, description: string): Command =>
-    addConnectionOptions(strategy.command(name).description(description)).option('-o, --output <format>', 'json | yaml | table', 'table');
+    addConnectionOptions(strategy.command(name).description(description)).option(
+      '-o, --output <format>',
+      'json | yaml | table',
+      'table',
+    );
 
   leaf('upload', 'validate a strategy document and store it in the config-store')
     .argument('<file>', 'deployment strategy YAML (groups, selectors, success criteria)')
@@ -35,9 +45,23 @@ export function registerStrategyServiceCommands(program: Command): void {
       try {
         document = await readFile(file, 'utf8');
       } catch (err) {
-        throw new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', file, message: `cannot read ${file}: ${(err as Error).message}` }]);
+        throw new InvalidInputError([
+          {
+            severity: 'error',
+            code: 'FILE_UNREADABLE',
+            file,
+            message: `cannot read ${file}: ${(err as Error).message}`,
+          },
+        ]);
       }
-      const s = await withConfigStore(opts, (c) => c.request('strategy.upload', { document, file, ...(opts.name ? { name: opts.name } : {}), ...(opts.replace ? { replace: true } : {}) }));
+      const s = await withConfigStore(opts, (c) =>
+        c.request('strategy.upload', {
+          document,
+          file,
+          ...(opts.name ? { name: opts.name } : {}),
+          ...(opts.replace ? { replace: true } : {}),
+        }),
+      );
       await printResult(row(s), opts.output, { columns: COLUMNS });
     });
 

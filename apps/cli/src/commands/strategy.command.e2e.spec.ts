@@ -3,13 +3,24 @@ import { join } from 'node:path';
 
 // Runs the built CLI (./granule builds dist/ when sources changed).
 const root = join(__dirname, '..', '..', '..', '..');
-const granule = (...args: string[]) => spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
+const granule = (...args: string[]) =>
+  spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
 const STRATEGY = 'examples/strategies/deployment-strategy.yaml';
 const NODES = 'examples/strategies/nodes.yaml';
 
 describe('granule strategy (built CLI)', () => {
   it('simulate -o json prints the outcome and exits 0; an unknown uid exits 2', () => {
-    const ok = granule('strategy', 'simulate', STRATEGY, '--nodes', NODES, '--fail-deploy', 'cmp201,cmp202', '-o', 'json');
+    const ok = granule(
+      'strategy',
+      'simulate',
+      STRATEGY,
+      '--nodes',
+      NODES,
+      '--fail-deploy',
+      'cmp201,cmp202',
+      '-o',
+      'json',
+    );
     expect(ok.status).toBe(0);
     const out = JSON.parse(ok.stdout) as { outcome: string; nodes: Record<string, string> };
     expect(out.outcome).toBe('partial');
@@ -32,6 +43,8 @@ describe('granule strategy (built CLI)', () => {
     });
     const missing = granule('strategy', 'validate', 'no-such.yaml');
     expect(missing.status).toBe(1);
-    expect(missing.stderr).toBe("error: cannot read no-such.yaml: ENOENT: no such file or directory, open 'no-such.yaml'\n");
+    expect(missing.stderr).toBe(
+      "error: cannot read no-such.yaml: ENOENT: no such file or directory, open 'no-such.yaml'\n",
+    );
   });
 });

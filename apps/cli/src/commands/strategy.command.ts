@@ -51,7 +51,9 @@ async function readInput(file: string): Promise<string> {
     // Not `instanceof Error`: errors from node built-ins may come from another realm (jest).
     const message = (err as { message?: unknown } | null)?.message;
     const reason = typeof message === 'string' ? message : String(err);
-    throw new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${file}: ${reason}` }]);
+    throw new InvalidInputError([
+      { severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${file}: ${reason}` },
+    ]);
   }
 }
 
@@ -74,10 +76,17 @@ export async function validateStrategyFile(file: string, nodesFile?: string): Pr
 }
 
 /** Reads both files; throws `InvalidInputError` with every error of either. */
-async function load(file: string, nodesFile: string): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[]; warnings: Diagnostic[] }> {
+async function load(
+  file: string,
+  nodesFile: string,
+): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[]; warnings: Diagnostic[] }> {
   const [text, nodesText] = await Promise.all([readInput(file), readInput(nodesFile)]);
   const nodesParsed = parseNodesFile(nodesText, nodesFile);
-  const parsed = parseStrategyDocument(text, file, errorsIn(nodesParsed.diagnostics).length === 0 ? nodesParsed.nodes : undefined);
+  const parsed = parseStrategyDocument(
+    text,
+    file,
+    errorsIn(nodesParsed.diagnostics).length === 0 ? nodesParsed.nodes : undefined,
+  );
   const diagnostics = [...nodesParsed.diagnostics, ...parsed.diagnostics];
   if (errorsIn(diagnostics).length > 0 || !parsed.strategy) throw new InvalidInputError(errorsIn(diagnostics));
   return { strategy: parsed.strategy, nodes: nodesParsed.nodes, warnings: warningsIn(diagnostics) };
@@ -88,13 +97,25 @@ export async function planStrategyFile(file: string, nodesFile: string): Promise
   const { strategy, nodes, warnings } = await load(file, nodesFile);
   const plan = planStrategy(strategy, nodes);
   return {
-    output: { order: plan.order, groups: plan.groups.map((g) => ({ name: g.name, critical: g.critical, nodes: g.nodes, actionable: g.actionable })) },
+    output: {
+      order: plan.order,
+      groups: plan.groups.map((g) => ({
+        name: g.name,
+        critical: g.critical,
+        nodes: g.nodes,
+        actionable: g.actionable,
+      })),
+    },
     warnings,
   };
 }
 
 /** Runs the strategy with every node succeeding except the listed ones; unknown uids are a usage error. */
-export async function simulateStrategyFile(file: string, nodesFile: string, fail: { prepare?: string[]; deploy?: string[] } = {}): Promise<Computed<SimulateOutput>> {
+export async function simulateStrategyFile(
+  file: string,
+  nodesFile: string,
+  fail: { prepare?: string[]; deploy?: string[] } = {},
+): Promise<Computed<SimulateOutput>> {
   const { strategy, nodes, warnings } = await load(file, nodesFile);
   const known = new Set(nodes.map((n) => n.uid));
   const unknown = [
@@ -118,13 +139,16 @@ export async function simulateStrategyFile(file: string, nodesFile: string, fail
   };
 }
 
-const formatFailure = (f: GroupFailure): string => (f.criteria === 'depends_on' ? `depends_on ${f.needed}: FAILED` : `${f.criteria}: needed ${f.needed}, got ${f.actual}`);
+const formatFailure = (f: GroupFailure): string =>
+  f.criteria === 'depends_on' ? `depends_on ${f.needed}: FAILED` : `${f.criteria}: needed ${f.needed}, got ${f.actual}`;
 
 export function renderValidate(out: ValidateOutput, file: string, format: 'json' | 'text'): string {
   if (format === 'json') return toJson(out);
   const lines = [...out.errors.map((e) => `error: ${e}`), ...out.warnings.map((w) => `warning: ${w}`)];
   const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  lines.push(`${file}: ${out.valid ? 'valid' : 'invalid'} (${count(out.errors.length, 'error')}, ${count(out.warnings.length, 'warning')})`);
+  lines.push(
+    `${file}: ${out.valid ? 'valid' : 'invalid'} (${count(out.errors.length, 'error')}, ${count(out.warnings.length, 'warning')})`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -132,7 +156,13 @@ export function renderPlan(out: PlanOutput, format: 'json' | 'yaml' | 'table'): 
   if (format === 'json') return toJson(out);
   if (format === 'yaml') return toYaml(out);
   return toTable(
-    out.groups.map((g, i) => ({ order: i + 1, name: g.name, critical: g.critical, nodes: g.nodes, actionable: g.actionable })),
+    out.groups.map((g, i) => ({
+      order: i + 1,
+      name: g.name,
+      critical: g.critical,
+      nodes: g.nodes,
+      actionable: g.actionable,
+    })),
     ['order', 'name', 'critical', 'nodes', 'actionable'],
   );
 }
@@ -142,16 +172,31 @@ export function renderSimulate(computed: Computed<SimulateOutput>, format: 'json
   if (format === 'json') return toJson(output);
   if (format === 'yaml') return toYaml(output);
   const groups = toTable(
-    (report?.groups ?? []).map((g) => ({ name: g.name, critical: g.critical, status: g.status, stage: g.stage, failures: g.failures.map(formatFailure).join('; ') })),
+    (report?.groups ?? []).map((g) => ({
+      name: g.name,
+      critical: g.critical,
+      status: g.status,
+      stage: g.stage,
+      failures: g.failures.map(formatFailure).join('; '),
+    })),
     ['name', 'critical', 'status', 'stage', 'failures'],
   );
-  const nodes = toTable(Object.entries(report?.nodes ?? {}).map(([status, uids]) => ({ status, count: uids.length, nodes: uids })), ['status', 'count', 'nodes']);
+  const nodes = toTable(
+    Object.entries(report?.nodes ?? {}).map(([status, uids]) => ({ status, count: uids.length, nodes: uids })),
+    ['status', 'count', 'nodes'],
+  );
   return `${groups}\n${nodes}\n${report ? formatProcessingLog(report) : ''}outcome: ${output.outcome}\n`;
 }
 
 /** Splits `a,b` and repeated flags into one list of uids. */
 function collectUids(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(',').map((v) => v.trim()).filter((v) => v !== '')];
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== ''),
+  ];
 }
 
 function writeWarnings(warnings: Diagnostic[]): void {
@@ -193,7 +238,13 @@ export function registerStrategyCommand(program: Command): Command {
       const out = await validateStrategyFile(file, opts.nodes);
       await writeOut(renderValidate(out, file, format));
       if (!out.valid) {
-        throw new InvalidInputError([{ severity: 'error', code: 'STRATEGY_INVALID', message: `${file} is invalid (${out.errors.length} error${out.errors.length === 1 ? '' : 's'})` }]);
+        throw new InvalidInputError([
+          {
+            severity: 'error',
+            code: 'STRATEGY_INVALID',
+            message: `${file} is invalid (${out.errors.length} error${out.errors.length === 1 ? '' : 's'})`,
+          },
+        ]);
       }
     });
 
@@ -226,11 +277,16 @@ export function registerStrategyCommand(program: Command): Command {
       'after',
       '\nOutcome: success, partial (some non-critical group or some node failed) or failed (a critical group failed).\n\nExample:\n  $ granule strategy simulate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml --fail-prepare ntp01 -o json\n',
     )
-    .action(async (file: string, opts: { nodes: string; failPrepare?: string[]; failDeploy?: string[]; output: string }) => {
-      const format = parseFormat(opts.output, ['json', 'yaml', 'table'] as const);
-      const computed = await simulateStrategyFile(file, opts.nodes, { prepare: opts.failPrepare, deploy: opts.failDeploy });
-      writeWarnings(computed.warnings);
-      await writeOut(renderSimulate(computed, format));
-    });
+    .action(
+      async (file: string, opts: { nodes: string; failPrepare?: string[]; failDeploy?: string[]; output: string }) => {
+        const format = parseFormat(opts.output, ['json', 'yaml', 'table'] as const);
+        const computed = await simulateStrategyFile(file, opts.nodes, {
+          prepare: opts.failPrepare,
+          deploy: opts.failDeploy,
+        });
+        writeWarnings(computed.warnings);
+        await writeOut(renderSimulate(computed, format));
+      },
+    );
   return strategy;
 }

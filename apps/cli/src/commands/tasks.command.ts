@@ -35,7 +35,9 @@ export function taskFileName(graph: string): string {
 
 /** `granule tasks download|upload` — seed 002's sync of deployment tasks with the config-store. */
 export function registerTasksCommand(program: Command): void {
-  const tasks = program.command('tasks').description('download and upload the deployment tasks of a release or an environment');
+  const tasks = program
+    .command('tasks')
+    .description('download and upload the deployment tasks of a release or an environment');
   const leaf = (name: string, description: string): Command =>
     addConnectionOptions(tasks.command(name).description(description))
       .option('--env <id>', 'environment id or name')
@@ -47,11 +49,20 @@ export function registerTasksCommand(program: Command): void {
   leaf('download', 'write the tasks to DIR/deployment_tasks.yaml (an environment: release + plugins + its overrides)')
     .option('--start <task>', 'only this task and everything after it')
     .option('--end <task>', 'only this task and everything it needs')
-    .addHelpText('after', '\nExamples:\n  ./granule tasks download --release 1 --dir ./tasks\n  ./granule tasks download --env prod --start netconfig --end galera')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  ./granule tasks download --release 1 --dir ./tasks\n  ./granule tasks download --env prod --start netconfig --end galera',
+    )
     .action(async (opts: TasksOptions) => {
       const { scope, id } = scopeOf(opts);
       const view = await withConfigStore(opts, (c) =>
-        c.request('tasks.get', { scope, id, graph: opts.graph, ...(opts.start ? { start: opts.start } : {}), ...(opts.end ? { end: opts.end } : {}) }),
+        c.request('tasks.get', {
+          scope,
+          id,
+          graph: opts.graph,
+          ...(opts.start ? { start: opts.start } : {}),
+          ...(opts.end ? { end: opts.end } : {}),
+        }),
       );
       const file = path.join(opts.dir, taskFileName(opts.graph));
       await mkdir(opts.dir, { recursive: true });
@@ -60,7 +71,10 @@ export function registerTasksCommand(program: Command): void {
     });
 
   leaf('upload', "replace a release's tasks, or an environment's task overrides, with DIR/deployment_tasks.yaml")
-    .addHelpText('after', '\nExamples:\n  ./granule tasks upload --release 1 --dir ./tasks\n  ./granule tasks upload --env prod --dir ./overrides')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  ./granule tasks upload --release 1 --dir ./tasks\n  ./granule tasks upload --env prod --dir ./overrides',
+    )
     .action(async (opts: TasksOptions) => {
       const { scope, id } = scopeOf(opts);
       const file = path.join(opts.dir, taskFileName(opts.graph));
@@ -68,13 +82,25 @@ export function registerTasksCommand(program: Command): void {
       try {
         text = await readFile(file, 'utf8');
       } catch (err) {
-        throw new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', file, message: `cannot read ${file}: ${(err as Error).message}` }]);
+        throw new InvalidInputError([
+          {
+            severity: 'error',
+            code: 'FILE_UNREADABLE',
+            file,
+            message: `cannot read ${file}: ${(err as Error).message}`,
+          },
+        ]);
       }
       // Checked here first so errors name the file and line; the config-store checks again.
       assertNoErrors(parseTaskFile(text, file, {}));
       const records = (parse(text) ?? []) as unknown[];
-      if (!Array.isArray(records)) throw new InvalidInputError([{ severity: 'error', code: 'TASK_BAD_RECORD', file, message: 'expected a list of tasks' }]);
-      const view = await withConfigStore(opts, (c) => c.request('tasks.put', { scope, id, tasks: records, ...(scope === 'release' ? { graph: opts.graph } : {}) }));
+      if (!Array.isArray(records))
+        throw new InvalidInputError([
+          { severity: 'error', code: 'TASK_BAD_RECORD', file, message: 'expected a list of tasks' },
+        ]);
+      const view = await withConfigStore(opts, (c) =>
+        c.request('tasks.put', { scope, id, tasks: records, ...(scope === 'release' ? { graph: opts.graph } : {}) }),
+      );
       await printResult({ file, scope, id: view.id, graph: view.graph, tasks: view.tasks.length }, opts.output);
     });
 }

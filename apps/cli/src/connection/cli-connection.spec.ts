@@ -10,7 +10,10 @@ describe('resolveConnection', () => {
   const env = { GRANULE_NATS_URL: 'nats://env:4222', GRANULE_SUBJECT_PREFIX: 'fromenv' };
 
   it('flags beat the environment, which beats the config file, which beats the defaults', () => {
-    expect(resolveConnection({ natsUrl: 'nats://flag:4222', subjectPrefix: 'flag' }, env, file)).toEqual({ natsUrl: 'nats://flag:4222', subjectPrefix: 'flag' });
+    expect(resolveConnection({ natsUrl: 'nats://flag:4222', subjectPrefix: 'flag' }, env, file)).toEqual({
+      natsUrl: 'nats://flag:4222',
+      subjectPrefix: 'flag',
+    });
     expect(resolveConnection({}, env, file)).toEqual({ natsUrl: 'nats://env:4222', subjectPrefix: 'fromenv' });
     expect(resolveConnection({}, {}, file)).toEqual({ natsUrl: 'nats://file:4222', subjectPrefix: 'fromfile' });
     expect(resolveConnection({}, {}, {})).toEqual({ natsUrl: 'nats://127.0.0.1:4222', subjectPrefix: 'granule' });
@@ -46,7 +49,12 @@ describe('CLI value parsing', () => {
   });
 
   it('settings - values are YAML scalars; a missing = is a usage error', () => {
-    expect(parseSettings(['a.b=true', 'n=3', 'x=null', 's=hello world'])).toEqual({ 'a.b': true, n: 3, x: null, s: 'hello world' });
+    expect(parseSettings(['a.b=true', 'n=3', 'x=null', 's=hello world'])).toEqual({
+      'a.b': true,
+      n: 3,
+      x: null,
+      s: 'hello world',
+    });
     expect(() => parseSettings(['a.b'])).toThrow('--setting a.b: expected PATH=VALUE, e.g. storage.ceph.value=true');
   });
 });

@@ -1,3 +1,9 @@
-export { addConnectionOptions, cliConfigPath, readCliConfigFile, resolveConnection, withConfigStore } from './cli-connection';
+export {
+  addConnectionOptions,
+  cliConfigPath,
+  readCliConfigFile,
+  resolveConnection,
+  withConfigStore,
+} from './cli-connection';
 export type { CliConfigFile, ConnectionSettings } from './cli-connection';
 export { printResult } from './print-result';

@@ -17,11 +17,19 @@ export interface NatsSession {
   url: string;
 }
 
-export async function withNats<T>(flags: { natsUrl?: string; subjectPrefix?: string }, fn: (session: NatsSession) => Promise<T>): Promise<T> {
+export async function withNats<T>(
+  flags: { natsUrl?: string; subjectPrefix?: string },
+  fn: (session: NatsSession) => Promise<T>,
+): Promise<T> {
   const settings = resolveConnection(flags, process.env, await readCliConfigFile(cliConfigPath(process.env)));
   const nc = await connectNats(settings.natsUrl, 'granule-cli');
   try {
-    return await fn({ nc, prefix: settings.subjectPrefix, subjects: executionSubjects(settings.subjectPrefix), url: settings.natsUrl });
+    return await fn({
+      nc,
+      prefix: settings.subjectPrefix,
+      subjects: executionSubjects(settings.subjectPrefix),
+      url: settings.natsUrl,
+    });
   } finally {
     await nc.close();
   }
@@ -48,15 +56,25 @@ const COMMAND_SUBJECT = {
  * Sends a command on the durable command stream and waits for the orchestrator's answer.
  * The command survives an orchestrator restart; the wait does not need to.
  */
-export async function sendCommand(session: NatsSession, command: DeploymentCommand, timeoutMs = 120_000): Promise<string> {
+export async function sendCommand(
+  session: NatsSession,
+  command: DeploymentCommand,
+  timeoutMs = 120_000,
+): Promise<string> {
   const { nc, subjects } = session;
   const replies = nc.subscribe(subjects.commands.replyFor(command.payload.commandId), { max: 1, timeout: timeoutMs });
   const js = jetstream(nc);
   try {
-    await js.publish(subjects.commands[COMMAND_SUBJECT[command.type]], JSON.stringify(command), { msgID: command.payload.commandId, timeout: 5000 });
+    await js.publish(subjects.commands[COMMAND_SUBJECT[command.type]], JSON.stringify(command), {
+      msgID: command.payload.commandId,
+      timeout: 5000,
+    });
   } catch (err) {
     replies.unsubscribe();
-    throw new ServiceError('COMMAND_NOT_STORED', `the command stream does not take commands at ${session.url} (${(err as Error).message}): start the orchestrator once so it creates its streams (npm run start:orchestrator)`);
+    throw new ServiceError(
+      'COMMAND_NOT_STORED',
+      `the command stream does not take commands at ${session.url} (${(err as Error).message}): start the orchestrator once so it creates its streams (npm run start:orchestrator)`,
+    );
   }
   try {
     for await (const msg of replies) {
@@ -66,7 +84,10 @@ export async function sendCommand(session: NatsSession, command: DeploymentComma
     }
   } catch (err) {
     if (err instanceof ServiceError) throw err;
-    throw new ServiceError('ORCHESTRATOR_SILENT', `no orchestrator answered within ${timeoutMs / 1000} s (the command is kept and runs when one starts): start it with npm run start:orchestrator`);
+    throw new ServiceError(
+      'ORCHESTRATOR_SILENT',
+      `no orchestrator answered within ${timeoutMs / 1000} s (the command is kept and runs when one starts): start it with npm run start:orchestrator`,
+    );
   }
   throw new ServiceError('ORCHESTRATOR_SILENT', 'no orchestrator answered: start it with npm run start:orchestrator');
 }
@@ -77,7 +98,10 @@ export async function query<Q, R>(session: NatsSession, subject: string, request
   try {
     raw = (await session.nc.request(subject, JSON.stringify(request), { timeout: timeoutMs })).string();
   } catch {
-    throw new ServiceError('ORCHESTRATOR_SILENT', `no orchestrator answered on ${subject}: start it with npm run start:orchestrator`);
+    throw new ServiceError(
+      'ORCHESTRATOR_SILENT',
+      `no orchestrator answered on ${subject}: start it with npm run start:orchestrator`,
+    );
   }
   const reply = JSON.parse(raw) as QueryReply<R>;
   if (!reply.ok) throw new ServiceError(reply.code, reply.message);

@@ -47,13 +47,22 @@ export async function loadNodes(file: string): Promise<{ nodes: NodeSpec[]; warn
 }
 
 /** CLUSTER.yaml: `{status, settings, nodes?, tasks?}`; `tasks` are per-environment overrides. */
-export async function loadCluster(file: string): Promise<{ cluster: ClusterSpec; overrides: TaskDefinition[]; warnings: Diagnostic[] }> {
+export async function loadCluster(
+  file: string,
+): Promise<{ cluster: ClusterSpec; overrides: TaskDefinition[]; warnings: Diagnostic[] }> {
   const text = await readInputFile(file);
   let data: unknown;
   try {
     data = parse(text);
   } catch (err) {
-    throw new InvalidInputError([{ severity: 'error', code: 'CLUSTER_YAML_SYNTAX', file, message: `YAML syntax error: ${(err as Error).message.split('\n')[0]}` }]);
+    throw new InvalidInputError([
+      {
+        severity: 'error',
+        code: 'CLUSTER_YAML_SYNTAX',
+        file,
+        message: `YAML syntax error: ${(err as Error).message.split('\n')[0]}`,
+      },
+    ]);
   }
   const diagnostics: Diagnostic[] = [];
   const bad = (p: string, message: string): void => {
@@ -61,14 +70,19 @@ export async function loadCluster(file: string): Promise<{ cluster: ClusterSpec;
   };
   if (data === null || data === undefined) data = {};
   if (typeof data !== 'object' || Array.isArray(data)) {
-    bad('', `expected a mapping with status and settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`);
+    bad(
+      '',
+      `expected a mapping with status and settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`,
+    );
     throwOnErrors(diagnostics);
   }
   const doc = data as Record<string, unknown>;
   const status = doc.status ?? 'new';
-  if (typeof status !== 'string') bad('status', `expected a string such as new or operational, got ${JSON.stringify(status)}`);
+  if (typeof status !== 'string')
+    bad('status', `expected a string such as new or operational, got ${JSON.stringify(status)}`);
   const settings = doc.settings ?? {};
-  if (typeof settings !== 'object' || Array.isArray(settings) || settings === null) bad('settings', `expected a mapping, got ${JSON.stringify(settings)}`);
+  if (typeof settings !== 'object' || Array.isArray(settings) || settings === null)
+    bad('settings', `expected a mapping, got ${JSON.stringify(settings)}`);
   let clusterNodes: NodeSpec[] | undefined;
   if (doc.nodes !== undefined) {
     const parsed = parseNodesFile(text, file);
@@ -78,12 +92,22 @@ export async function loadCluster(file: string): Promise<{ cluster: ClusterSpec;
   let overrides: TaskDefinition[] = [];
   if (doc.tasks !== undefined) {
     const parsed = parseTaskData(doc.tasks, file, { format: 'deployment-tasks' });
-    diagnostics.push(...parsed.diagnostics.map((d) => ({ ...d, path: d.path ? `tasks${d.path.startsWith('[') ? '' : '.'}${d.path}` : 'tasks' })));
+    diagnostics.push(
+      ...parsed.diagnostics.map((d) => ({
+        ...d,
+        path: d.path ? `tasks${d.path.startsWith('[') ? '' : '.'}${d.path}` : 'tasks',
+      })),
+    );
     overrides = parsed.tasks;
   }
   const warnings = throwOnErrors(diagnostics);
   return {
-    cluster: { ...doc, status: status as string, settings: settings as Record<string, unknown>, ...(clusterNodes ? { nodes: clusterNodes } : {}) },
+    cluster: {
+      ...doc,
+      status: status as string,
+      settings: settings as Record<string, unknown>,
+      ...(clusterNodes ? { nodes: clusterNodes } : {}),
+    },
     overrides,
     warnings,
   };
@@ -105,13 +129,18 @@ async function anchored(tasks: TaskDefinition[], scripts: string | undefined): P
 /** A plugin folder or package (`.tar.gz`): its name and its default graph's tasks, fully loaded and validated. */
 export async function loadPlugin(source: string): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
   const [set, scripts] = await Promise.all([(await pluginLibs()).loadPluginForPlan(source), scriptsDirOf(source)]);
-  return { plugin: { name: set.name, tasks: await anchored(set.tasks, scripts) }, warnings: set.diagnostics.filter((d) => d.severity === 'warning') };
+  return {
+    plugin: { name: set.name, tasks: await anchored(set.tasks, scripts) },
+    warnings: set.diagnostics.filter((d) => d.severity === 'warning'),
+  };
 }
 
 /** A release-as-a-plugin folder or package: every graph it defines. */
 export async function loadReleasePlugin(source: string): Promise<LoadedTasks> {
   const [set, scripts] = await Promise.all([(await pluginLibs()).loadPluginForPlan(source), scriptsDirOf(source)]);
-  const graphs = await Promise.all(Object.entries(set.graphs).map(async ([graph, tasks]) => [graph, await anchored(tasks, scripts)] as const));
+  const graphs = await Promise.all(
+    Object.entries(set.graphs).map(async ([graph, tasks]) => [graph, await anchored(tasks, scripts)] as const),
+  );
   return {
     graphs: new Map(graphs),
     warnings: set.diagnostics.filter((d) => d.severity === 'warning'),
@@ -119,11 +148,26 @@ export async function loadReleasePlugin(source: string): Promise<LoadedTasks> {
 }
 
 /** Picks one graph's tasks from release + plugins + cluster layers, naming the graphs there are. */
-export function selectGraph(release: LoadedTasks, graph: string, plugins: PluginTasks[], overrides: TaskDefinition[]): { tasks: TaskDefinition[]; warnings: Diagnostic[] } {
+export function selectGraph(
+  release: LoadedTasks,
+  graph: string,
+  plugins: PluginTasks[],
+  overrides: TaskDefinition[],
+): { tasks: TaskDefinition[]; warnings: Diagnostic[] } {
   const available = [...release.graphs.keys()];
   if (!release.graphs.has(graph) && !(graph === 'default' && available.length === 0)) {
-    throw new InvalidInputError([{ severity: 'error', code: 'PLAN_UNKNOWN_GRAPH', message: `--graph ${graph}: the tasks define no such graph (available: ${available.sort().join(', ') || 'none'})` }]);
+    throw new InvalidInputError([
+      {
+        severity: 'error',
+        code: 'PLAN_UNKNOWN_GRAPH',
+        message: `--graph ${graph}: the tasks define no such graph (available: ${available.sort().join(', ') || 'none'})`,
+      },
+    ]);
   }
-  const merged = mergeTaskLayers({ release: release.graphs.get(graph) ?? [], plugins: graph === 'default' ? plugins : [], cluster: graph === 'default' ? overrides : [] });
+  const merged = mergeTaskLayers({
+    release: release.graphs.get(graph) ?? [],
+    plugins: graph === 'default' ? plugins : [],
+    cluster: graph === 'default' ? overrides : [],
+  });
   return { tasks: merged.tasks, warnings: throwOnErrors(merged.diagnostics) };
 }

@@ -9,7 +9,9 @@ export async function readInputFile(file: string): Promise<string> {
     return await readFile(file, 'utf8');
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    throw new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${file}: ${reason}` }]);
+    throw new InvalidInputError([
+      { severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${file}: ${reason}` },
+    ]);
   }
 }
 
@@ -19,7 +21,9 @@ export async function expandYamlPaths(input: string): Promise<string[]> {
   try {
     info = await stat(input);
   } catch {
-    throw new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${input}: no such file or directory` }]);
+    throw new InvalidInputError([
+      { severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${input}: no such file or directory` },
+    ]);
   }
   if (!info.isDirectory()) return [input];
   const out: string[] = [];
@@ -44,5 +48,11 @@ export function throwOnErrors(diagnostics: Diagnostic[]): Diagnostic[] {
 
 /** Splits `a,b` and repeated flags into one list. */
 export function commaList(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ];
 }

@@ -5,20 +5,26 @@ import { GranuleError } from '@granule/core';
 
 /** The variables the config-store reads, with their defaults (class-validator checks them once). */
 export class ConfigStoreEnvironment {
-  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'expected a PostgreSQL URL like postgres://user:password@host:5432/granule' })
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'expected a PostgreSQL URL like postgres://user:password@host:5432/granule',
+  })
   GRANULE_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/granule';
 
   @Matches(/^(nats|tls):\/\/\S+$|^[A-Za-z0-9.-]+:\d+$/, { message: 'expected a NATS URL like nats://127.0.0.1:4222' })
   GRANULE_NATS_URL = 'nats://127.0.0.1:4222';
 
-  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, { message: 'expected dotted subject tokens of letters, digits, _ and - (no wildcards), like granule or test.abc' })
+  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, {
+    message: 'expected dotted subject tokens of letters, digits, _ and - (no wildcards), like granule or test.abc',
+  })
   GRANULE_SUBJECT_PREFIX = 'granule';
 
   @IsString()
   @MinLength(1, { message: 'expected a host or address to listen on, like 127.0.0.1 or 0.0.0.0' })
   GRANULE_HTTP_HOST = '127.0.0.1';
 
-  @Matches(/^([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/, { message: 'expected a port number from 1 to 65535' })
+  @Matches(/^([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/, {
+    message: 'expected a port number from 1 to 65535',
+  })
   GRANULE_HTTP_PORT = '8410';
 
   /** Without it the HTTP API is off (never open without a token). */
@@ -42,7 +48,9 @@ export class ConfigStoreEnvironment {
   GRANULE_RUN_MIGRATIONS?: string;
 
   /** `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
-  @Matches(/^(0|[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/, { message: 'expected a port number from 0 to 65535 (0 turns the health server off)' })
+  @Matches(/^(0|[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/, {
+    message: 'expected a port number from 0 to 65535 (0 turns the health server off)',
+  })
   GRANULE_HEALTH_PORT = '8411';
 }
 
@@ -89,7 +97,10 @@ export class ConfigService {
     }
     const values = plainToInstance(ConfigStoreEnvironment, given);
     const problems = validateSync(values).flatMap((e) =>
-      Object.values(e.constraints ?? {}).map((m) => `${e.property}: ${m}, got ${e.property === 'GRANULE_API_TOKEN' ? `${String(e.value).length} characters` : JSON.stringify(e.value)}`),
+      Object.values(e.constraints ?? {}).map(
+        (m) =>
+          `${e.property}: ${m}, got ${e.property === 'GRANULE_API_TOKEN' ? `${String(e.value).length} characters` : JSON.stringify(e.value)}`,
+      ),
     );
     if (problems.length > 0) throw new ConfigEnvironmentError(problems);
     const config: ConfigStoreConfig = {
@@ -99,11 +110,15 @@ export class ConfigService {
       httpHost: values.GRANULE_HTTP_HOST,
       httpPort: Number(values.GRANULE_HTTP_PORT),
       createDatabase: values.GRANULE_DATABASE_CREATE === 'true',
-      runMigrations: values.GRANULE_RUN_MIGRATIONS !== undefined ? ['1', 'true'].includes(values.GRANULE_RUN_MIGRATIONS) : values.GRANULE_MIGRATIONS_RUN === 'true',
+      runMigrations:
+        values.GRANULE_RUN_MIGRATIONS !== undefined
+          ? ['1', 'true'].includes(values.GRANULE_RUN_MIGRATIONS)
+          : values.GRANULE_MIGRATIONS_RUN === 'true',
       healthPort: Number(values.GRANULE_HEALTH_PORT),
     };
     if (values.GRANULE_API_TOKEN) config.apiToken = values.GRANULE_API_TOKEN;
-    if (values.GRANULE_PREINSTALLED_RELEASE !== '') config.preinstalledRelease = path.resolve(cwd, values.GRANULE_PREINSTALLED_RELEASE);
+    if (values.GRANULE_PREINSTALLED_RELEASE !== '')
+      config.preinstalledRelease = path.resolve(cwd, values.GRANULE_PREINSTALLED_RELEASE);
     return new ConfigService(Object.freeze(config));
   }
 }

@@ -16,12 +16,16 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       const body = exception.getResponse();
-      const message = typeof body === 'object' && body !== null && 'message' in body ? String((body as { message: unknown }).message) : exception.message;
+      const message =
+        typeof body === 'object' && body !== null && 'message' in body
+          ? String((body as { message: unknown }).message)
+          : exception.message;
       res.status(status).json({ error: { code: status === 401 ? 'UNAUTHORIZED' : `HTTP_${status}`, message } });
       return;
     }
     const error = toReplyError(exception);
-    if (error.code === 'INTERNAL') this.logger.error(error.message, exception instanceof Error ? exception.stack : undefined);
+    if (error.code === 'INTERNAL')
+      this.logger.error(error.message, exception instanceof Error ? exception.stack : undefined);
     res.status(httpStatusFor(error.code)).json({ error });
   }
 }

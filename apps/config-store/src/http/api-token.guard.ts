@@ -18,12 +18,15 @@ export class ApiTokenGuard implements CanActivate {
   constructor(@Inject(API_TOKEN) private readonly token: string) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const headers = context.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers;
+    const headers = context
+      .switchToHttp()
+      .getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers;
     const auth = headers['authorization'];
     const bearer = typeof auth === 'string' && /^Bearer /i.test(auth) ? auth.slice(7).trim() : undefined;
     const header = headers['x-granule-token'];
     const given = bearer ?? (typeof header === 'string' ? header : undefined);
-    if (given === undefined) throw new UnauthorizedException('an API token is required: send Authorization: Bearer <GRANULE_API_TOKEN>');
+    if (given === undefined)
+      throw new UnauthorizedException('an API token is required: send Authorization: Bearer <GRANULE_API_TOKEN>');
     if (!tokenMatches(given, this.token)) throw new UnauthorizedException('the API token is not valid');
     return true;
   }

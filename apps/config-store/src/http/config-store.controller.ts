@@ -1,4 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Patch,
+  Post,
+  Put,
+  Query,
+  UseGuards,
+} from '@nestjs/common';
 import { InvalidInputError } from '@granule/core';
 import { ConfigStoreApi } from '../transport/config-store.api';
 import { ApiTokenGuard } from './api-token.guard';
@@ -9,7 +22,14 @@ type QueryParams = Record<string, unknown>;
 export function checkQuery(query: QueryParams, allowed: readonly string[]): void {
   const unknown = Object.keys(query).filter((k) => !allowed.includes(k));
   if (unknown.length > 0) {
-    throw new InvalidInputError(unknown.map((k) => ({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: k, message: `unknown query parameter '${k}' (expected ${allowed.join(', ')})` })));
+    throw new InvalidInputError(
+      unknown.map((k) => ({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: k,
+        message: `unknown query parameter '${k}' (expected ${allowed.join(', ')})`,
+      })),
+    );
   }
 }
 
@@ -32,7 +52,11 @@ function withBody(body: unknown, params: Record<string, unknown>): unknown {
 
 /** `PUT deployment_tasks` takes Fuel's list of records, or `{tasks: [...]}`. */
 function taskList(body: unknown): unknown {
-  return Array.isArray(body) ? body : typeof body === 'object' && body !== null ? (body as { tasks?: unknown }).tasks : body;
+  return Array.isArray(body)
+    ? body
+    : typeof body === 'object' && body !== null
+      ? (body as { tasks?: unknown }).tasks
+      : body;
 }
 
 /** HTTP REST for operators and tools; every route calls the same operations as NATS. */
@@ -63,7 +87,14 @@ export class ConfigStoreController {
 
   @Get('releases/:id/deployment_tasks')
   async getReleaseTasks(@Param('id') id: string, @Query() query: QueryParams) {
-    return (await this.api.handle('tasks.get', { scope: 'release', id, ...rangeQuery(query, ['graph']), ...(query.graph !== undefined ? { graph: query.graph } : {}) })).tasks;
+    return (
+      await this.api.handle('tasks.get', {
+        scope: 'release',
+        id,
+        ...rangeQuery(query, ['graph']),
+        ...(query.graph !== undefined ? { graph: query.graph } : {}),
+      })
+    ).tasks;
   }
 
   @Put('releases/:id/deployment_tasks')

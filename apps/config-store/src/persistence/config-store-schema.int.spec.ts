@@ -24,7 +24,9 @@ describe('config-store schema', () => {
   it('one migration run covers the event store, the plan store and the config-store, in timestamp order', async () => {
     const rows: { name: string }[] = await db.dataSource.query('SELECT name FROM migrations ORDER BY id');
     expect(rows.map((r) => r.name)).toEqual(ALL_MIGRATIONS.map((m) => new m().name));
-    expect(new Set(ALL_MIGRATIONS)).toEqual(new Set([...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS, ...CONFIG_STORE_MIGRATIONS]));
+    expect(new Set(ALL_MIGRATIONS)).toEqual(
+      new Set([...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS, ...CONFIG_STORE_MIGRATIONS]),
+    );
     const stamps = rows.map((r) => Number(r.name.slice(-13)));
     expect(stamps).toEqual([...stamps].sort((a, b) => a - b));
   });

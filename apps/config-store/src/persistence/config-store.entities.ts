@@ -1,4 +1,15 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryColumn,
+  PrimaryGeneratedColumn,
+  Unique,
+  UpdateDateColumn,
+} from 'typeorm';
 import { ENVIRONMENT_STATUSES, NODE_STATUSES } from '@granule/config-domain';
 import type { EnvironmentStatus, GraphRecords, NodeStatus, TaskRecord } from '@granule/config-domain';
 
@@ -100,7 +111,13 @@ export class EnvironmentEntity {
   @JoinColumn({ name: 'release_id', foreignKeyConstraintName: 'fk_config_environments_release' })
   release?: ReleaseEntity;
 
-  @Column({ name: 'status', type: 'enum', enum: ENVIRONMENT_STATUSES, enumName: 'config_environment_status', default: 'new' })
+  @Column({
+    name: 'status',
+    type: 'enum',
+    enum: ENVIRONMENT_STATUSES,
+    enumName: 'config_environment_status',
+    default: 'new',
+  })
   status!: EnvironmentStatus;
 
   @Column({ name: 'settings', type: 'jsonb' })
@@ -214,4 +231,12 @@ export class StoreFlagEntity {
 }
 
 /** Every entity of the config-store, for the DataSource. */
-export const CONFIG_STORE_ENTITIES = [ReleaseEntity, PluginEntity, EnvironmentEntity, EnvironmentPluginEntity, NodeEntity, StrategyEntity, StoreFlagEntity];
+export const CONFIG_STORE_ENTITIES = [
+  ReleaseEntity,
+  PluginEntity,
+  EnvironmentEntity,
+  EnvironmentPluginEntity,
+  NodeEntity,
+  StrategyEntity,
+  StoreFlagEntity,
+];

@@ -10,7 +10,10 @@ import { CONFIG_STORE_ENTITIES } from './config-store.entities';
  * `onMigrated` their names), and refuses a database that still lacks one. Failures are one line
  * (`DatabaseUnreachableError`, `DatabaseMigrationError`, `DatabaseNotMigratedError`).
  */
-export function openConfigDatabase(url: string, options: { create: boolean; runMigrations: boolean; onMigrated?: (names: string[]) => void }): Promise<DataSource> {
+export function openConfigDatabase(
+  url: string,
+  options: { create: boolean; runMigrations: boolean; onMigrated?: (names: string[]) => void },
+): Promise<DataSource> {
   return openDatabase({
     url,
     entities: CONFIG_STORE_ENTITIES,

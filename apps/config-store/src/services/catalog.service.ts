@@ -6,7 +6,13 @@ import { ConfigStoreError, preparePlugin } from '@granule/config-domain';
 import type { InstallResult, PluginView, ReleaseView } from '@granule/contracts';
 import { MemoryPluginFiles } from '@granule/plugin';
 import type { PluginFiles } from '@granule/plugin';
-import { EnvironmentEntity, EnvironmentPluginEntity, PluginEntity, ReleaseEntity, StoreFlagEntity } from '../persistence/config-store.entities';
+import {
+  EnvironmentEntity,
+  EnvironmentPluginEntity,
+  PluginEntity,
+  ReleaseEntity,
+  StoreFlagEntity,
+} from '../persistence/config-store.entities';
 import { findPlugin, findRelease, mapDatabaseError } from './lookups';
 import { pluginView, releaseView } from './views';
 
@@ -21,11 +27,29 @@ export function pluginFilesFromMap(files: Record<string, unknown>, source: strin
   const diagnostics: Diagnostic[] = [];
   const entries: Record<string, string> = {};
   for (const [path, content] of Object.entries(files)) {
-    if (typeof content !== 'string') diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `files.${path}`, message: `expected the file's text, got ${content === null ? 'null' : typeof content}` });
-    else if (path.startsWith('/') || path.split('/').includes('..') || path.includes('\\')) diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `files.${path}`, message: 'expected a path inside the plugin (relative, without ..)' });
+    if (typeof content !== 'string')
+      diagnostics.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: `files.${path}`,
+        message: `expected the file's text, got ${content === null ? 'null' : typeof content}`,
+      });
+    else if (path.startsWith('/') || path.split('/').includes('..') || path.includes('\\'))
+      diagnostics.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: `files.${path}`,
+        message: 'expected a path inside the plugin (relative, without ..)',
+      });
     else entries[path] = content;
   }
-  if (Object.keys(files).length === 0) diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: 'files', message: 'expected the plugin files, got none' });
+  if (Object.keys(files).length === 0)
+    diagnostics.push({
+      severity: 'error',
+      code: 'CONFIG_BAD_FIELD',
+      path: 'files',
+      message: 'expected the plugin files, got none',
+    });
   if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
   return new MemoryPluginFiles(entries, source);
 }
@@ -45,9 +69,14 @@ export class CatalogService {
   async removeRelease(ref: string): Promise<ReleaseView> {
     return this.ds.transaction(async (em) => {
       const release = await findRelease(em, ref);
-      const users = await em.getRepository(EnvironmentEntity).find({ where: { releaseId: release.id }, order: { id: 'ASC' } });
+      const users = await em
+        .getRepository(EnvironmentEntity)
+        .find({ where: { releaseId: release.id }, order: { id: 'ASC' } });
       if (users.length > 0) {
-        throw new ConfigStoreError('CONFIG_IN_USE', `release '${release.name}' (id ${release.id}) is used by environment${users.length > 1 ? 's' : ''} ${users.map((e) => `'${e.name}'`).join(', ')}: an environment keeps its release`);
+        throw new ConfigStoreError(
+          'CONFIG_IN_USE',
+          `release '${release.name}' (id ${release.id}) is used by environment${users.length > 1 ? 's' : ''} ${users.map((e) => `'${e.name}'`).join(', ')}: an environment keeps its release`,
+        );
       }
       await em.getRepository(ReleaseEntity).delete({ id: release.id });
       return releaseView(release);
@@ -57,7 +86,12 @@ export class CatalogService {
   async listPlugins(): Promise<PluginView[]> {
     const plugins = await this.ds.getRepository(PluginEntity).find({ order: { id: 'ASC' } });
     const links = await this.ds.getRepository(EnvironmentPluginEntity).find({ order: { environmentId: 'ASC' } });
-    return plugins.map((p) => pluginView(p, links.filter((l) => l.pluginId === p.id).map((l) => l.environmentId)));
+    return plugins.map((p) =>
+      pluginView(
+        p,
+        links.filter((l) => l.pluginId === p.id).map((l) => l.environmentId),
+      ),
+    );
   }
 
   async getPlugin(ref: string): Promise<PluginView> {
@@ -70,9 +104,14 @@ export class CatalogService {
       const plugin = await findPlugin(em, ref);
       const envIds = await this.environmentsOf(em, plugin.id);
       if (envIds.length > 0) {
-        const envs = await em.getRepository(EnvironmentEntity).find({ where: { id: In(envIds) }, order: { id: 'ASC' } });
+        const envs = await em
+          .getRepository(EnvironmentEntity)
+          .find({ where: { id: In(envIds) }, order: { id: 'ASC' } });
         const names = envs.map((e) => `'${e.name}'`).join(', ');
-        throw new ConfigStoreError('CONFIG_IN_USE', `plugin '${plugin.name}' is enabled in environment${envs.length > 1 ? 's' : ''} ${names}: disable it there first (./granule plugin disable ${plugin.name} --env ${envs[0].name})`);
+        throw new ConfigStoreError(
+          'CONFIG_IN_USE',
+          `plugin '${plugin.name}' is enabled in environment${envs.length > 1 ? 's' : ''} ${names}: disable it there first (./granule plugin disable ${plugin.name} --env ${envs[0].name})`,
+        );
       }
       await em.getRepository(PluginEntity).delete({ id: plugin.id });
       return pluginView(plugin, []);
@@ -83,7 +122,12 @@ export class CatalogService {
    * Validates and installs a plugin (`expected: 'plugin'`) or a release plugin (`'release'`),
    * all in one transaction: either every release of the package is stored or none.
    */
-  async install(files: PluginFiles, source: string, expected: 'plugin' | 'release', scriptsDir?: string): Promise<InstallResult> {
+  async install(
+    files: PluginFiles,
+    source: string,
+    expected: 'plugin' | 'release',
+    scriptsDir?: string,
+  ): Promise<InstallResult> {
     const prepared = await preparePlugin(files, { scriptsDir });
     if (prepared.kind !== expected) {
       throw new ConfigStoreError(
@@ -100,7 +144,10 @@ export class CatalogService {
           for (const r of prepared.releases) {
             const existing = await em.getRepository(ReleaseEntity).findOneBy({ name: r.name, version: r.version });
             if (existing) {
-              throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `release '${r.name}' version ${r.version} is already installed (id ${existing.id}); remove it first with ./granule release remove ${existing.id}`);
+              throw new ConfigStoreError(
+                'CONFIG_ALREADY_EXISTS',
+                `release '${r.name}' version ${r.version} is already installed (id ${existing.id}); remove it first with ./granule release remove ${existing.id}`,
+              );
             }
             const saved = await em.getRepository(ReleaseEntity).save(
               em.getRepository(ReleaseEntity).create({
@@ -118,9 +165,14 @@ export class CatalogService {
           }
           return { kind: 'release', releases, warnings: prepared.warnings };
         }
-        const existing = await em.getRepository(PluginEntity).findOneBy({ name: prepared.name, version: prepared.version });
+        const existing = await em
+          .getRepository(PluginEntity)
+          .findOneBy({ name: prepared.name, version: prepared.version });
         if (existing) {
-          throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `plugin '${prepared.name}' version ${prepared.version} is already installed (id ${existing.id}); remove it first with ./granule plugin remove ${existing.id}`);
+          throw new ConfigStoreError(
+            'CONFIG_ALREADY_EXISTS',
+            `plugin '${prepared.name}' version ${prepared.version} is already installed (id ${existing.id}); remove it first with ./granule plugin remove ${existing.id}`,
+          );
         }
         const saved = await em.getRepository(PluginEntity).save(
           em.getRepository(PluginEntity).create({
@@ -161,6 +213,8 @@ export class CatalogService {
   }
 
   private async environmentsOf(em: EntityManager, pluginId: number): Promise<number[]> {
-    return (await em.getRepository(EnvironmentPluginEntity).find({ where: { pluginId }, order: { environmentId: 'ASC' } })).map((l) => l.environmentId);
+    return (
+      await em.getRepository(EnvironmentPluginEntity).find({ where: { pluginId }, order: { environmentId: 'ASC' } })
+    ).map((l) => l.environmentId);
   }
 }

@@ -2,8 +2,19 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
 import { ConfigStoreError, applySettingsPatch, noReleaseInstalled } from '@granule/config-domain';
-import type { CreateEnvironmentRequest, EnvironmentPluginRequest, EnvironmentView, UpdateEnvironmentRequest } from '@granule/contracts';
-import { EnvironmentEntity, EnvironmentPluginEntity, NodeEntity, PluginEntity, ReleaseEntity } from '../persistence/config-store.entities';
+import type {
+  CreateEnvironmentRequest,
+  EnvironmentPluginRequest,
+  EnvironmentView,
+  UpdateEnvironmentRequest,
+} from '@granule/contracts';
+import {
+  EnvironmentEntity,
+  EnvironmentPluginEntity,
+  NodeEntity,
+  PluginEntity,
+  ReleaseEntity,
+} from '../persistence/config-store.entities';
 import { findEnvironment, findPlugin, findRelease, mapDatabaseError } from './lookups';
 import { environmentView } from './views';
 
@@ -30,7 +41,15 @@ export class EnvironmentService {
           throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `environment '${req.name}' already exists`);
         }
         const repo = em.getRepository(EnvironmentEntity);
-        const env = await repo.save(repo.create({ name: req.name, releaseId: release.id, status: 'new', settings: req.settings ?? {}, taskOverrides: [] }));
+        const env = await repo.save(
+          repo.create({
+            name: req.name,
+            releaseId: release.id,
+            status: 'new',
+            settings: req.settings ?? {},
+            taskOverrides: [],
+          }),
+        );
         for (const ref of req.plugins ?? []) await this.enable(em, env, release, ref);
         return this.view(em, env);
       });
@@ -63,7 +82,14 @@ export class EnvironmentService {
         if (req.settings_patch !== undefined) {
           const bad = Object.keys(req.settings_patch).filter((k) => k === '' || k.split('.').includes(''));
           if (bad.length > 0) {
-            throw new InvalidInputError(bad.map((k) => ({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `settings_patch.${k}`, message: "expected a dotted path like 'storage.ceph.value'" })));
+            throw new InvalidInputError(
+              bad.map((k) => ({
+                severity: 'error',
+                code: 'CONFIG_BAD_FIELD',
+                path: `settings_patch.${k}`,
+                message: "expected a dotted path like 'storage.ceph.value'",
+              })),
+            );
           }
           env.settings = applySettingsPatch(env.settings, req.settings_patch);
         }
@@ -88,8 +114,14 @@ export class EnvironmentService {
     return this.ds.transaction(async (em) => {
       const env = await findEnvironment(em, req.environment);
       const plugin = await findPlugin(em, req.plugin);
-      const result = await em.getRepository(EnvironmentPluginEntity).delete({ environmentId: env.id, pluginId: plugin.id });
-      if (!result.affected) throw new ConfigStoreError('CONFIG_NOT_FOUND', `plugin '${plugin.name}' is not enabled in environment '${env.name}'`);
+      const result = await em
+        .getRepository(EnvironmentPluginEntity)
+        .delete({ environmentId: env.id, pluginId: plugin.id });
+      if (!result.affected)
+        throw new ConfigStoreError(
+          'CONFIG_NOT_FOUND',
+          `plugin '${plugin.name}' is not enabled in environment '${env.name}'`,
+        );
       return this.view(em, env);
     });
   }
@@ -114,20 +146,41 @@ export class EnvironmentService {
     pluginReleaseFor(plugin, release);
     const links = em.getRepository(EnvironmentPluginEntity);
     if (await links.findOneBy({ environmentId: env.id, pluginId: plugin.id })) {
-      throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `plugin '${plugin.name}' is already enabled in environment '${env.name}'`);
+      throw new ConfigStoreError(
+        'CONFIG_ALREADY_EXISTS',
+        `plugin '${plugin.name}' is already enabled in environment '${env.name}'`,
+      );
     }
     const sameName = await em.getRepository(PluginEntity).find({ where: { name: plugin.name } });
     const other = await links.findOne({ where: { environmentId: env.id, pluginId: In(sameName.map((p) => p.id)) } });
-    if (other) throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `another version of plugin '${plugin.name}' is enabled in environment '${env.name}' (plugin id ${other.pluginId}); disable it first`);
+    if (other)
+      throw new ConfigStoreError(
+        'CONFIG_ALREADY_EXISTS',
+        `another version of plugin '${plugin.name}' is enabled in environment '${env.name}' (plugin id ${other.pluginId}); disable it first`,
+      );
     await links.insert({ environmentId: env.id, pluginId: plugin.id });
   }
 
   private async view(em: EntityManager, env: EnvironmentEntity): Promise<EnvironmentView> {
     const release = await findRelease(em, String(env.releaseId));
-    const links = await em.getRepository(EnvironmentPluginEntity).find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
-    const plugins = links.length === 0 ? [] : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
-    const ordered = links.map((l) => plugins.find((p) => p.id === l.pluginId)).filter((p): p is PluginEntity => p !== undefined);
-    const nodes = await em.getRepository(NodeEntity).find({ where: { environmentId: env.id }, order: { uid: 'ASC' }, select: { uid: true } });
-    return environmentView(env, release, ordered, nodes.map((n) => n.uid));
+    const links = await em
+      .getRepository(EnvironmentPluginEntity)
+      .find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
+    const plugins =
+      links.length === 0
+        ? []
+        : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
+    const ordered = links
+      .map((l) => plugins.find((p) => p.id === l.pluginId))
+      .filter((p): p is PluginEntity => p !== undefined);
+    const nodes = await em
+      .getRepository(NodeEntity)
+      .find({ where: { environmentId: env.id }, order: { uid: 'ASC' }, select: { uid: true } });
+    return environmentView(
+      env,
+      release,
+      ordered,
+      nodes.map((n) => n.uid),
+    );
   }
 }

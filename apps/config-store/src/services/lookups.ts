@@ -15,10 +15,17 @@ async function byRef<T extends { id: number; name: string }>(
   const found = isId(ref) ? await repo.findBy({ id: Number(ref) } as never) : await repo.findBy({ name: ref } as never);
   if (found.length === 1) return found[0];
   if (found.length > 1) {
-    throw new ConfigStoreError('CONFIG_AMBIGUOUS', `${what} '${ref}' is ambiguous: ${found.map((e) => `${label(e)} (id ${e.id})`).join(', ')}; use the id`);
+    throw new ConfigStoreError(
+      'CONFIG_AMBIGUOUS',
+      `${what} '${ref}' is ambiguous: ${found.map((e) => `${label(e)} (id ${e.id})`).join(', ')}; use the id`,
+    );
   }
   const all = await repo.find({ order: { id: 'ASC' } as never });
-  throw notFound(what, ref, all.map((e) => `${e.id} ${label(e)}`));
+  throw notFound(
+    what,
+    ref,
+    all.map((e) => `${e.id} ${label(e)}`),
+  );
 }
 
 /** A release by id or name. */
@@ -45,7 +52,8 @@ export async function findNode(em: EntityManager, uid: string): Promise<NodeEnti
 
 /** Maps a PostgreSQL constraint violation that a check before it could not rule out (a race) to a refusal. */
 export function mapDatabaseError(err: unknown, what: string): unknown {
-  const code = (err as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (err as { code?: string }).code;
+  const code =
+    (err as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (err as { code?: string }).code;
   if (code === '23505') return new ConfigStoreError('CONFIG_ALREADY_EXISTS', `${what} already exists`, { cause: err });
   if (code === '23503') return new ConfigStoreError('CONFIG_IN_USE', `${what} is still referenced`, { cause: err });
   return err;

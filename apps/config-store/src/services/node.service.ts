@@ -2,7 +2,13 @@ import type { DataSource } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { ConfigStoreError } from '@granule/config-domain';
-import type { AddNodeRequest, AssignNodeRequest, ListNodesRequest, NodeView, UpdateNodeRequest } from '@granule/contracts';
+import type {
+  AddNodeRequest,
+  AssignNodeRequest,
+  ListNodesRequest,
+  NodeView,
+  UpdateNodeRequest,
+} from '@granule/contracts';
 import { NodeEntity } from '../persistence/config-store.entities';
 import { findEnvironment, findNode, mapDatabaseError } from './lookups';
 import { nodeView } from './views';
@@ -10,9 +16,20 @@ import { nodeView } from './views';
 function checkLabels(labels: Record<string, unknown>, allowNull: boolean): void {
   const diagnostics: Diagnostic[] = [];
   for (const [key, value] of Object.entries(labels)) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_./-]*$/.test(key)) diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `labels.${key}`, message: 'expected a label key of letters, digits, _ . / -' });
+    if (!/^[A-Za-z0-9][A-Za-z0-9_./-]*$/.test(key))
+      diagnostics.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: `labels.${key}`,
+        message: 'expected a label key of letters, digits, _ . / -',
+      });
     else if (!(typeof value === 'string' || (allowNull && value === null))) {
-      diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `labels.${key}`, message: `expected a string${allowNull ? ' (or null to remove it)' : ''}, got ${JSON.stringify(value)}` });
+      diagnostics.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: `labels.${key}`,
+        message: `expected a string${allowNull ? ' (or null to remove it)' : ''}, got ${JSON.stringify(value)}`,
+      });
     }
   }
   if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
@@ -27,7 +44,8 @@ export class NodeService {
     try {
       return await this.ds.transaction(async (em) => {
         const repo = em.getRepository(NodeEntity);
-        if (await repo.findOneBy({ uid: req.uid })) throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `node '${req.uid}' already exists`);
+        if (await repo.findOneBy({ uid: req.uid }))
+          throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `node '${req.uid}' already exists`);
         const env = req.environment === undefined ? undefined : await findEnvironment(em, req.environment);
         const node = repo.create({
           uid: req.uid,
@@ -102,7 +120,10 @@ export class NodeService {
     return this.ds.transaction(async (em) => {
       const node = await findNode(em, uid);
       if (node.status === 'deploying' || node.status === 'provisioning') {
-        throw new ConfigStoreError('CONFIG_IN_USE', `node '${uid}' is ${node.status}; wait until it is done (or stop the deployment) before removing it`);
+        throw new ConfigStoreError(
+          'CONFIG_IN_USE',
+          `node '${uid}' is ${node.status}; wait until it is done (or stop the deployment) before removing it`,
+        );
       }
       await em.getRepository(NodeEntity).delete({ uid });
       return nodeView(node);

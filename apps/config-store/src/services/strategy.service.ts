@@ -14,18 +14,30 @@ export class StrategyService {
   async upload(req: UploadStrategyRequest): Promise<StrategyView> {
     const file = req.file ?? req.name ?? 'strategy';
     const parsed = parseStrategyDocument(req.document, file);
-    if (!parsed.strategy || parsed.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(parsed.diagnostics);
+    if (!parsed.strategy || parsed.diagnostics.some((d) => d.severity === 'error'))
+      throw new InvalidInputError(parsed.diagnostics);
     const name = req.name ?? parsed.strategy.name;
     if (name === undefined || !NAME_RE.test(name)) {
       const got = name === undefined ? 'the document has no metadata.name' : `metadata.name is '${name}'`;
-      throw new InvalidInputError([{ severity: 'error', code: 'CONFIG_BAD_FIELD', path: 'name', message: `expected ${NAME_HINT}: ${got}; give one with --name`, file }]);
+      throw new InvalidInputError([
+        {
+          severity: 'error',
+          code: 'CONFIG_BAD_FIELD',
+          path: 'name',
+          message: `expected ${NAME_HINT}: ${got}; give one with --name`,
+          file,
+        },
+      ]);
     }
     try {
       return await this.ds.transaction(async (em) => {
         const repo = em.getRepository(StrategyEntity);
         const existing = await repo.findOneBy({ name });
         if (existing && !req.replace) {
-          throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `strategy '${name}' already exists; upload with --replace to replace it`);
+          throw new ConfigStoreError(
+            'CONFIG_ALREADY_EXISTS',
+            `strategy '${name}' already exists; upload with --replace to replace it`,
+          );
         }
         const entity = existing ?? repo.create({ name });
         entity.document = req.document;
@@ -55,7 +67,12 @@ export class StrategyService {
 
   private async find(name: string): Promise<StrategyEntity> {
     const s = await this.ds.getRepository(StrategyEntity).findOneBy({ name });
-    if (!s) throw notFound('strategy', name, (await this.ds.getRepository(StrategyEntity).find({ order: { name: 'ASC' } })).map((x) => x.name));
+    if (!s)
+      throw notFound(
+        'strategy',
+        name,
+        (await this.ds.getRepository(StrategyEntity).find({ order: { name: 'ASC' } })).map((x) => x.name),
+      );
     return s;
   }
 }

@@ -1,17 +1,36 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
-import { environmentGraph, parseTaskRecordList, roleNodes, selectTaskRange, toTaskRecord } from '@granule/config-domain';
+import {
+  environmentGraph,
+  parseTaskRecordList,
+  roleNodes,
+  selectTaskRange,
+  toTaskRecord,
+} from '@granule/config-domain';
 import type { TaskRecord } from '@granule/config-domain';
 import type { GetTasksRequest, PutTasksRequest, TasksView } from '@granule/contracts';
 import { buildPlan } from '@granule/planner';
 import type { ClusterSpec, NodeSpec, TaskDefinition } from '@granule/task-model';
-import { EnvironmentEntity, EnvironmentPluginEntity, NodeEntity, PluginEntity, ReleaseEntity } from '../persistence/config-store.entities';
+import {
+  EnvironmentEntity,
+  EnvironmentPluginEntity,
+  NodeEntity,
+  PluginEntity,
+  ReleaseEntity,
+} from '../persistence/config-store.entities';
 import { pluginReleaseFor } from './environment.service';
 import { findEnvironment, findRelease } from './lookups';
 
 const unknownGraph = (graph: string, types: string[]): InvalidInputError =>
-  new InvalidInputError([{ severity: 'error', code: 'CONFIG_UNKNOWN_GRAPH', path: 'graph', message: `graph '${graph}' does not exist; there are: ${types.sort().join(', ')}` }]);
+  new InvalidInputError([
+    {
+      severity: 'error',
+      code: 'CONFIG_UNKNOWN_GRAPH',
+      path: 'graph',
+      message: `graph '${graph}' does not exist; there are: ${types.sort().join(', ')}`,
+    },
+  ]);
 
 /** What an environment's graph is planned with: its tasks, nodes and cluster data. */
 interface EnvironmentContext {
@@ -49,7 +68,9 @@ export class TaskService {
       id = ctx.env.id;
       const selected = selectTaskRange(ctx.tasks, ctx.nodes, filter, ctx.cluster);
       records = selected.map(toTaskRecord);
-      plugins = Object.fromEntries(selected.filter((t) => t.source.plugin !== undefined).map((t) => [t.id, t.source.plugin as string]));
+      plugins = Object.fromEntries(
+        selected.filter((t) => t.source.plugin !== undefined).map((t) => [t.id, t.source.plugin as string]),
+      );
     }
     return { scope: req.scope, id, graph, ...filter, tasks: records, ...(plugins ? { plugins } : {}) };
   }
@@ -67,7 +88,14 @@ export class TaskService {
         return { scope: 'release', id: release.id, graph, tasks: req.tasks as TaskRecord[] };
       }
       if (graph !== 'default') {
-        throw new InvalidInputError([{ severity: 'error', code: 'CONFIG_BAD_FIELD', path: 'graph', message: `an environment's task overrides belong to the default graph, got '${graph}'` }]);
+        throw new InvalidInputError([
+          {
+            severity: 'error',
+            code: 'CONFIG_BAD_FIELD',
+            path: 'graph',
+            message: `an environment's task overrides belong to the default graph, got '${graph}'`,
+          },
+        ]);
       }
       const env = await findEnvironment(em, req.id);
       this.parseUpload(req.tasks, `environments/${env.id}/deployment_tasks`);
@@ -90,12 +118,24 @@ export class TaskService {
   }
 
   /** The merged graph of an environment (release, enabled plugins, overrides) and its nodes. */
-  private async environmentContext(em: EntityManager, ref: string, graph: string, pending?: EnvironmentEntity): Promise<EnvironmentContext> {
+  private async environmentContext(
+    em: EntityManager,
+    ref: string,
+    graph: string,
+    pending?: EnvironmentEntity,
+  ): Promise<EnvironmentContext> {
     const env = pending ?? (await findEnvironment(em, ref));
     const release = await em.getRepository(ReleaseEntity).findOneByOrFail({ id: env.releaseId });
-    const links = await em.getRepository(EnvironmentPluginEntity).find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
-    const plugins = links.length === 0 ? [] : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
-    const ordered = links.map((l) => plugins.find((p) => p.id === l.pluginId)).filter((p): p is PluginEntity => p !== undefined);
+    const links = await em
+      .getRepository(EnvironmentPluginEntity)
+      .find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
+    const plugins =
+      links.length === 0
+        ? []
+        : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
+    const ordered = links
+      .map((l) => plugins.find((p) => p.id === l.pluginId))
+      .filter((p): p is PluginEntity => p !== undefined);
     const tasks = environmentGraph({
       release: { label: `releases/${release.id}`, graphs: release.graphs },
       plugins: ordered.map((p) => ({ name: p.name, graphs: pluginReleaseFor(p, release).graphs })),
@@ -104,7 +144,14 @@ export class TaskService {
       type: graph,
     });
     const rows = await em.getRepository(NodeEntity).find({ where: { environmentId: env.id }, order: { uid: 'ASC' } });
-    const envNodes: NodeSpec[] = rows.map((n) => ({ uid: n.uid, name: n.hostname, roles: [...new Set([...n.roles, ...n.pendingRoles])], tags: n.tags, labels: n.labels, ...(n.rack ? { rack: n.rack } : {}) }));
+    const envNodes: NodeSpec[] = rows.map((n) => ({
+      uid: n.uid,
+      name: n.hostname,
+      roles: [...new Set([...n.roles, ...n.pendingRoles])],
+      tags: n.tags,
+      labels: n.labels,
+      ...(n.rack ? { rack: n.rack } : {}),
+    }));
     // An environment without nodes yet is planned on one node per role, like a release.
     const nodes = envNodes.length > 0 ? envNodes : roleNodes(tasks);
     return { env, tasks, nodes, cluster: { status: env.status, settings: env.settings, nodes } };

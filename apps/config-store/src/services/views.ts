@@ -1,8 +1,15 @@
 import type { EnvironmentView, NodeView, PluginView, ReleaseView, StrategyView } from '@granule/contracts';
 import type { GraphRecords } from '@granule/config-domain';
-import type { EnvironmentEntity, NodeEntity, PluginEntity, ReleaseEntity, StrategyEntity } from '../persistence/config-store.entities';
+import type {
+  EnvironmentEntity,
+  NodeEntity,
+  PluginEntity,
+  ReleaseEntity,
+  StrategyEntity,
+} from '../persistence/config-store.entities';
 
-const counts = (graphs: GraphRecords): Record<string, number> => Object.fromEntries(Object.entries(graphs).map(([type, tasks]) => [type, tasks.length]));
+const counts = (graphs: GraphRecords): Record<string, number> =>
+  Object.fromEntries(Object.entries(graphs).map(([type, tasks]) => [type, tasks.length]));
 
 export function releaseView(r: ReleaseEntity): ReleaseView {
   return {
@@ -34,7 +41,12 @@ export function pluginView(p: PluginEntity, environments: number[]): PluginView 
   };
 }
 
-export function environmentView(e: EnvironmentEntity, release: ReleaseEntity, plugins: PluginEntity[], nodes: string[]): EnvironmentView {
+export function environmentView(
+  e: EnvironmentEntity,
+  release: ReleaseEntity,
+  plugins: PluginEntity[],
+  nodes: string[],
+): EnvironmentView {
   return {
     id: e.id,
     name: e.name,

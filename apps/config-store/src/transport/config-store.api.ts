@@ -32,11 +32,13 @@ export class ConfigStoreApi {
       ping: async () => ({ service: 'config-store', subject_prefix: subjectPrefix }),
       'release.list': () => this.catalog.listReleases(),
       'release.get': (r) => this.catalog.getRelease(r.id),
-      'release.install': (r) => this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release', r.scriptsDir),
+      'release.install': (r) =>
+        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release', r.scriptsDir),
       'release.remove': (r) => this.catalog.removeRelease(r.id),
       'plugin.list': () => this.catalog.listPlugins(),
       'plugin.get': (r) => this.catalog.getPlugin(r.id),
-      'plugin.install': (r) => this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin', r.scriptsDir),
+      'plugin.install': (r) =>
+        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin', r.scriptsDir),
       'plugin.remove': (r) => this.catalog.removePlugin(r.id),
       'env.create': (r) => this.environments.create(r),
       'env.list': () => this.environments.list(),

@@ -56,14 +56,23 @@ export class NatsRpcServer {
 
   private async reply(msg: Msg, operation: string): Promise<ConfigReply<unknown>> {
     if (!this.api.isOperation(operation)) {
-      return { ok: false, error: { code: 'CONFIG_UNKNOWN_OPERATION', message: `unknown operation '${operation}' on ${msg.subject}` } };
+      return {
+        ok: false,
+        error: { code: 'CONFIG_UNKNOWN_OPERATION', message: `unknown operation '${operation}' on ${msg.subject}` },
+      };
     }
     let payload: unknown = {};
     if (msg.data.length > 0) {
       try {
         payload = JSON.parse(msg.string());
       } catch (err) {
-        return { ok: false, error: { code: 'INVALID_INPUT', message: `the request on ${msg.subject} is not JSON: ${(err as Error).message}` } };
+        return {
+          ok: false,
+          error: {
+            code: 'INVALID_INPUT',
+            message: `the request on ${msg.subject} is not JSON: ${(err as Error).message}`,
+          },
+        };
       }
     }
     try {

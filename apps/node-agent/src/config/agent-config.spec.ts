@@ -105,12 +105,23 @@ describe('loadAgentConfig', () => {
   });
 
   it('GRANULE_HEALTH_PORT - 0 turns the health server off; anything but a port is one problem', () => {
-    expect(loadAgentConfig({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '0' }, host).healthPort).toBe(0);
-    expect(problemsOf({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '65536' })).toEqual(['GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (got 65536)']);
+    expect(
+      loadAgentConfig({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '0' }, host).healthPort,
+    ).toBe(0);
+    expect(problemsOf({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '65536' })).toEqual([
+      'GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (got 65536)',
+    ]);
   });
 
   it('refuses a presence TTL that does not outlast the heartbeat', () => {
-    expect(problemsOf({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEARTBEAT_SECONDS: '5', GRANULE_PRESENCE_TTL_SECONDS: '5' })).toEqual([
+    expect(
+      problemsOf({
+        GRANULE_NODE_UID: 'n',
+        GRANULE_ROOT: '/r',
+        GRANULE_HEARTBEAT_SECONDS: '5',
+        GRANULE_PRESENCE_TTL_SECONDS: '5',
+      }),
+    ).toEqual([
       'GRANULE_PRESENCE_TTL_SECONDS (5) must be greater than GRANULE_HEARTBEAT_SECONDS (5), or the presence key expires between beats',
     ]);
   });

@@ -1,8 +1,25 @@
 import * as path from 'node:path';
 import { GranuleError } from '@granule/core';
 import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
-import { DEFAULT_REBOOT_COMMAND, DEFAULT_STATE_DIR_NAME, SPAWN_HELPER_CHOICES, type SpawnHelperChoice } from '@granule/task-runners';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync, type ValidationError } from 'class-validator';
+import {
+  DEFAULT_REBOOT_COMMAND,
+  DEFAULT_STATE_DIR_NAME,
+  SPAWN_HELPER_CHOICES,
+  type SpawnHelperChoice,
+} from '@granule/task-runners';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+  type ValidationError,
+} from 'class-validator';
 
 /** The node-agent's settings, read once from the environment at start. */
 export interface AgentConfig {
@@ -82,19 +99,32 @@ const absolute = (value: unknown): boolean => typeof value === 'string' && path.
 
 // Property names are the variable names, so class-validator's messages name what to fix.
 class AgentEnvironment {
-  @Matches(/^[A-Za-z0-9_-]+$/, { message: (a) => `GRANULE_NODE_UID must be letters, digits, '_' or '-' (${got(a.value)})` })
+  @Matches(/^[A-Za-z0-9_-]+$/, {
+    message: (a) => `GRANULE_NODE_UID must be letters, digits, '_' or '-' (${got(a.value)})`,
+  })
   GRANULE_NODE_UID?: string;
 
   @IsNotEmpty({ message: 'GRANULE_ROOT is required: the directory the agent works in' })
   @Matches(/^\//, { message: (a) => `GRANULE_ROOT must be an absolute path (${got(a.value)})` })
   GRANULE_ROOT?: string;
 
-  @Matches(/^\//, { each: true, message: (a) => `GRANULE_ALLOWED_ROOTS must be a comma-separated list of absolute paths (${got(a.value)})` })
+  @Matches(/^\//, {
+    each: true,
+    message: (a) => `GRANULE_ALLOWED_ROOTS must be a comma-separated list of absolute paths (${got(a.value)})`,
+  })
   GRANULE_ALLOWED_ROOTS: string[] = [];
 
   @IsUrl(
-    { protocols: ['nats', 'tls', 'ws', 'wss'], require_protocol: true, require_tld: false, require_valid_protocol: true },
-    { each: true, message: (a) => `GRANULE_NATS_URL must be nats://host:port (or a comma-separated list) (${got(a.value)})` },
+    {
+      protocols: ['nats', 'tls', 'ws', 'wss'],
+      require_protocol: true,
+      require_tld: false,
+      require_valid_protocol: true,
+    },
+    {
+      each: true,
+      message: (a) => `GRANULE_NATS_URL must be nats://host:port (or a comma-separated list) (${got(a.value)})`,
+    },
   )
   GRANULE_NATS_URL: string[] = [];
 
@@ -104,7 +134,9 @@ class AgentEnvironment {
   )
   GRANULE_REDIS_URL = '';
 
-  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, { message: (a) => `GRANULE_SUBJECT_PREFIX must be dotted words of letters, digits, '_' or '-' (${got(a.value)})` })
+  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, {
+    message: (a) => `GRANULE_SUBJECT_PREFIX must be dotted words of letters, digits, '_' or '-' (${got(a.value)})`,
+  })
   GRANULE_SUBJECT_PREFIX = '';
 
   @IsOptional()
@@ -126,18 +158,30 @@ class AgentEnvironment {
   @IsNotEmpty({ message: 'GRANULE_AGENT_HOSTNAME must not be empty' })
   GRANULE_AGENT_HOSTNAME = '';
 
-  @IsNotEmpty({ message: 'GRANULE_AGENT_ADDRESS must not be empty (no non-internal IPv4 address was found to default to)' })
+  @IsNotEmpty({
+    message: 'GRANULE_AGENT_ADDRESS must not be empty (no non-internal IPv4 address was found to default to)',
+  })
   GRANULE_AGENT_ADDRESS = '';
 
-  @IsIn(AGENT_LOG_LEVELS, { message: (a) => `GRANULE_LOG_LEVEL must be one of ${AGENT_LOG_LEVELS.join(', ')} (${got(a.value)})` })
+  @IsIn(AGENT_LOG_LEVELS, {
+    message: (a) => `GRANULE_LOG_LEVEL must be one of ${AGENT_LOG_LEVELS.join(', ')} (${got(a.value)})`,
+  })
   GRANULE_LOG_LEVEL = '';
 
-  @IsInt({ message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
-  @Min(0, { message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
-  @Max(65535, { message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})` })
+  @IsInt({
+    message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})`,
+  })
+  @Min(0, {
+    message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})`,
+  })
+  @Max(65535, {
+    message: (a) => `GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (${got(a.value)})`,
+  })
   GRANULE_HEALTH_PORT: unknown;
 
-  @IsIn(SPAWN_HELPER_CHOICES, { message: (a) => `GRANULE_SPAWN_HELPER must be one of ${SPAWN_HELPER_CHOICES.join(', ')} (${got(a.value)})` })
+  @IsIn(SPAWN_HELPER_CHOICES, {
+    message: (a) => `GRANULE_SPAWN_HELPER must be one of ${SPAWN_HELPER_CHOICES.join(', ')} (${got(a.value)})`,
+  })
   GRANULE_SPAWN_HELPER = '';
 }
 
@@ -146,7 +190,8 @@ const list = (value: string | undefined): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-const orDefault = (value: string | undefined, fallback: string): string => (value === undefined || value.trim() === '' ? fallback : value.trim());
+const orDefault = (value: string | undefined, fallback: string): string =>
+  value === undefined || value.trim() === '' ? fallback : value.trim();
 // "12" becomes 12; anything else stays as written so the message can quote it.
 const wholeNumber = (value: string | undefined, fallback: number): unknown => {
   if (value === undefined || value.trim() === '') return fallback;
@@ -167,7 +212,10 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
   e.GRANULE_SUBJECT_PREFIX = orDefault(env.GRANULE_SUBJECT_PREFIX, AGENT_CONFIG_DEFAULTS.subjectPrefix);
   e.GRANULE_AGENT_TOKEN = env.GRANULE_AGENT_TOKEN === '' ? undefined : env.GRANULE_AGENT_TOKEN;
   e.GRANULE_HEARTBEAT_SECONDS = wholeNumber(env.GRANULE_HEARTBEAT_SECONDS, AGENT_CONFIG_DEFAULTS.heartbeatSeconds);
-  e.GRANULE_PRESENCE_TTL_SECONDS = wholeNumber(env.GRANULE_PRESENCE_TTL_SECONDS, AGENT_CONFIG_DEFAULTS.presenceTtlSeconds);
+  e.GRANULE_PRESENCE_TTL_SECONDS = wholeNumber(
+    env.GRANULE_PRESENCE_TTL_SECONDS,
+    AGENT_CONFIG_DEFAULTS.presenceTtlSeconds,
+  );
   e.GRANULE_REBOOT_COMMAND = orDefault(env.GRANULE_REBOOT_COMMAND, AGENT_CONFIG_DEFAULTS.rebootCommand);
   e.GRANULE_AGENT_HOSTNAME = orDefault(env.GRANULE_AGENT_HOSTNAME, host.hostname);
   e.GRANULE_AGENT_ADDRESS = orDefault(env.GRANULE_AGENT_ADDRESS, host.address ?? '');
@@ -183,7 +231,9 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
   const heartbeat = e.GRANULE_HEARTBEAT_SECONDS;
   const ttl = e.GRANULE_PRESENCE_TTL_SECONDS;
   if (typeof heartbeat === 'number' && typeof ttl === 'number' && Number.isInteger(heartbeat) && ttl <= heartbeat) {
-    problems.push(`GRANULE_PRESENCE_TTL_SECONDS (${ttl}) must be greater than GRANULE_HEARTBEAT_SECONDS (${heartbeat}), or the presence key expires between beats`);
+    problems.push(
+      `GRANULE_PRESENCE_TTL_SECONDS (${ttl}) must be greater than GRANULE_HEARTBEAT_SECONDS (${heartbeat}), or the presence key expires between beats`,
+    );
   }
   if (problems.length > 0) throw new AgentConfigError(problems);
 

@@ -31,7 +31,10 @@ export class AgentProcess {
   async start(timeoutMs = 15_000): Promise<void> {
     this.lines.length = 0;
     this.stderr = '';
-    const child = spawn(process.execPath, [AGENT_MAIN], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [AGENT_MAIN], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
     let buffer = '';
@@ -49,7 +52,11 @@ export class AgentProcess {
       }
     });
     child.stderr?.setEncoding('utf8').on('data', (data: string) => (this.stderr += data));
-    await waitFor(() => this.lines.some((l) => l.msg === 'node-agent started') || child.exitCode !== null, 'the agent to start', timeoutMs);
+    await waitFor(
+      () => this.lines.some((l) => l.msg === 'node-agent started') || child.exitCode !== null,
+      'the agent to start',
+      timeoutMs,
+    );
     if (child.exitCode !== null) throw new Error(`the agent exited with ${child.exitCode}: ${this.stderr}`);
   }
 
@@ -68,9 +75,14 @@ export class AgentProcess {
 }
 
 /** Runs the agent once to completion (for start-up failures). */
-export function runAgentOnce(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runAgentOnce(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [AGENT_MAIN], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [AGENT_MAIN], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -79,7 +91,11 @@ export function runAgentOnce(env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

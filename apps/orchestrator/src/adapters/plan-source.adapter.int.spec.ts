@@ -19,11 +19,19 @@ describe('StoredPlanSource waiting for a graph-planner (NATS)', () => {
 
   it('a planner that subscribes while the request waits answers it; the wait is said once', async () => {
     const waiting: string[] = [];
-    const source = new StoredPlanSource(nc, prefix, {} as PlanStore, { waitMs: 10_000, retryEveryMs: 200, onWaiting: (m, runId) => waiting.push(`${runId}: ${m}`) });
+    const source = new StoredPlanSource(nc, prefix, {} as PlanStore, {
+      waitMs: 10_000,
+      retryEveryMs: 200,
+      onWaiting: (m, runId) => waiting.push(`${runId}: ${m}`),
+    });
     const answered = source.request(request);
     // No planner for a second (restarting, reconnecting after a NATS restart), then one.
     await new Promise((r) => setTimeout(r, 1000));
-    const sub = nc.subscribe(executionSubjects(prefix).planner.plan, { queue: 'graph-planner', max: 1, callback: (_err, msg) => void msg.respond(JSON.stringify(reply)) });
+    const sub = nc.subscribe(executionSubjects(prefix).planner.plan, {
+      queue: 'graph-planner',
+      max: 1,
+      callback: (_err, msg) => void msg.respond(JSON.stringify(reply)),
+    });
     expect(await answered).toEqual(reply);
     expect(waiting).toEqual([
       `r1: no graph-planner answers yet (graph-planner did not answer on ${prefix}.planner.plan: start it with npm run start:graph-planner); asking again every 0.2 s for up to 10 s`,

@@ -44,13 +44,23 @@ export class StoredPlanSource implements PlanSource {
       try {
         return await requestPlan(this.nats, this.prefix, request);
       } catch (err) {
-        const away = (err instanceof PlannerClientError && err.code === 'PLANNER_UNAVAILABLE') || (!this.nats.isClosed() && isDisconnected(err));
+        const away =
+          (err instanceof PlannerClientError && err.code === 'PLANNER_UNAVAILABLE') ||
+          (!this.nats.isClosed() && isDisconnected(err));
         if (!away) throw err;
         if (Date.now() + this.retryEveryMs > deadline) {
           if (attempt === 1) throw err;
-          throw new PlannerClientError('PLANNER_UNAVAILABLE', `${(err as Error).message} (waited ${Math.round(this.waitMs / 1000)} s)`, { cause: err });
+          throw new PlannerClientError(
+            'PLANNER_UNAVAILABLE',
+            `${(err as Error).message} (waited ${Math.round(this.waitMs / 1000)} s)`,
+            { cause: err },
+          );
         }
-        if (attempt === 1) this.wait.onWaiting?.(`no graph-planner answers yet (${(err as Error).message}); asking again every ${this.retryEveryMs / 1000} s for up to ${Math.round(this.waitMs / 1000)} s`, request.runId);
+        if (attempt === 1)
+          this.wait.onWaiting?.(
+            `no graph-planner answers yet (${(err as Error).message}); asking again every ${this.retryEveryMs / 1000} s for up to ${Math.round(this.waitMs / 1000)} s`,
+            request.runId,
+          );
         await new Promise((resolve) => setTimeout(resolve, this.retryEveryMs));
       }
     }

@@ -54,7 +54,10 @@ describe('RedisPresence and RedisRunLease (Redis)', () => {
     expect(await presence.offline(['e', 'f'])).toEqual([]); // e's agent died: seen within half a tick
     now = 500;
     expect(await presence.offline(['e', 'f'])).toEqual(['e']);
-    expect(mgets).toEqual([['e', 'f'], ['e', 'f']]);
+    expect(mgets).toEqual([
+      ['e', 'f'],
+      ['e', 'f'],
+    ]);
   });
 
   it('without maxAge every question reads Redis', async () => {
@@ -68,7 +71,9 @@ describe('RedisPresence and RedisRunLease (Redis)', () => {
 
   it('reads 2,500 nodes in MGETs of 1,000 keys', async () => {
     const nodes = Array.from({ length: 2500 }, (_, i) => `big${i}`);
-    await redis.pipeline(nodes.filter((_, i) => i % 2 === 0).map((n) => ['set', keys.presence(n), '{}', 'EX', 30])).exec();
+    await redis
+      .pipeline(nodes.filter((_, i) => i % 2 === 0).map((n) => ['set', keys.presence(n), '{}', 'EX', 30]))
+      .exec();
     const offline = await new RedisPresence(redis, prefix, { maxAgeMs: 500 }).offline(nodes);
     expect(offline).toEqual(nodes.filter((_, i) => i % 2 === 1));
     expect(mgets.map((k) => k.length)).toEqual([1000, 1000, 500]);
@@ -139,7 +144,8 @@ describe('RedisPresence across a Redis restart (a Redis of its own)', () => {
     const presence = new RedisPresence(redis, prefix, { ttlMs: TTL, clock: () => now });
     const uptime = async () => Number(/uptime_in_seconds:(\d+)/.exec(await redis.info('server'))?.[1]);
     // Up for over the TTL (Redis' whole seconds may be one ahead).
-    for (let waited = 0; ((await uptime()) - 1) * 1000 < TTL && waited < 10_000; waited += 200) await new Promise((r) => setTimeout(r, 200));
+    for (let waited = 0; ((await uptime()) - 1) * 1000 < TTL && waited < 10_000; waited += 200)
+      await new Promise((r) => setTimeout(r, 200));
     expect(await presence.offline(['n1', 'n2'])).toEqual(['n2']);
     const back = ready();
     redis.disconnect(true); // drops the connection; ioredis connects again

@@ -90,7 +90,8 @@ export class RedisPresence implements Presence {
         else this.seenUp.delete(n);
       }
       // Nodes nobody asks about any more (removed from the fleet) are not kept forever.
-      if (this.seenUp.size > 2 * nodes.length + 1000) for (const [n, at] of this.seenUp) if (now - at >= this.maxAgeMs) this.seenUp.delete(n);
+      if (this.seenUp.size > 2 * nodes.length + 1000)
+        for (const [n, at] of this.seenUp) if (now - at >= this.maxAgeMs) this.seenUp.delete(n);
     }
     for (const n of read) up.add(n);
     return up;

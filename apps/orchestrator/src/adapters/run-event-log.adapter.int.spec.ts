@@ -9,10 +9,35 @@ describe('PostgresRunEventLog', () => {
     db = await createTestDatabase('run_event_log');
     const store = new EventStore(db.dataSource);
     log = new PostgresRunEventLog(store, db.dataSource);
-    await log.append('plain', [{ type: 'DeploymentRequested', data: { runId: 'plain', graph: 'default', dryRun: false, noop: false } }, { type: 'PlanAccepted', data: { planId: 'p1', planHash: 'h', instances: 1, nodes: ['n1'] } } as never], 0);
-    await log.append('done', [{ type: 'DeploymentRequested', data: { runId: 'done', graph: 'default', dryRun: false, noop: false } }, { type: 'DeploymentSucceeded', data: {} } as never], 0);
-    await log.append('parent', [{ type: 'DeploymentRequested', data: { runId: 'parent', graph: 'default', strategy: { name: 's' }, dryRun: false, noop: false } } as never], 0);
-    await store.appendToStream('node-n1', [{ type: 'NodeRegistered', data: { uid: 'n1' } }], { expectedVersion: 'no_stream' });
+    await log.append(
+      'plain',
+      [
+        { type: 'DeploymentRequested', data: { runId: 'plain', graph: 'default', dryRun: false, noop: false } },
+        { type: 'PlanAccepted', data: { planId: 'p1', planHash: 'h', instances: 1, nodes: ['n1'] } } as never,
+      ],
+      0,
+    );
+    await log.append(
+      'done',
+      [
+        { type: 'DeploymentRequested', data: { runId: 'done', graph: 'default', dryRun: false, noop: false } },
+        { type: 'DeploymentSucceeded', data: {} } as never,
+      ],
+      0,
+    );
+    await log.append(
+      'parent',
+      [
+        {
+          type: 'DeploymentRequested',
+          data: { runId: 'parent', graph: 'default', strategy: { name: 's' }, dryRun: false, noop: false },
+        } as never,
+      ],
+      0,
+    );
+    await store.appendToStream('node-n1', [{ type: 'NodeRegistered', data: { uid: 'n1' } }], {
+      expectedVersion: 'no_stream',
+    });
   });
 
   afterAll(() => db.drop());
@@ -22,7 +47,10 @@ describe('PostgresRunEventLog', () => {
     expect(open.map((r) => r.runId)).toEqual(['plain', 'parent']);
     expect(open.map((r) => r.first)).toEqual([
       { type: 'DeploymentRequested', data: { runId: 'plain', graph: 'default', dryRun: false, noop: false } },
-      { type: 'DeploymentRequested', data: { runId: 'parent', graph: 'default', strategy: { name: 's' }, dryRun: false, noop: false } },
+      {
+        type: 'DeploymentRequested',
+        data: { runId: 'parent', graph: 'default', strategy: { name: 's' }, dryRun: false, noop: false },
+      },
     ]);
   });
 

@@ -14,16 +14,35 @@ export class PostgresRunEventLog implements RunEventLog {
     private readonly dataSource: DataSource,
   ) {}
 
-  async append(runId: string, events: RunEvent[], expectedVersion: number, metadata?: Record<string, unknown>, nodeEvents: NodeStatusChanged[] = []): Promise<number> {
-    const run = { streamId: runStreamId(runId), events: events.map((e) => ({ type: e.type, data: e.data })), expectedVersion: expectedVersion === 0 ? ('no_stream' as const) : expectedVersion };
+  async append(
+    runId: string,
+    events: RunEvent[],
+    expectedVersion: number,
+    metadata?: Record<string, unknown>,
+    nodeEvents: NodeStatusChanged[] = [],
+  ): Promise<number> {
+    const run = {
+      streamId: runStreamId(runId),
+      events: events.map((e) => ({ type: e.type, data: e.data })),
+      expectedVersion: expectedVersion === 0 ? ('no_stream' as const) : expectedVersion,
+    };
     if (nodeEvents.length === 0) {
-      const result = await this.store.appendToStream(run.streamId, run.events, { expectedVersion: run.expectedVersion }, metadata);
+      const result = await this.store.appendToStream(
+        run.streamId,
+        run.events,
+        { expectedVersion: run.expectedVersion },
+        metadata,
+      );
       return result.nextExpectedVersion;
     }
     // Node statuses change with the run's events, in one transaction: never one without the other.
     const byNode = new Map<string, NodeStatusChanged[]>();
     for (const e of nodeEvents) byNode.set(e.data.uid, [...(byNode.get(e.data.uid) ?? []), e]);
-    const nodes = [...byNode].map(([uid, list]) => ({ streamId: nodeStreamId(uid), events: list.map((e) => ({ type: e.type, data: e.data })), expectedVersion: 'any' as const }));
+    const nodes = [...byNode].map(([uid, list]) => ({
+      streamId: nodeStreamId(uid),
+      events: list.map((e) => ({ type: e.type, data: e.data })),
+      expectedVersion: 'any' as const,
+    }));
     const result = await this.store.appendBatch([run, ...nodes], { metadata });
     return result.streams[0].nextExpectedVersion;
   }
@@ -51,6 +70,9 @@ export class PostgresRunEventLog implements RunEventLog {
         ORDER BY s.created_at`,
       [OPEN_RUN_EVENTS],
     );
-    return rows.map((r) => ({ runId: r.stream_id.slice('run-'.length), first: { type: r.first_type, data: r.first_data } as RunEvent }));
+    return rows.map((r) => ({
+      runId: r.stream_id.slice('run-'.length),
+      first: { type: r.first_type, data: r.first_data } as RunEvent,
+    }));
   }
 }

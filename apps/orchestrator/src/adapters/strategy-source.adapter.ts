@@ -8,14 +8,24 @@ import type { NodeSpec } from '@granule/task-model';
 
 const nodeOf = (raw: unknown): NodeSpec => {
   const n = raw as Partial<NodeSpec> & { uid: unknown };
-  return { uid: String(n.uid), roles: n.roles ?? [], ...(n.name ? { name: n.name } : {}), ...(n.tags ? { tags: n.tags } : {}), ...(n.labels ? { labels: n.labels } : {}), ...(n.rack ? { rack: n.rack } : {}) };
+  return {
+    uid: String(n.uid),
+    roles: n.roles ?? [],
+    ...(n.name ? { name: n.name } : {}),
+    ...(n.tags ? { tags: n.tags } : {}),
+    ...(n.labels ? { labels: n.labels } : {}),
+    ...(n.rack ? { rack: n.rack } : {}),
+  };
 };
 
 /** Strategies given inline or uploaded to config-store by name; nodes from the inline inputs or the environment. */
 export class ConfigStoreStrategySource implements StrategySource {
   constructor(private readonly configStore: ConfigStoreClient) {}
 
-  async resolve(ref: StrategyRef, request: { envId?: string; inlineNodes?: unknown[] }): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[] }> {
+  async resolve(
+    ref: StrategyRef,
+    request: { envId?: string; inlineNodes?: unknown[] },
+  ): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[] }> {
     const nodes = request.envId
       ? (await this.configStore.request('node.list', { environment: request.envId })).map((n) => ({
           uid: n.uid,
@@ -26,7 +36,12 @@ export class ConfigStoreStrategySource implements StrategySource {
           ...(n.rack ? { rack: n.rack } : {}),
         }))
       : (request.inlineNodes ?? []).map(nodeOf);
-    const [text, file] = ref.inline ? [ref.inline, 'inline strategy'] : [(await this.configStore.request('strategy.get', { name: ref.name as string })).document, `strategy ${ref.name}`];
+    const [text, file] = ref.inline
+      ? [ref.inline, 'inline strategy']
+      : [
+          (await this.configStore.request('strategy.get', { name: ref.name as string })).document,
+          `strategy ${ref.name}`,
+        ];
     const parsed = parseStrategyDocument(text as never, file, nodes);
     const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0 || !parsed.strategy) throw new InvalidInputError(errors);

@@ -1,6 +1,15 @@
 // Type-only: the request classes are class-validator DTOs, which this entry point must not load.
 import type { CONFIG_STORE_REQUESTS } from '../dto/config-store.requests';
-import type { EnvironmentView, InstallResult, NodeView, PingView, PluginView, ReleaseView, StrategyView, TasksView } from './config-store.views';
+import type {
+  EnvironmentView,
+  InstallResult,
+  NodeView,
+  PingView,
+  PluginView,
+  ReleaseView,
+  StrategyView,
+  TasksView,
+} from './config-store.views';
 
 /** Queue group of config-store replicas: each request is answered by one of them. */
 export const CONFIG_STORE_QUEUE = 'config-store';
@@ -48,12 +57,32 @@ export type ConfigStoreRequest<Op extends ConfigOperation> = InstanceType<(typeo
  */
 export const CONFIG_OPERATIONS: ConfigOperation[] = [
   'ping',
-  'release.list', 'release.get', 'release.install', 'release.remove',
-  'plugin.list', 'plugin.get', 'plugin.install', 'plugin.remove',
-  'env.create', 'env.list', 'env.get', 'env.update', 'env.plugin.enable', 'env.plugin.disable',
-  'node.add', 'node.list', 'node.get', 'node.update', 'node.assign', 'node.remove',
-  'tasks.get', 'tasks.put',
-  'strategy.upload', 'strategy.list', 'strategy.get', 'strategy.remove',
+  'release.list',
+  'release.get',
+  'release.install',
+  'release.remove',
+  'plugin.list',
+  'plugin.get',
+  'plugin.install',
+  'plugin.remove',
+  'env.create',
+  'env.list',
+  'env.get',
+  'env.update',
+  'env.plugin.enable',
+  'env.plugin.disable',
+  'node.add',
+  'node.list',
+  'node.get',
+  'node.update',
+  'node.assign',
+  'node.remove',
+  'tasks.get',
+  'tasks.put',
+  'strategy.upload',
+  'strategy.list',
+  'strategy.get',
+  'strategy.remove',
 ];
 
 /** Whose deployment tasks: a release's, or an environment's (seed 002). */

@@ -1,4 +1,15 @@
-import { ArrayUnique, IsArray, IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import {
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+} from 'class-validator';
 import { ENVIRONMENT_STATUSES, NAME_RE, NODE_STATUSES } from '@granule/config-domain';
 import type { EnvironmentStatus, NodeStatus } from '@granule/config-domain';
 import { TASK_SCOPES } from '../config-store/config-store.api';
@@ -100,7 +111,9 @@ export class EnvironmentPluginRequest {
 
 export class AddNodeRequest {
   @IsString()
-  @Matches(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, { message: 'must be letters, digits, _ . : - (up to 128 characters)' })
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, {
+    message: 'must be letters, digits, _ . : - (up to 128 characters)',
+  })
   uid!: string;
 
   @IsString()

@@ -19,7 +19,9 @@ describe('CONFIG_STORE_REQUESTS', () => {
       refusal = err;
     }
     expect(refusal).toMatchObject({
-      diagnostics: [{ path: 'scope', message: 'must be one of the following values: release, environment (got "cluster")' }],
+      diagnostics: [
+        { path: 'scope', message: 'must be one of the following values: release, environment (got "cluster")' },
+      ],
     });
   });
 });

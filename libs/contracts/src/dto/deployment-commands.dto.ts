@@ -1,7 +1,17 @@
 import { Type } from 'class-transformer';
 import { ID_PATTERN, DEPLOYMENT_COMMAND_TYPES } from '../deployment-commands';
 import type { DeploymentCommandType } from '../deployment-commands';
-import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 
 export class PlanFiltersDto {
   @IsOptional() @IsString() start?: string;

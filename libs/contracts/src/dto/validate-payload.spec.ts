@@ -5,7 +5,9 @@ const problems = (fn: () => unknown): string[] => {
   try {
     fn();
   } catch (err) {
-    return (err as { diagnostics: { path?: string; message: string }[] }).diagnostics.map((d) => `${d.path ?? ''}: ${d.message}`);
+    return (err as { diagnostics: { path?: string; message: string }[] }).diagnostics.map(
+      (d) => `${d.path ?? ''}: ${d.message}`,
+    );
   }
   throw new Error('expected a refusal');
 };
@@ -18,7 +20,9 @@ describe('validatePayload', () => {
   });
 
   it('names every bad field, what was expected and what was found', () => {
-    expect(problems(() => validatePayload(CreateEnvironmentRequest, { name: 'a b', plugins: 'x', settings: [] }))).toEqual([
+    expect(
+      problems(() => validatePayload(CreateEnvironmentRequest, { name: 'a b', plugins: 'x', settings: [] })),
+    ).toEqual([
       'name: must be a name of letters, digits, _ . - (up to 63 characters, starting with a letter or digit) (got "a b")',
       'settings: must be an object (got a list)',
       'plugins: must not name a plugin twice; must be an array (got "x")',
@@ -26,7 +30,11 @@ describe('validatePayload', () => {
   });
 
   it('refuses unknown fields and non-object payloads', () => {
-    expect(problems(() => validatePayload(AssignNodeRequest, { uid: 'n', environment: 'e', roles: ['a', 'bad role'], colour: 1 }))).toEqual([
+    expect(
+      problems(() =>
+        validatePayload(AssignNodeRequest, { uid: 'n', environment: 'e', roles: ['a', 'bad role'], colour: 1 }),
+      ),
+    ).toEqual([
       "colour: unknown field 'colour'",
       'roles: each entry must be a role name of letters, digits, _ . - (got a list)',
     ]);

@@ -16,7 +16,9 @@ function collect(errors: ValidationError[], parent: string, out: Diagnostic[]): 
   for (const e of errors) {
     const path = parent === '' ? e.property : `${parent}.${e.property}`;
     // class-validator starts its messages with the property name; the path says it already.
-    const messages = Object.values(e.constraints ?? {}).map((m) => (m.startsWith(`${e.property} `) ? m.slice(e.property.length + 1) : m));
+    const messages = Object.values(e.constraints ?? {}).map((m) =>
+      m.startsWith(`${e.property} `) ? m.slice(e.property.length + 1) : m,
+    );
     if (messages.length > 0) {
       const message = messages.some((m) => m.includes('should not exist'))
         ? `unknown field '${e.property}'`
@@ -35,7 +37,9 @@ function collect(errors: ValidationError[], parent: string, out: Diagnostic[]): 
 export function validatePayload<T extends object>(cls: new () => T, payload: unknown): T {
   if (payload === undefined || payload === null) payload = {};
   if (typeof payload !== 'object' || Array.isArray(payload)) {
-    throw new InvalidInputError([{ severity: 'error', code: 'CONFIG_BAD_PAYLOAD', message: `expected a JSON object, got ${describe(payload)}` }]);
+    throw new InvalidInputError([
+      { severity: 'error', code: 'CONFIG_BAD_PAYLOAD', message: `expected a JSON object, got ${describe(payload)}` },
+    ]);
   }
   const instance = plainToInstance(cls, payload);
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });

@@ -7,10 +7,16 @@ import { startPrivatePostgres, type PrivatePostgres } from './private-postgres';
 const run = promisify(execFile);
 jest.setTimeout(60_000);
 
-const clusters = async (): Promise<string[]> => (await run('pg_lsclusters', ['--no-header'])).stdout.split('\n').map((l) => l.trim().split(/\s+/)[1]).filter(Boolean);
+const clusters = async (): Promise<string[]> =>
+  (await run('pg_lsclusters', ['--no-header'])).stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[1])
+    .filter(Boolean);
 
 describe('startPrivatePostgres (Debian pg_createcluster)', () => {
-  const version = readdirSync('/etc/postgresql').filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))[0];
+  const version = readdirSync('/etc/postgresql')
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a))[0];
   let pg: PrivatePostgres | undefined;
 
   afterEach(async () => {

@@ -28,18 +28,23 @@ export interface PrivatePostgres {
  */
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const versions = existsSync('/etc/postgresql') ? readdirSync('/etc/postgresql').filter((v) => /^\d+$/.test(v)) : [];
-  if (versions.length === 0) throw new Error('startPrivatePostgres needs Debian\'s postgresql-common (pg_createcluster) and a PostgreSQL server: none found in /etc/postgresql');
+  if (versions.length === 0)
+    throw new Error(
+      "startPrivatePostgres needs Debian's postgresql-common (pg_createcluster) and a PostgreSQL server: none found in /etc/postgresql",
+    );
   const version = versions.sort((a, b) => Number(b) - Number(a))[0];
   await dropLeftClusters(version);
   const name = `granule_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const ctl = (action: string, ...args: string[]) => run('pg_ctlcluster', ['--skip-systemctl-redirect', version, name, action, ...args]);
+  const ctl = (action: string, ...args: string[]) =>
+    run('pg_ctlcluster', ['--skip-systemctl-redirect', version, name, action, ...args]);
   // pg_createcluster picks a port no other cluster of the machine uses.
   await run('pg_createcluster', [version, name, '--', '--auth=trust']);
   let port: number;
   try {
     const { stdout } = await run('pg_lsclusters', ['--no-header', version, name]);
     port = Number(stdout.trim().split(/\s+/)[2]);
-    if (!Number.isInteger(port)) throw new Error(`cannot read the port of cluster ${version}/${name} from pg_lsclusters: ${stdout.trim()}`);
+    if (!Number.isInteger(port))
+      throw new Error(`cannot read the port of cluster ${version}/${name} from pg_lsclusters: ${stdout.trim()}`);
     await ctl('start');
   } catch (err) {
     await run('pg_dropcluster', [version, name]).catch(() => undefined);
@@ -71,7 +76,8 @@ async function dropLeftClusters(version: string): Promise<void> {
   for (const line of stdout.split('\n')) {
     const [ver, name] = line.trim().split(/\s+/);
     const pid = ver === version ? CLUSTER_NAME.exec(name ?? '')?.[1] : undefined;
-    if (pid !== undefined && !processExists(Number(pid))) await run('pg_dropcluster', [version, name, '--stop']).catch(() => undefined);
+    if (pid !== undefined && !processExists(Number(pid)))
+      await run('pg_dropcluster', [version, name, '--stop']).catch(() => undefined);
   }
 }
 

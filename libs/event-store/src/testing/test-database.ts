@@ -43,7 +43,10 @@ async function onAdmin(adminUrl: string, sql: string): Promise<void> {
 export async function createTestDatabase(prefix: string, options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   // Test-only code: the one place here that reads the environment.
   const adminUrl = options.adminUrl ?? process.env['GRANULE_TEST_DATABASE_URL'] ?? DEFAULT_TEST_ADMIN_URL;
-  const safePrefix = prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 32);
+  const safePrefix = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 32);
   const name = `granule_test_${safePrefix}_${randomBytes(4).toString('hex')}`;
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;

@@ -27,16 +27,30 @@ export interface PrivateServer {
 
 /** A Redis of its own: no persistence, as the machine's (a restart loses every key). */
 export function startPrivateRedis(): Promise<PrivateServer> {
-  return startPrivate('redis-server', (port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], (port) => `redis://127.0.0.1:${port}`);
+  return startPrivate(
+    'redis-server',
+    (port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    (port) => `redis://127.0.0.1:${port}`,
+  );
 }
 
 /** A NATS server with JetStream of its own, its store in a temporary directory kept across restarts. */
 export function startPrivateNats(): Promise<PrivateServer> {
   const store = mkdtempSync(path.join(os.tmpdir(), 'granule-private-nats-'));
-  return startPrivate('nats-server', (port) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], (port) => `nats://127.0.0.1:${port}`, store);
+  return startPrivate(
+    'nats-server',
+    (port) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store],
+    (port) => `nats://127.0.0.1:${port}`,
+    store,
+  );
 }
 
-async function startPrivate(command: string, args: (port: number) => string[], url: (port: number) => string, store?: string): Promise<PrivateServer> {
+async function startPrivate(
+  command: string,
+  args: (port: number) => string[],
+  url: (port: number) => string,
+  store?: string,
+): Promise<PrivateServer> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   let output = '';
@@ -48,8 +62,12 @@ async function startPrivate(command: string, args: (port: number) => string[], u
     c.stderr?.on('data', (d: Buffer) => (output += d.toString()));
     const deadline = Date.now() + 15_000;
     while (!(await accepts(port))) {
-      if (c.exitCode !== null || c.signalCode !== null) throw new Error(`${command} on port ${port} exited at start: ${output.trim().slice(-1000)}`);
-      if (Date.now() > deadline) throw new Error(`${command} on port ${port} did not accept connections within 15 s: ${output.trim().slice(-1000)}`);
+      if (c.exitCode !== null || c.signalCode !== null)
+        throw new Error(`${command} on port ${port} exited at start: ${output.trim().slice(-1000)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${command} on port ${port} did not accept connections within 15 s: ${output.trim().slice(-1000)}`,
+        );
       await new Promise((r) => setTimeout(r, 50));
     }
   };

@@ -13,7 +13,13 @@ export class MemoryRunEventLog implements RunEventLog {
   down = false;
   /** NodeStatusChanged events by node uid, as appended with the run events. */
   readonly nodeStreams = new Map<string, NodeStatusChanged[]>();
-  async append(runId: string, events: RunEvent[], expectedVersion: number, _metadata?: Record<string, unknown>, nodeEvents: NodeStatusChanged[] = []): Promise<number> {
+  async append(
+    runId: string,
+    events: RunEvent[],
+    expectedVersion: number,
+    _metadata?: Record<string, unknown>,
+    nodeEvents: NodeStatusChanged[] = [],
+  ): Promise<number> {
     if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     if (this.failNextAppend) {
       this.failNextAppend = false;
@@ -21,7 +27,8 @@ export class MemoryRunEventLog implements RunEventLog {
     }
     this.appends.push({ runId, types: events.map((e) => e.type) });
     const stream = this.streams.get(runId) ?? [];
-    if (stream.length !== expectedVersion) throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
+    if (stream.length !== expectedVersion)
+      throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
     stream.push(...events);
     this.streams.set(runId, stream);
     for (const e of nodeEvents) this.nodeStreams.set(e.data.uid, [...(this.nodeStreams.get(e.data.uid) ?? []), e]);
@@ -35,7 +42,9 @@ export class MemoryRunEventLog implements RunEventLog {
     return [...(this.streams.get(runId) ?? [])];
   }
   async openRuns(): Promise<OpenRun[]> {
-    return [...this.streams].filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type)).map(([runId, e]) => ({ runId, first: e[0] }));
+    return [...this.streams]
+      .filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type))
+      .map(([runId, e]) => ({ runId, first: e[0] }));
   }
   async exists(runId: string): Promise<boolean> {
     return this.streams.has(runId);

@@ -12,7 +12,12 @@ export interface TempAgent {
   allowed: string;
   ctx: RunnerContext;
   /** Runs a task and collects its chunks. */
-  run(type: TaskExecution['type'], parameters: Record<string, unknown>, extra?: Partial<TaskExecution>, signal?: AbortSignal): Promise<{ outcome: TaskOutcome; chunks: OutputChunk[]; stdout: string; stderr: string }>;
+  run(
+    type: TaskExecution['type'],
+    parameters: Record<string, unknown>,
+    extra?: Partial<TaskExecution>,
+    signal?: AbortSignal,
+  ): Promise<{ outcome: TaskOutcome; chunks: OutputChunk[]; stdout: string; stderr: string }>;
   cleanup(): Promise<void>;
 }
 
@@ -30,9 +35,20 @@ export async function createTempAgent(ctxOverrides: Partial<RunnerContext> = {})
     ctx,
     async run(type, parameters, extra = {}, signal) {
       const chunks: OutputChunk[] = [];
-      const exec: TaskExecution = { runId: 'run-1', taskId: `task-${++seq}`, nodeUid: 'node-1', type, parameters, ...extra };
+      const exec: TaskExecution = {
+        runId: 'run-1',
+        taskId: `task-${++seq}`,
+        nodeUid: 'node-1',
+        type,
+        parameters,
+        ...extra,
+      };
       const outcome = await runTask(exec, ctx, (c) => chunks.push(c), signal);
-      const join = (s: string): string => chunks.filter((c) => c.stream === s).map((c) => c.data).join('');
+      const join = (s: string): string =>
+        chunks
+          .filter((c) => c.stream === s)
+          .map((c) => c.data)
+          .join('');
       return { outcome, chunks, stdout: join('stdout'), stderr: join('stderr') };
     },
     cleanup: () => rm(base, { recursive: true, force: true }),
