@@ -1,9 +1,16 @@
+import { createProjectGraphAsync } from '@nx/devkit';
 import nx from '@nx/eslint-plugin';
 
-// Layering (docs/architecture.md): apps -> infra -> domain; contracts are shared by all.
-// type:domain libs are pure: no framework, database, broker or cache client may be imported.
+// Layering (docs/architecture.md), as the folders show it:
+//   apps -> libs/infra -> libs/application -> libs/domain; libs/contracts are shared by all.
+// type:domain and type:application libs are pure: no framework, database, broker or cache client.
 // They may use contracts' plain types (event and command shapes); the contracts' class-validator
-// DTOs live behind the separate entry point @granule/contracts/dto, which domain code never imports.
+// DTOs live behind the separate entry point @granule/contracts/dto, which pure code never imports.
+
+// The boundaries rule reads Nx's project graph and, when none is cached, skips itself with a
+// warning that --max-warnings does not count. Building the graph here makes a missing or broken
+// graph fail the lint run instead of silently passing a banned import.
+await createProjectGraphAsync({ exitOnError: true });
 const frameworkImports = [
   '@nestjs/*',
   'typeorm',
@@ -33,12 +40,23 @@ export default [
               onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'],
               bannedExternalImports: frameworkImports,
             },
+            {
+              sourceTag: 'type:application',
+              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:application'],
+              bannedExternalImports: frameworkImports,
+            },
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'] },
-            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra'] },
+            {
+              sourceTag: 'type:infra',
+              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:application', 'type:infra'],
+            },
+            {
+              sourceTag: 'type:app',
+              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:application', 'type:infra'],
+            },
             {
               sourceTag: 'type:test',
-              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:infra', 'type:app'],
+              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:application', 'type:infra', 'type:app'],
             },
           ],
         },
@@ -50,10 +68,8 @@ export default [
     },
   },
   {
-    // Domain libraries never load the contracts' validation DTOs.
-    files: [
-      'libs/{core,task-model,conditions,planner,deployment-strategy,plugin,execution,orchestration,config-domain}/src/**/*.ts',
-    ],
+    // Pure libraries never load the contracts' validation DTOs.
+    files: ['libs/domain/*/src/**/*.ts', 'libs/application/*/src/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,4 +1,4 @@
-// Compiles apps/*/src and libs/*/src (tests excluded) to dist/ with swc (plain .cjs scripts are copied), keeping the tree
+// Compiles the src/ folder of every project (apps/*, libs/contracts, libs/<layer>/*; tests excluded) to dist/ with swc (plain .cjs scripts are copied), keeping the tree
 // layout so relative imports and rewritten @granule/* aliases resolve at run time.
 import { transformFile } from '@swc/core';
 import { copyFile, mkdir, readdir, rename, writeFile, rm } from 'node:fs/promises';
@@ -30,10 +30,21 @@ async function walk(dir) {
   return files;
 }
 
+// A project is a folder with a project.json: apps/<app>, libs/contracts, libs/<layer>/<lib>.
+async function projectDirs(dir, depth) {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  if (entries.some((e) => e.name === 'project.json')) return [dir];
+  if (depth === 0) return [];
+  const nested = await Promise.all(
+    entries.filter((e) => e.isDirectory()).map((e) => projectDirs(path.join(dir, e.name), depth - 1)),
+  );
+  return nested.flat();
+}
+
 const sources = [];
 for (const top of ['apps', 'libs']) {
-  for (const project of await readdir(path.join(root, top)).catch(() => [])) {
-    sources.push(...(await walk(path.join(root, top, project, 'src'))));
+  for (const project of await projectDirs(path.join(root, top), 2)) {
+    sources.push(...(await walk(path.join(project, 'src'))));
   }
 }
 

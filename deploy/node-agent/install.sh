@@ -57,7 +57,7 @@ node_major="$(node -p 'process.versions.node.split(".")[0]')"
 command -v systemctl >/dev/null || [ "$dry_run" = 1 ] || fail "systemctl not found: this installer needs systemd"
 
 echo "installing the Granule node agent from $source_dir to $prefix"
-if [ -x "$source_dir/dist/libs/task-runners/native/build/granule-spawn" ]; then
+if [ -x "$source_dir/dist/libs/infra/task-runners/native/build/granule-spawn" ]; then
   echo "task processes will be started by the native spawn helper (granule-spawn)"
 else
   echo "note: dist has no native spawn helper (built without a C compiler); the agent will use its Node.js helper"

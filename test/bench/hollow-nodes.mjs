@@ -29,7 +29,7 @@ const { jetstream, jetstreamManager } = require('@nats-io/jetstream');
 const { Redis } = require('ioredis');
 const { executionSubjects, redisKeys } = require(path.join(root, 'dist/libs/contracts/src/index.js'));
 const { decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } = require(
-  path.join(root, 'dist/libs/messaging/src/index.js'),
+  path.join(root, 'dist/libs/infra/messaging/src/index.js'),
 );
 const { checkDispatch, finishedMessage, invalidDispatchOutcome, progressMsgIds } = require(
   path.join(root, 'dist/apps/node-agent/src/dispatch-decision.js'),

@@ -83,7 +83,9 @@ for (const file of [path.join(root, 'dist/.stamp'), ...Object.values(mains)]) {
     process.exit(1);
   }
 }
-const { NATIVE_SPAWN_HELPER, SPAWN_HELPER_CHOICES } = require(path.join(root, 'dist/libs/task-runners/src/index.js'));
+const { NATIVE_SPAWN_HELPER, SPAWN_HELPER_CHOICES } = require(
+  path.join(root, 'dist/libs/infra/task-runners/src/index.js'),
+);
 if (!SPAWN_HELPER_CHOICES.includes(SPAWN_HELPER)) {
   process.stderr.write(
     `BENCH_SPAWN_HELPER: expected one of ${SPAWN_HELPER_CHOICES.join(', ')}, got ${JSON.stringify(SPAWN_HELPER)}\n`,
@@ -91,7 +93,7 @@ if (!SPAWN_HELPER_CHOICES.includes(SPAWN_HELPER)) {
   process.exit(2);
 }
 const helperKind = SPAWN_HELPER === 'auto' ? (existsSync(NATIVE_SPAWN_HELPER) ? 'native' : 'node') : SPAWN_HELPER;
-const { deleteExecutionStreams } = require(path.join(root, 'dist/libs/messaging/src/index.js'));
+const { deleteExecutionStreams } = require(path.join(root, 'dist/libs/infra/messaging/src/index.js'));
 
 const id = randomBytes(4).toString('hex');
 const prefix = `bench${id}`;

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { connectNats } from '@granule/config-store-client';
-import { openPluginSource } from '@granule/plugin-node';
+import { openPluginSource } from '@granule/plugin-files';
 import type { ConfigStoreConfig } from './config/config.service';
 import { openConfigDatabase } from './persistence/database';
 import { ConfigStoreApi } from './transport/config-store.api';

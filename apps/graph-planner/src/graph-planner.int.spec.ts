@@ -23,8 +23,8 @@ const { swcOptions } = require(path.join(root, 'tools', 'swc-options.cjs')) as {
   swcOptions: () => Record<string, unknown>;
 };
 const NATS_URL = 'nats://127.0.0.1:4222';
-const TASKS_FILE = 'libs/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
-const NODES_FILE = 'libs/planner/src/__fixtures__/seed-002-nodes.yaml';
+const TASKS_FILE = 'libs/domain/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
+const NODES_FILE = 'libs/domain/planner/src/__fixtures__/seed-002-nodes.yaml';
 
 function compileService(out: string): string {
   const options = swcOptions();
@@ -36,7 +36,10 @@ function compileService(out: string): string {
     });
   const sources = [
     path.join(root, 'apps/graph-planner/src'),
-    ...readdirSync(path.join(root, 'libs')).map((lib) => path.join(root, 'libs', lib, 'src')),
+    path.join(root, 'libs/contracts/src'),
+    ...['domain', 'application', 'infra'].flatMap((layer) =>
+      readdirSync(path.join(root, 'libs', layer)).map((lib) => path.join(root, 'libs', layer, lib, 'src')),
+    ),
   ].flatMap((d) => {
     try {
       return walk(d);

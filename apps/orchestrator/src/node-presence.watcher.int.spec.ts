@@ -75,13 +75,11 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
     const uids = Array.from({ length: 1200 }, (_, i) => `m${i}`);
     for (let k = 0; k < uids.length; k += 400) {
       await store.appendBatch(
-        uids
-          .slice(k, k + 400)
-          .map((uid) => ({
-            streamId: nodeStreamId(uid),
-            events: [{ type: 'NodeRegistered', data: { uid } }],
-            expectedVersion: 'no_stream' as const,
-          })),
+        uids.slice(k, k + 400).map((uid) => ({
+          streamId: nodeStreamId(uid),
+          events: [{ type: 'NodeRegistered', data: { uid } }],
+          expectedVersion: 'no_stream' as const,
+        })),
       );
     }
     const up = uids.filter((_, i) => i % 3 === 0);

@@ -9,7 +9,7 @@ import {
   type LoggedEvent,
   type NodeStatusUpdate,
   type ProjectedEnvironmentStatus,
-} from '@granule/execution';
+} from '@granule/deployment-run';
 import type { Logger } from '@granule/service-kit';
 
 /** Checkpoint name of the projection in `granule_checkpoints`. */

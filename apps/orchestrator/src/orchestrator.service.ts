@@ -27,8 +27,8 @@ import {
 import { EventStore, NatsOutboxPublisher } from '@granule/event-store';
 import { decodeJson, describeFailure, ensureExecutionStreams } from '@granule/messaging';
 import { RepeatedFailureLog } from '@granule/observability';
-import { RunCoordinator, StrategyCoordinator } from '@granule/orchestration';
-import type { CoordinatorPorts } from '@granule/orchestration';
+import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
+import type { CoordinatorPorts } from '@granule/run-coordination';
 import { ConfigStoreClient } from '@granule/config-store-client';
 import { PlanStore } from '@granule/plan-store';
 import type { Logger } from '@granule/service-kit';

@@ -19,8 +19,8 @@ import type { PlanStore } from '@granule/plan-store';
 import type { EventStore } from '@granule/event-store';
 import { applyResult, buildReport, createStrategyRun } from '@granule/deployment-strategy';
 import type { StrategyPlan } from '@granule/deployment-strategy';
-import { foldRun, instanceStatuses, summarizeRun } from '@granule/execution';
-import type { PlanSource } from '@granule/orchestration';
+import { foldRun, instanceStatuses, summarizeRun } from '@granule/deployment-run';
+import type { PlanSource } from '@granule/run-coordination';
 
 class QueryError extends GranuleError<'RUN_UNKNOWN' | 'BAD_QUERY'> {}
 

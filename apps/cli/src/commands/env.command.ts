@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { parse } from 'yaml';
 import { UsageError } from '@granule/core';
-import { ENVIRONMENT_STATUSES } from '@granule/config-domain';
-import type { EnvironmentStatus } from '@granule/config-domain';
+import { ENVIRONMENT_STATUSES } from '@granule/config-model';
+import type { EnvironmentStatus } from '@granule/config-model';
 import type { EnvironmentView, UpdateEnvironmentRequest } from '@granule/contracts';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
 

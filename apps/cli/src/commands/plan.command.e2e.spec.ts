@@ -7,8 +7,8 @@ import { join } from 'node:path';
 const root = join(__dirname, '..', '..', '..', '..');
 const granule = (...args: string[]) =>
   spawnSync(join(root, 'granule'), args, { cwd: root, encoding: 'utf8', timeout: 120_000 });
-const SEED_TASKS = 'libs/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
-const SEED_NODES = 'libs/planner/src/__fixtures__/seed-002-nodes.yaml';
+const SEED_TASKS = 'libs/domain/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
+const SEED_NODES = 'libs/domain/planner/src/__fixtures__/seed-002-nodes.yaml';
 
 interface Instance {
   task: string;

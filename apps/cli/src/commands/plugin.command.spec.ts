@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InvalidInputError, UsageError } from '@granule/core';
-import { createPluginFromTemplate } from '@granule/plugin-node';
+import { createPluginFromTemplate } from '@granule/plugin-files';
 import { loadPluginTree, renderPluginValidation, validatePluginSource } from './plugin.command';
 
 const root = path.resolve(__dirname, '../../../..');

@@ -13,7 +13,7 @@ import {
   createPluginFromTemplate,
   openPluginSource,
   type BuiltPackage,
-} from '@granule/plugin-node';
+} from '@granule/plugin-files';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 
 /** One finding in `plugin validate` output. */

@@ -12,7 +12,18 @@ import {
   validateStrategyFile,
 } from './strategy.command';
 
-const fixtures = join(__dirname, '..', '..', '..', '..', 'libs', 'deployment-strategy', 'src', '__fixtures__');
+const fixtures = join(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  '..',
+  'libs',
+  'domain',
+  'deployment-strategy',
+  'src',
+  '__fixtures__',
+);
 const STRATEGY = join(fixtures, 'seed-strategy.yaml');
 const NODES = join(fixtures, 'seed-nodes.yaml');
 const dir = mkdtempSync(join(tmpdir(), 'granule-strategy-'));

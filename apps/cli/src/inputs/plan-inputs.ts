@@ -120,7 +120,7 @@ async function scriptsDirOf(source: string): Promise<string | undefined> {
 }
 
 // Plugin loading pulls in tar and glob code: load it only when a plugin or release is given.
-const pluginLibs = async () => ({ ...(await import('@granule/plugin')), ...(await import('@granule/plugin-node')) });
+const pluginLibs = async () => ({ ...(await import('@granule/plugin')), ...(await import('@granule/plugin-files')) });
 
 async function anchored(tasks: TaskDefinition[], scripts: string | undefined): Promise<TaskDefinition[]> {
   return scripts ? (await pluginLibs()).anchorScriptPaths(tasks, scripts) : tasks;

@@ -10,8 +10,8 @@ import {
   Unique,
   UpdateDateColumn,
 } from 'typeorm';
-import { ENVIRONMENT_STATUSES, NODE_STATUSES } from '@granule/config-domain';
-import type { EnvironmentStatus, GraphRecords, NodeStatus, TaskRecord } from '@granule/config-domain';
+import { ENVIRONMENT_STATUSES, NODE_STATUSES } from '@granule/config-model';
+import type { EnvironmentStatus, GraphRecords, NodeStatus, TaskRecord } from '@granule/config-model';
 
 // Table and column names are snake_case and spelled out, so SQL written by hand (migrations,
 // operators' queries) reads the same as the entities.

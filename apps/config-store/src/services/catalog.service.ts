@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
-import { ConfigStoreError, preparePlugin } from '@granule/config-domain';
+import { ConfigStoreError, preparePlugin } from '@granule/config-model';
 import type { InstallResult, PluginView, ReleaseView } from '@granule/contracts';
 import { MemoryPluginFiles } from '@granule/plugin';
 import type { PluginFiles } from '@granule/plugin';

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
-import { ConfigStoreError, applySettingsPatch, noReleaseInstalled } from '@granule/config-domain';
+import { ConfigStoreError, applySettingsPatch, noReleaseInstalled } from '@granule/config-model';
 import type {
   CreateEnvironmentRequest,
   EnvironmentPluginRequest,

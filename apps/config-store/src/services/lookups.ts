@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { ConfigStoreError, notFound } from '@granule/config-domain';
+import { ConfigStoreError, notFound } from '@granule/config-model';
 import { EnvironmentEntity, NodeEntity, PluginEntity, ReleaseEntity } from '../persistence/config-store.entities';
 
 const isId = (ref: string): boolean => /^\d+$/.test(ref);

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
-import { ConfigStoreError } from '@granule/config-domain';
+import { ConfigStoreError } from '@granule/config-model';
 import type {
   AddNodeRequest,
   AssignNodeRequest,

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
-import { ConfigStoreError, NAME_HINT, NAME_RE, notFound } from '@granule/config-domain';
+import { ConfigStoreError, NAME_HINT, NAME_RE, notFound } from '@granule/config-model';
 import type { StrategyView, UploadStrategyRequest } from '@granule/contracts';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
 import { StrategyEntity } from '../persistence/config-store.entities';

@@ -1,14 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
-import {
-  environmentGraph,
-  parseTaskRecordList,
-  roleNodes,
-  selectTaskRange,
-  toTaskRecord,
-} from '@granule/config-domain';
-import type { TaskRecord } from '@granule/config-domain';
+import { environmentGraph, parseTaskRecordList, roleNodes, selectTaskRange, toTaskRecord } from '@granule/config-model';
+import type { TaskRecord } from '@granule/config-model';
 import type { GetTasksRequest, PutTasksRequest, TasksView } from '@granule/contracts';
 import { buildPlan } from '@granule/planner';
 import type { ClusterSpec, NodeSpec, TaskDefinition } from '@granule/task-model';

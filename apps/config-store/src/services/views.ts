@@ -1,5 +1,5 @@
 import type { EnvironmentView, NodeView, PluginView, ReleaseView, StrategyView } from '@granule/contracts';
-import type { GraphRecords } from '@granule/config-domain';
+import type { GraphRecords } from '@granule/config-model';
 import type {
   EnvironmentEntity,
   NodeEntity,

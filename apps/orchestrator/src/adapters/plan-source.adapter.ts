@@ -1,8 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { PlanReplyMessage, PlanRequestMessage } from '@granule/contracts';
-import { toExecutablePlan } from '@granule/execution';
-import type { ExecutablePlan } from '@granule/execution';
-import type { PlanSource } from '@granule/orchestration';
+import { toExecutablePlan } from '@granule/deployment-run';
+import type { ExecutablePlan } from '@granule/deployment-run';
+import type { PlanSource } from '@granule/run-coordination';
 import { PlannerClientError, requestPlan } from '@granule/plan-store';
 import type { PlanStore } from '@granule/plan-store';
 

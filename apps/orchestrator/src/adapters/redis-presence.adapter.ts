@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisKeys } from '@granule/contracts';
-import type { Presence, RunLease } from '@granule/orchestration';
+import type { Presence, RunLease } from '@granule/run-coordination';
 
 /** Keys per MGET: large enough to need few round trips, small enough not to hold Redis up. */
 const PRESENCE_BATCH = 1000;

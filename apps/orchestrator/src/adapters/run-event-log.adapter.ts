@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { nodeStreamId, RUN_EVENT_TYPES, runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
 import type { EventStore } from '@granule/event-store';
-import type { OpenRun, RunEventLog } from '@granule/orchestration';
+import type { OpenRun, RunEventLog } from '@granule/run-coordination';
 
 /** The run event types a run can stop at and still be open. */
 const OPEN_RUN_EVENTS = RUN_EVENT_TYPES.filter((type) => !TERMINAL_RUN_EVENTS.includes(type));

@@ -3,7 +3,7 @@ import type { StrategyRef } from '@granule/contracts';
 import type { ConfigStoreClient } from '@granule/config-store-client';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
 import type { DeploymentStrategy } from '@granule/deployment-strategy';
-import type { StrategySource } from '@granule/orchestration';
+import type { StrategySource } from '@granule/run-coordination';
 import type { NodeSpec } from '@granule/task-model';
 
 const nodeOf = (raw: unknown): NodeSpec => {

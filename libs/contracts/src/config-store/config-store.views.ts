@@ -1,5 +1,5 @@
 import type { Diagnostic } from '@granule/core';
-import type { EnvironmentStatus, NodeStatus, TaskRecord } from '@granule/config-domain';
+import type { EnvironmentStatus, NodeStatus, TaskRecord } from '@granule/config-model';
 
 // Replies of the config-store API. Times are ISO 8601 strings.
 

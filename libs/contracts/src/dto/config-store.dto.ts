@@ -10,8 +10,8 @@ import {
   Matches,
   MaxLength,
 } from 'class-validator';
-import { ENVIRONMENT_STATUSES, NAME_RE, NODE_STATUSES } from '@granule/config-domain';
-import type { EnvironmentStatus, NodeStatus } from '@granule/config-domain';
+import { ENVIRONMENT_STATUSES, NAME_RE, NODE_STATUSES } from '@granule/config-model';
+import type { EnvironmentStatus, NodeStatus } from '@granule/config-model';
 import { TASK_SCOPES } from '../config-store/config-store.api';
 import type { TaskScope } from '../config-store/config-store.api';
 

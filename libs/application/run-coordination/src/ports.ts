@@ -1,0 +1,80 @@
+import type {
+  NodeStatusChanged,
+  PlanReplyMessage,
+  PlanRequestMessage,
+  RunEvent,
+  TaskDispatchMessage,
+} from '@granule/contracts';
+import type { ExecutablePlan } from '@granule/deployment-run';
+
+/** A run whose last event is not terminal. */
+export interface OpenRun {
+  runId: string;
+  first: RunEvent;
+}
+
+/** The run streams of the event log. */
+export interface RunEventLog {
+  /**
+   * Appends after checking the stream is at `expectedVersion` (0 = new stream); returns the new
+   * version. `nodeEvents` go to their nodes' streams in the same transaction.
+   */
+  append(
+    runId: string,
+    events: RunEvent[],
+    expectedVersion: number,
+    metadata?: Record<string, unknown>,
+    nodeEvents?: NodeStatusChanged[],
+  ): Promise<number>;
+  read(runId: string): Promise<RunEvent[]>;
+  /**
+   * Runs whose last event is not terminal, oldest first, each with its first event (which
+   * coordinator drives it: see `isStrategyParent`), so that a coordinator reads only the
+   * streams of runs it may drive.
+   */
+  openRuns(): Promise<OpenRun[]>;
+  exists(runId: string): Promise<boolean>;
+}
+
+/** graph-planner and the plan store. */
+export interface PlanSource {
+  request(request: PlanRequestMessage): Promise<PlanReplyMessage>;
+  load(planId: string): Promise<ExecutablePlan>;
+}
+
+/** Task dispatch to agents (JetStream, de-duplicated by dispatchId). */
+export interface Dispatcher {
+  dispatch(message: TaskDispatchMessage): Promise<void>;
+}
+
+/** Which nodes have no live agent (presence keys lapsed). */
+export interface Presence {
+  offline(nodes: string[]): Promise<string[]>;
+}
+
+/** One orchestrator drives a run: a lease that lapses when its holder dies. */
+export interface RunLease {
+  acquire(runId: string): Promise<boolean>;
+  renew(runId: string): Promise<boolean>;
+  release(runId: string): Promise<void>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface CoordinatorLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface CoordinatorPorts {
+  log: RunEventLog;
+  plans: PlanSource;
+  dispatcher: Dispatcher;
+  presence: Presence;
+  lease: RunLease;
+  clock: Clock;
+  logger: CoordinatorLogger;
+}

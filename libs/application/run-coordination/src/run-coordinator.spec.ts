@@ -1,0 +1,439 @@
+import type { PlanReplyMessage, TaskDispatchMessage } from '@granule/contracts';
+import { toExecutablePlan } from '@granule/deployment-run';
+import type { ExecutablePlan } from '@granule/deployment-run';
+import { buildPlan, planInstances } from '@granule/planner';
+import { assertNoErrors, parseTaskFile } from '@granule/task-model';
+import type { CoordinatorPorts } from './ports';
+import { MemoryRunEventLog } from './testing/memory-run-event-log';
+import { CoordinatorError, RunCoordinator } from './run-coordinator';
+
+const TASKS = `
+- {id: a, type: shell, roles: '*', parameters: {cmd: a}}
+- {id: b, type: shell, roles: '*', requires: [a], parameters: {cmd: b}}
+`;
+
+function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
+  const built = buildPlan({
+    tasks: assertNoErrors(parseTaskFile(TASKS, 'deployment_tasks.yaml')),
+    nodes: [
+      { uid: 'n1', roles: ['x'] },
+      { uid: 'n2', roles: ['x'] },
+    ],
+  });
+  const plan: ExecutablePlan = toExecutablePlan({
+    instances: planInstances(built),
+    groups: built.groups,
+    concurrency: built.concurrency,
+  });
+  const dispatched: TaskDispatchMessage[] = [];
+  const offline = new Set<string>();
+  const warnings: string[] = [];
+  /** While set, the dispatcher fails as a publish to an unreachable NATS does. */
+  const nats = { down: false };
+  let time = Date.parse('2026-01-01T00:00:00Z');
+  const ports: CoordinatorPorts = {
+    log,
+    plans: {
+      request: async (): Promise<PlanReplyMessage> => ({
+        ok: true,
+        planId: 'p1',
+        planHash: 'h1',
+        instances: plan.size,
+        tasks: 4,
+        nodes: plan.nodeNames,
+      }),
+      load: async () => plan,
+    },
+    dispatcher: {
+      dispatch: async (m) => {
+        if (nats.down) throw new Error('TIMEOUT');
+        dispatched.push(m);
+      },
+    },
+    presence: { offline: async (nodes) => nodes.filter((n) => offline.has(n)) },
+    lease: {
+      acquire: async (id) => (leases.has(id) ? false : (leases.add(id), true)),
+      renew: async (id) => leases.has(id),
+      release: async (id) => void leases.delete(id),
+    },
+    clock: { now: () => new Date(time) },
+    logger: { info: () => undefined, warn: (message) => void warnings.push(message), error: () => undefined },
+  };
+  const coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: 10 } });
+  const plannerDown = (): void => {
+    ports.plans.request = async () => {
+      throw new CoordinatorError(
+        'RUN_UNKNOWN',
+        'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner',
+      );
+    };
+  };
+  const succeed = (key: string, attempt = 1) =>
+    coordinator.progress({
+      runId: 'r1',
+      key,
+      node: key.split('@')[1],
+      attempt,
+      dispatchId: `r1/${key}/${attempt}`,
+      status: 'succeeded',
+      at: new Date(time).toISOString(),
+      exitCode: 0,
+    });
+  return {
+    coordinator,
+    ports,
+    log,
+    dispatched,
+    offline,
+    leases,
+    nats,
+    warnings,
+    succeed,
+    plannerDown,
+    advance: (s: number) => (time += s * 1000),
+  };
+}
+
+const start = {
+  commandId: 'c1',
+  runId: 'r1',
+  graph: 'default',
+  dryRun: false,
+  noop: false,
+  inline: { graphs: {}, nodes: [] },
+};
+
+describe('RunCoordinator', () => {
+  it('records before it dispatches and runs a plan to the end', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    expect(w.dispatched.map((d) => d.dispatchId)).toEqual(['r1/a@n1/1', 'r1/a@n2/1']);
+    const log = await w.log.read('r1');
+    expect(log.map((e) => e.type)).toEqual(['DeploymentRequested', 'PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
+    await w.succeed('a@n1');
+    await w.succeed('a@n2');
+    await w.succeed('b@n1');
+    await w.succeed('b@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+    expect(w.coordinator.owned()).toEqual([]);
+    expect(w.leases.size).toBe(0);
+  });
+
+  it('ends the run refused, naming the reason, when no planner answers (instead of waiting forever)', async () => {
+    const w = world();
+    w.plannerDown();
+    await w.coordinator.start(start);
+    expect((await w.log.read('r1')).at(-1)).toEqual({
+      type: 'DeploymentRefused',
+      data: {
+        code: 'RUN_UNKNOWN',
+        reason: 'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner',
+      },
+    });
+    expect([w.coordinator.owned(), w.leases.size]).toEqual([[], 0]);
+  });
+
+  it('stores a burst of results and the dispatches they allow in one append', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    const before = w.log.appends.length;
+    const ok = (key: string) => ({
+      runId: 'r1',
+      key,
+      node: key.split('@')[1],
+      attempt: 1,
+      dispatchId: `r1/${key}/1`,
+      status: 'succeeded' as const,
+      at: new Date().toISOString(),
+      exitCode: 0,
+    });
+    await w.coordinator.progressBatch([ok('a@n1'), ok('a@n2')]);
+    expect(w.log.appends.slice(before)).toEqual([
+      { runId: 'r1', types: ['TaskSucceeded', 'TaskSucceeded', 'TaskDispatched', 'TaskDispatched'] },
+    ]);
+    expect(w.dispatched.map((d) => d.key).sort()).toEqual(['a@n1', 'a@n2', 'b@n1', 'b@n2']);
+  });
+
+  it('keeps memory equal to the log when an append fails, so the same report can be applied again', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.log.failNextAppend = true;
+    await expect(w.succeed('a@n1')).rejects.toThrow('the database is gone');
+    expect(w.coordinator.stateOf('r1')?.version).toBe((await w.log.read('r1')).length);
+    await w.succeed('a@n1');
+    expect((await w.log.read('r1')).filter((e) => e.type === 'TaskSucceeded')).toHaveLength(1);
+    expect(w.dispatched.map((d) => d.key)).toContain('b@n1');
+  });
+
+  it('a dispatch NATS did not accept is recorded, not lost: the report is taken and the dispatch is sent again on the next ticks until it gets through', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.nats.down = true;
+    // The result is recorded (no error for the caller, so it is not delivered again) ...
+    await w.succeed('a@n1');
+    const log = await w.log.read('r1');
+    expect(log.filter((e) => e.type === 'TaskDispatched').map((e) => e.data.key)).toEqual(['a@n1', 'a@n2', 'b@n1']);
+    expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2']);
+    expect(w.warnings).toEqual(['could not send dispatches; sending them again on every tick']);
+    // ... ticks while NATS is down try again, and warn only once ...
+    await w.coordinator.tick();
+    await w.coordinator.tick();
+    expect(w.warnings).toHaveLength(1);
+    // ... and the first tick after NATS is back sends it, once, with the recorded dispatch id.
+    w.nats.down = false;
+    await w.coordinator.tick();
+    await w.coordinator.tick();
+    expect(w.dispatched.map((d) => d.dispatchId)).toEqual(['r1/a@n1/1', 'r1/a@n2/1', 'r1/b@n1/1']);
+    await w.succeed('a@n2');
+    await w.succeed('b@n1');
+    await w.succeed('b@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+  });
+
+  it('an unsent dispatch whose task was settled meanwhile (its node failed) is not sent any more', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.nats.down = true;
+    await w.succeed('a@n1');
+    // n1 goes away: its pending dispatch b@n1 is settled by the health check, not sent later.
+    w.offline.add('n1');
+    await w.coordinator.tick();
+    w.nats.down = false;
+    await w.coordinator.tick();
+    expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2']);
+    expect((await w.log.read('r1')).map((e) => e.type)).toContain('NodeFailed');
+  });
+
+  it('with the database down, a report is refused until it can be recorded, however often it comes, and is then recorded once', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.log.down = true;
+    // Neither the append nor the fold from the log works: memory must not keep what was decided.
+    await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
+    await expect(w.succeed('a@n1')).rejects.toThrow('ECONNREFUSED');
+    await expect(w.coordinator.tick()).rejects.toThrow('ECONNREFUSED');
+    w.log.down = false;
+    await w.succeed('a@n1');
+    const log = await w.log.read('r1');
+    expect(log.filter((e) => e.type === 'TaskSucceeded').map((e) => e.data.key)).toEqual(['a@n1']);
+    expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2', 'b@n1']);
+    expect(w.coordinator.stateOf('r1')?.version).toBe(log.length);
+  });
+
+  it('a start is accepted once its request is recorded: a planner that takes its time holds up neither the answer nor the ticks', async () => {
+    const w = world();
+    let answer: (reply: PlanReplyMessage) => void = () => undefined;
+    const original = w.ports.plans.request;
+    w.ports.plans.request = (req) => new Promise((resolve) => (answer = resolve)).then(() => original(req));
+    const { planned } = await w.coordinator.accept(start);
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested']);
+    await w.coordinator.tick(); // does not wait for the plan
+    expect(w.dispatched).toEqual([]);
+    answer({} as PlanReplyMessage);
+    await planned;
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual([
+      'DeploymentRequested',
+      'PlanAccepted',
+      'TaskDispatched',
+      'TaskDispatched',
+    ]);
+  });
+
+  it('a plan whose acceptance could not be recorded is asked for again on the next tick', async () => {
+    const w = world();
+    const { planned } = await w.coordinator.accept(start);
+    // The append of PlanAccepted fails (the request itself is already recorded).
+    w.log.failNextAppend = true;
+    await expect(planned).rejects.toThrow('the database is gone');
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested']);
+    await w.coordinator.tick();
+    for (let k = 0; k < 50 && w.dispatched.length === 0; k++) await new Promise((r) => setImmediate(r));
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual([
+      'DeploymentRequested',
+      'PlanAccepted',
+      'TaskDispatched',
+      'TaskDispatched',
+    ]);
+  });
+
+  it("stop and resume name what is wrong with a run it cannot act on: unknown, ended, or another orchestrator's", async () => {
+    const w = world();
+    await expect(w.coordinator.stop('nope')).rejects.toThrow('run nope does not exist');
+    await w.coordinator.start(start);
+    for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await w.succeed(key);
+    await expect(w.coordinator.stop('r1')).rejects.toThrow(
+      'run r1 has ended (DeploymentSucceeded): there is nothing to stop',
+    );
+    await expect(w.coordinator.resume('r1')).rejects.toThrow(
+      'run r1 has ended (DeploymentSucceeded): there is nothing to resume (only a stopped run can be resumed)',
+    );
+    // Open, but driven elsewhere (its lease is held by another orchestrator).
+    await w.log.append(
+      'r2',
+      [{ type: 'DeploymentRequested', data: { runId: 'r2', graph: 'default', dryRun: false, noop: false } as never }],
+      0,
+    );
+    await expect(w.coordinator.stop('r2')).rejects.toThrow('run r2 is driven by another orchestrator');
+  });
+
+  it('a failed run names retry as the way on', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.progress({
+      runId: 'r1',
+      key: 'a@n1',
+      node: 'n1',
+      attempt: 1,
+      dispatchId: 'r1/a@n1/1',
+      status: 'failed',
+      at: '2026-01-01T00:00:01Z',
+      exitCode: 1,
+    });
+    await w.succeed('a@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
+    await expect(w.coordinator.stop('r1')).rejects.toThrow(
+      'run r1 has ended (DeploymentFailed): there is nothing to stop; granule retry r1 runs its unfinished tasks in a new run',
+    );
+  });
+
+  it('refuses a run id that was used before', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await expect(w.coordinator.start(start)).rejects.toThrow('run r1 already exists');
+  });
+
+  it('after a crash, rebuilds the run from the log, re-sends unanswered dispatches with the same id and runs no finished task again', async () => {
+    const first = world();
+    await first.coordinator.start(start);
+    await first.succeed('a@n1'); // b@n1 gets dispatched
+    // The orchestrator dies; its lease lapses; a new one starts with the same event log.
+    const second = world(first.log);
+    expect(await second.coordinator.recover()).toEqual(['r1']);
+    expect(second.dispatched.map((d) => d.dispatchId).sort()).toEqual(['r1/a@n2/1', 'r1/b@n1/1']);
+    await second.succeed('a@n2');
+    await second.succeed('b@n1');
+    await second.succeed('b@n2');
+    const log = await second.log.read('r1');
+    expect(log.at(-1)?.type).toBe('DeploymentSucceeded');
+    const dispatchedKeys = log.flatMap((e) => (e.type === 'TaskDispatched' ? [e.data.key] : []));
+    expect(dispatchedKeys.sort()).toEqual(['a@n1', 'a@n2', 'b@n1', 'b@n2']);
+  });
+
+  it('does not take a run whose lease another orchestrator holds', async () => {
+    const first = world();
+    await first.coordinator.start(start);
+    const second = world(first.log, first.leases);
+    first.log.reads.length = 0;
+    expect(await second.coordinator.recover()).toEqual([]);
+    // Asked on every tick: a run driven elsewhere costs a lease attempt, not a read of its stream.
+    expect(first.log.reads).toEqual([]);
+  });
+
+  it('gives the lease back when the run ended between the listing and the lease', async () => {
+    const first = world();
+    await first.coordinator.start(start);
+    const second = world(first.log);
+    // The driver ends the run right after the second orchestrator listed it as open.
+    const listed = await first.log.openRuns();
+    first.log.openRuns = async () => listed;
+    await first.succeed('a@n1');
+    await first.succeed('a@n2');
+    await first.succeed('b@n1');
+    await first.succeed('b@n2');
+    first.leases.clear();
+    expect((await first.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+    expect(await second.coordinator.recover()).toEqual([]);
+    expect([second.coordinator.owned(), second.leases.size]).toEqual([[], 0]);
+  });
+
+  it('retries only the failed and dep_failed task instances in a new run', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.succeed('a@n1');
+    await w.coordinator.progress({
+      runId: 'r1',
+      key: 'a@n2',
+      node: 'n2',
+      attempt: 1,
+      dispatchId: 'r1/a@n2/1',
+      status: 'failed',
+      at: new Date().toISOString(),
+      exitCode: 1,
+    });
+    await w.succeed('b@n1');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
+    w.dispatched.length = 0;
+    await w.coordinator.retry({ commandId: 'c2', runId: 'r1', newRunId: 'r2', failedOnly: true });
+    const accepted = (await w.log.read('r2')).find((e) => e.type === 'PlanAccepted');
+    expect(accepted?.type === 'PlanAccepted' && accepted.data.only).toEqual(['a@n2', 'b@n2']);
+    expect(w.dispatched.map((d) => d.dispatchId)).toEqual(['r2/a@n2/1']);
+  });
+
+  it('fails the running task of a node whose agent disappears, on the next tick', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    w.offline.add('n2');
+    await w.coordinator.tick();
+    const types = (await w.log.read('r1')).map((e) => e.type);
+    expect(types.slice(-3)).toEqual(['TaskFailed', 'NodeFailed', 'DeploymentStopRequested']);
+  });
+
+  describe('node statuses (NodeStatusChanged on the node streams, appended with the run events)', () => {
+    const statuses = (log: MemoryRunEventLog, uid: string) =>
+      (log.nodeStreams.get(uid) ?? []).map((e) => [e.data.from ?? null, e.data.to, e.data.runId]);
+
+    it("deploying at a node's first dispatch, ready once its work is done, error when it fails; nothing repeated", async () => {
+      const w = world();
+      await w.coordinator.start(start);
+      expect([statuses(w.log, 'n1'), statuses(w.log, 'n2')]).toEqual([
+        [[null, 'deploying', 'r1']],
+        [[null, 'deploying', 'r1']],
+      ]);
+      // One append carries the dispatches and the statuses: never one without the other.
+      expect(w.log.appends.at(-1)?.types).toEqual(['TaskDispatched', 'TaskDispatched']);
+      await w.succeed('a@n1');
+      await w.succeed('b@n1');
+      expect(statuses(w.log, 'n1')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'ready', 'r1'],
+      ]);
+      await w.coordinator.progress({
+        runId: 'r1',
+        key: 'a@n2',
+        node: 'n2',
+        attempt: 1,
+        dispatchId: 'r1/a@n2/1',
+        status: 'failed',
+        at: '2026-01-01T00:00:01.000Z',
+        exitCode: 3,
+      });
+      expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
+      expect(statuses(w.log, 'n2')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'error', 'r1'],
+      ]);
+      expect(statuses(w.log, 'n1')).toHaveLength(2); // still ready, not said again at the end
+    });
+
+    it('a recovered run goes on from what it said before, and a run that ends early leaves its unfinished nodes stopped', async () => {
+      const first = world();
+      await first.coordinator.start(start);
+      await first.succeed('a@n1');
+      const second = world(first.log);
+      await second.coordinator.recover();
+      await second.coordinator.stop('r1');
+      await second.succeed('b@n1');
+      await second.succeed('a@n2');
+      expect((await second.log.read('r1')).at(-1)?.type).toBe('DeploymentStopped');
+      expect(statuses(second.log, 'n1')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'ready', 'r1'],
+      ]);
+      // n2's b never ran: the run stopped first.
+      expect(statuses(second.log, 'n2')).toEqual([
+        [null, 'deploying', 'r1'],
+        ['deploying', 'stopped', 'r1'],
+      ]);
+    });
+  });
+});
