@@ -1,8 +1,8 @@
-// Builds the node-agent's native spawn helper (libs/task-runners/native/granule-spawn.c, ADR 0009).
+// Builds the node-agent's native spawn helper (libs/infra/task-runners/native/granule-spawn.c, ADR 0009).
 //
 //   node tools/build-native.mjs [OUT_ROOT]
 //
-// Writes <OUT_ROOT>/libs/task-runners/native/build/granule-spawn (OUT_ROOT defaults to the
+// Writes <OUT_ROOT>/libs/infra/task-runners/native/build/granule-spawn (OUT_ROOT defaults to the
 // repository, for tests run from the sources; tools/build.mjs passes its dist/ tree). Linked
 // statically where the C library allows it, so a build runs on hosts with an older one.
 // Without a C compiler it says so and exits 0: the agent then uses the Node.js helper.
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const source = path.join(root, 'libs/task-runners/native/granule-spawn.c');
+const source = path.join(root, 'libs/infra/task-runners/native/granule-spawn.c');
 
 function findCompiler() {
   for (const cc of [process.env.CC, 'cc', 'gcc', 'clang'].filter(Boolean)) {
@@ -29,7 +29,7 @@ function findCompiler() {
 
 /** Returns the binary's path, or undefined when there is no C compiler. Throws when the source does not compile. */
 export function buildNative(outRoot = root, log = (m) => process.stderr.write(`[build-native] ${m}\n`)) {
-  const target = path.join(outRoot, 'libs/task-runners/native/build/granule-spawn');
+  const target = path.join(outRoot, 'libs/infra/task-runners/native/build/granule-spawn');
   if (existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs) return target;
   const cc = findCompiler();
   if (!cc) {
