@@ -102,7 +102,7 @@ async function answer(uid, msg) {
     if (check.replyTo)
       await publishJson(
         js,
-        subjects.results.forRun(check.replyTo.runId),
+        subjects.results.forTask(check.replyTo.runId, uid),
         finishedMessage(check.replyTo, invalidDispatchOutcome(check.problems), new Date()),
         progressMsgIds.done(check.replyTo.dispatchId),
       );
@@ -114,7 +114,7 @@ async function answer(uid, msg) {
   const outcome = { status: 'succeeded', exitCode: 0, durationMs: 0, outputTail: '', attempts: 1 };
   await publishJson(
     js,
-    subjects.results.forRun(d.runId),
+    subjects.results.forTask(d.runId, uid),
     finishedMessage({ ...d, startedAt: now.toISOString() }, outcome, now),
     progressMsgIds.done(d.dispatchId),
   );

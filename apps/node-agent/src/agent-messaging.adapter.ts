@@ -101,7 +101,12 @@ export class AgentMessaging {
   ): Promise<PubAck> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await publishJson(this.js, this.subjects.results.forRun(message.runId), message, msgID);
+        return await publishJson(
+          this.js,
+          this.subjects.results.forTask(message.runId, this.config.nodeUid),
+          message,
+          msgID,
+        );
       } catch (err) {
         if (isStopping() || this.nc.isClosed()) throw err;
         if (attempt === 1 || attempt % 30 === 0) {

@@ -289,7 +289,19 @@ export class OrchestratorService {
           const readable: JsMsg[] = [];
           for (const msg of batch) {
             try {
-              reports.push(decodeJson<TaskProgressMessage>(msg));
+              const report = decodeJson<TaskProgressMessage>(msg);
+              // NATS lets an agent publish only on its own node's result subject; a report that
+              // names another node than its subject is not taken.
+              const from = this.subjects.results.nodeOf(msg.subject);
+              if (report.node !== from) {
+                this.deps.logger.warn(
+                  { runId, node: from, claimedNode: report.node, key: report.key },
+                  'dropping a result whose node is not the one its subject names',
+                );
+                msg.term();
+                continue;
+              }
+              reports.push(report);
               readable.push(msg);
             } catch (err) {
               this.deps.logger.error(

@@ -29,11 +29,25 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       forNode: (nodeUid: string): string => `${p}.dispatch.${nodeUid}`,
       consumerFor: (nodeUid: string): string => `agent-${nodeUid.replace(/[^A-Za-z0-9_-]/g, '_')}`,
     },
-    /** Agent → orchestrator task progress and results (JetStream, one durable consumer). */
+    /**
+     * Agent → orchestrator task progress and results (JetStream, one durable consumer):
+     * `<prefix>.result.<run>.<node>`. The subject names the node so that NATS lets an agent
+     * publish only its own node's results, and the orchestrator takes a result for node X only
+     * from X's subject.
+     */
     results: {
       stream: stream('RESULTS'),
       all: `${p}.result.>`,
-      forRun: (runId: string): string => `${p}.result.${runId}`,
+      forTask: (runId: string, nodeUid: string): string => `${p}.result.${runId}.${nodeUid}`,
+      /** Every result of one run (a filter). */
+      forRun: (runId: string): string => `${p}.result.${runId}.>`,
+      /** Every result one node may publish (its permission). */
+      fromNode: (nodeUid: string): string => `${p}.result.*.${nodeUid}`,
+      /** The node a result subject names, or undefined for a subject of another shape. */
+      nodeOf: (subject: string): string | undefined => {
+        const rest = subject.startsWith(`${p}.result.`) ? subject.slice(`${p}.result.`.length).split('.') : [];
+        return rest.length === 2 && rest[1] !== '' ? rest[1] : undefined;
+      },
       consumer: 'orchestrator',
     },
     /** Live task output, best effort (core NATS): `<prefix>.output.<run>.<node>`. */

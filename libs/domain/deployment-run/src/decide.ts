@@ -168,6 +168,9 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       const m = command.message;
       const i = p?.index.get(m.key);
       if (!p || i === undefined || m.attempt !== state.attempt[i]) return [];
+      // Only the node the instance was dispatched to, answering the dispatch it was sent (its
+      // run, key and attempt), moves it on: a report naming another node or dispatch changes nothing.
+      if (m.node !== p.nodeNames[p.node[i]] || m.dispatchId !== dispatchIdOf(state.runId, m.key, m.attempt)) return [];
       const status = state.status[i];
       const inFlight = status === S.Dispatched || status === S.Running;
       const at = m.at;

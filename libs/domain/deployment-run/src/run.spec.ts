@@ -103,6 +103,39 @@ const nodes = [
   { uid: 'n2', roles: ['compute'] },
 ];
 
+describe('run - reports that do not answer a dispatch', () => {
+  const forged = (run: Scenario, key: string, change: Partial<TaskProgressMessage>): RunEvent[] =>
+    run.when({
+      type: 'RecordProgress',
+      message: {
+        runId: 'r1',
+        key,
+        node: key.split('@')[1],
+        attempt: 1,
+        dispatchId: `r1/${key}/1`,
+        status: 'succeeded',
+        at: at(1),
+        ...change,
+      },
+    });
+
+  it('a success naming another node than the one the task was dispatched to changes nothing', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    expect(forged(run, 'a@n1', { node: 'n2' })).toEqual([]);
+    expect(run.status('a@n1')).toBe('dispatched');
+    expect(run.report('a@n1', 'succeeded').map((e) => e.type)).toEqual(['TaskSucceeded']);
+  });
+
+  it('a success whose dispatch id the run did not issue changes nothing', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    expect(forged(run, 'a@n1', { dispatchId: 'r1/a@n1/7' })).toEqual([]);
+    expect(forged(run, 'a@n1', { dispatchId: 'other-run/a@n1/1' })).toEqual([]);
+    expect(run.status('a@n1')).toBe('dispatched');
+  });
+});
+
 describe('run - everything succeeds', () => {
   it('dispatches what is ready, one task per node, and succeeds when all is done', () => {
     const run = new Scenario(planOf(CHAIN, nodes));
