@@ -4,3 +4,4 @@ export * from './run-events';
 export * from './agent-messages';
 export * from './config-store';
 export * from './run-queries';
+export * from './nats-permissions';

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,16 @@ export interface PrivateServer {
   restart(pauseMs?: number): Promise<void>;
   /** Stops it for good and deletes its store. */
   stop(): Promise<void>;
+  /** Asks the server to read its configuration again (SIGHUP) and waits a moment for it. */
+  reload(): Promise<void>;
+}
+
+export interface PrivateNatsOptions {
+  /**
+   * A configuration file the server includes besides its own port and store: for example a
+   * trust store's nats-auth.conf, which turns authorization on. `reload()` reads it again.
+   */
+  include?: string;
 }
 
 /** A Redis of its own: no persistence, as the machine's (a restart loses every key). */
@@ -35,11 +45,26 @@ export function startPrivateRedis(): Promise<PrivateServer> {
 }
 
 /** A NATS server with JetStream of its own, its store in a temporary directory kept across restarts. */
-export function startPrivateNats(): Promise<PrivateServer> {
+export function startPrivateNats(options: PrivateNatsOptions = {}): Promise<PrivateServer> {
   const store = mkdtempSync(path.join(os.tmpdir(), 'granule-private-nats-'));
   return startPrivate(
     'nats-server',
-    (port) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store],
+    (port) => {
+      if (options.include === undefined) return ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store];
+      const file = path.join(store, 'server.conf');
+      writeFileSync(
+        file,
+        [
+          'host: 127.0.0.1',
+          `port: ${port}`,
+          `jetstream { store_dir: ${JSON.stringify(path.join(store, 'js'))} }`,
+          // nats-server resolves an include against the including file's folder.
+          `include ${JSON.stringify(path.relative(store, options.include))}`,
+          '',
+        ].join('\n'),
+      );
+      return ['-c', file];
+    },
     (port) => `nats://127.0.0.1:${port}`,
     store,
   );
@@ -104,6 +129,15 @@ async function startPrivate(
     async stop() {
       await halt();
       if (store) rmSync(store, { recursive: true, force: true });
+    },
+    async reload() {
+      const before = output.length;
+      child?.kill('SIGHUP');
+      const deadline = Date.now() + 5000;
+      while (!output.slice(before).includes('Reloaded server configuration')) {
+        if (Date.now() > deadline) throw new Error(`${command} did not reload: ${output.slice(before).trim()}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
     },
   };
 }

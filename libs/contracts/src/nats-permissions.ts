@@ -1,0 +1,116 @@
+import { CONFIG_OPERATIONS, configSubject, configSubjectWildcard } from './config-store/config-store.api';
+import { executionSubjects } from './subjects';
+
+/**
+ * Who may publish and subscribe where on NATS (docs/architecture.md, "Security model"). Every
+ * identity gets the least its role needs; the NATS server enforces it, so a host that is taken
+ * over can do no more than its own node's agent may.
+ */
+export const NATS_ROLES = [
+  'orchestrator',
+  'config-store',
+  'graph-planner',
+  'operator',
+  'viewer',
+  'agent',
+  'admin',
+] as const;
+export type NatsRole = (typeof NATS_ROLES)[number];
+
+export interface SubjectPermissions {
+  pub: string[];
+  sub: string[];
+  /** May answer the requests it receives (NATS allow_responses), whatever their reply subject. */
+  respond: boolean;
+}
+
+export interface PermissionContext {
+  prefix: string;
+  /** The identity's own inbox prefix (see `inboxPrefixFor`); replies reach it there only. */
+  inboxPrefix: string;
+  /** The node an agent identity is bound to. */
+  node?: string;
+}
+
+/**
+ * The inbox prefix of an identity: `_INBOX_<name>`. Each identity may subscribe only to its own
+ * inbox, so no party can read another's replies (JetStream pull deliveries are replies too).
+ */
+export function inboxPrefixFor(identity: string): string {
+  return `_INBOX_${identity.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/** Read-only config-store operations: `ping`, `*.list`, `*.get`. */
+export const CONFIG_READ_OPERATIONS = CONFIG_OPERATIONS.filter(
+  (op) => op === 'ping' || op.endsWith('.list') || op.endsWith('.get'),
+);
+
+export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectPermissions {
+  const p = ctx.prefix;
+  const s = executionSubjects(p);
+  const inbox = `${ctx.inboxPrefix}.>`;
+  const jsApi = '$JS.API.>';
+  switch (role) {
+    case 'admin':
+      return { pub: ['>'], sub: ['>'], respond: true };
+    case 'orchestrator':
+      // Drives runs: consumes commands and results, publishes dispatches and events, owns the streams.
+      return { pub: [`${p}.>`, jsApi, '$JS.ACK.>'], sub: [`${p}.>`, inbox], respond: true };
+    case 'config-store':
+      return {
+        pub: [jsApi, '$JS.ACK.>', `${p}.config.>`],
+        sub: [configSubjectWildcard(p), inbox],
+        respond: true,
+      };
+    case 'graph-planner':
+      return {
+        pub: [...CONFIG_READ_OPERATIONS.map((op) => configSubject(p, op)), jsApi],
+        sub: [s.planner.plan, inbox],
+        respond: true,
+      };
+    case 'operator':
+      return {
+        pub: [
+          s.commands.all,
+          `${p}.runs.>`,
+          configSubjectWildcard(p),
+          s.planner.plan,
+          '$JS.API.INFO',
+          `$JS.API.STREAM.INFO.${s.commands.stream}`,
+        ],
+        sub: [s.events.all, s.output.all, `${p}.reply.cmd.*`, inbox],
+        respond: false,
+      };
+    case 'viewer':
+      return {
+        pub: [
+          s.runs.list,
+          s.runs.show,
+          s.runs.events,
+          s.runs.graph,
+          ...CONFIG_READ_OPERATIONS.map((op) => configSubject(p, op)),
+        ],
+        sub: [s.events.all, s.output.all, inbox],
+        respond: false,
+      };
+    case 'agent': {
+      const node = ctx.node;
+      if (!node) throw new Error('an agent identity is bound to a node');
+      const stream = s.dispatch.stream;
+      const consumer = s.dispatch.consumerFor(node);
+      return {
+        pub: [
+          s.results.fromNode(node),
+          `${p}.output.*.${node}`,
+          s.agents.register,
+          '$JS.API.INFO',
+          `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,
+          `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`,
+          `$JS.ACK.${stream}.${consumer}.>`,
+        ],
+        sub: [inbox],
+        respond: false,
+      };
+    }
+  }
+}

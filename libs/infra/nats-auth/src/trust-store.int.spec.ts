@@ -1,0 +1,169 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { executionSubjects } from '@granule/contracts';
+import { startPrivateNats, type PrivateServer } from '@granule/messaging';
+import { readCredentials } from './credentials';
+import { TrustStore } from './trust-store';
+
+// Each protection below is the NATS server's, fed by the trust store: a test must fail when the
+// store stops issuing the limit it checks (for instance an agent given the operator's subjects).
+
+const PREFIX = 'authz';
+const s = executionSubjects(PREFIX);
+let dir: string;
+let store: TrustStore;
+let server: PrivateServer;
+const open: NatsConnection[] = [];
+
+async function as(creds: string, inboxPrefix?: string): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: server.url,
+    authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+    reconnect: false,
+    ...(inboxPrefix ? { inboxPrefix } : {}),
+  });
+  open.push(nc);
+  return nc;
+}
+
+async function issue(name: string, role: Parameters<TrustStore['issue']>[0]['role'], node?: string) {
+  const { creds, identity } = await store.issue({ name, role, node });
+  const file = path.join(dir, `${name}.creds`);
+  writeFileSync(file, creds, { mode: 0o600 });
+  const { inboxPrefix } = readCredentials(file);
+  return { creds, identity, inboxPrefix, connect: () => as(creds, inboxPrefix) };
+}
+
+/** The error the server sends for a refused subscription, or undefined when it delivered or stayed silent. */
+async function subscriptionRefusal(nc: NatsConnection, subject: string): Promise<string | undefined> {
+  return new Promise<string | undefined>((resolve) => {
+    nc.subscribe(subject, {
+      callback: (err) => {
+        if (err) resolve(err.message);
+      },
+    });
+    setTimeout(() => resolve(undefined), 500);
+  });
+}
+
+/** Whether a message `from` publishes on `subject` reaches an admin listening there. */
+async function delivered(from: NatsConnection, subject: string): Promise<boolean> {
+  const listener = await admin.connect();
+  const seen = new Promise<boolean>((resolve) => {
+    listener.subscribe(subject, { callback: () => resolve(true) });
+    setTimeout(() => resolve(false), 500);
+  });
+  await listener.flush();
+  from.publish(subject, 'forged');
+  await from.flush().catch(() => undefined);
+  return seen;
+}
+
+let admin: Awaited<ReturnType<typeof issue>>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'granule-trust-'));
+  store = await TrustStore.create(path.join(dir, 'keys'), { prefix: PREFIX });
+  server = await startPrivateNats({ include: store.serverIncludePath });
+  admin = await issue('test-admin', 'admin');
+}, 30_000);
+
+afterAll(async () => {
+  await Promise.all(open.map((nc) => nc.close().catch(() => undefined)));
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('NATS authentication with the trust store', () => {
+  it('refuses a client without credentials', async () => {
+    await expect(connect({ servers: server.url, reconnect: false })).rejects.toThrow(/Authorization Violation/);
+  });
+
+  it('refuses credentials issued by another trust store', async () => {
+    const other = await TrustStore.create(path.join(dir, 'other'), { prefix: PREFIX });
+    const { creds } = await other.issue({ name: 'intruder', role: 'admin' });
+    await expect(as(creds)).rejects.toThrow(/Authorization Violation/);
+  });
+
+  it('refuses a credential once it has expired', async () => {
+    const { creds } = await store.issue({ name: 'short-lived', role: 'viewer', ttlSeconds: 1 });
+    await new Promise((r) => setTimeout(r, 2100));
+    await expect(as(creds)).rejects.toThrow(/Authorization Violation|expired/i);
+  });
+
+  it('refuses a revoked agent after the reload, and accepts the one enrolled after it', async () => {
+    const before = await issue('node-r1', 'agent', 'r1');
+    await (await before.connect()).close();
+    await store.revoke('r1');
+    await server.reload();
+    await expect(before.connect()).rejects.toThrow(/Authorization Violation/);
+    expect(store.statusOf('r1').map((x) => x.status)).toEqual(['revoked']);
+    await new Promise((r) => setTimeout(r, 1100)); // a revocation covers every JWT of its second
+    const again = await issue('node-r1', 'agent', 'r1');
+    await expect(again.connect()).resolves.toBeDefined();
+  }, 15_000);
+});
+
+describe('NATS authorization by role', () => {
+  it("an agent cannot read another node's dispatches, nor its inbox, nor pull its consumer", async () => {
+    const agent = await issue('node-a1', 'agent', 'a1');
+    const nc = await agent.connect();
+    expect(await subscriptionRefusal(nc, s.dispatch.forNode('a2'))).toMatch(/Permissions Violation/);
+    expect(await subscriptionRefusal(await agent.connect(), '_INBOX_node-a2.>')).toMatch(/Permissions Violation/);
+    expect(
+      await delivered(
+        await agent.connect(),
+        `$JS.API.CONSUMER.MSG.NEXT.${s.dispatch.stream}.${s.dispatch.consumerFor('a2')}`,
+      ),
+    ).toBe(false);
+  });
+
+  it("an agent publishes its own node's results and output, never another node's", async () => {
+    const agent = await issue('node-b1', 'agent', 'b1');
+    expect(await delivered(await agent.connect(), s.results.forTask('run1', 'b1'))).toBe(true);
+    expect(await delivered(await agent.connect(), s.output.forTask('run1', 'b1'))).toBe(true);
+    expect(await delivered(await agent.connect(), s.results.forTask('run1', 'b2'))).toBe(false);
+    expect(await delivered(await agent.connect(), s.output.forTask('run1', 'b2'))).toBe(false);
+  });
+
+  it('only the orchestrator publishes dispatches', async () => {
+    const orchestrator = await issue('orchestrator', 'orchestrator');
+    const operator = await issue('alice', 'operator');
+    const agent = await issue('node-c1', 'agent', 'c1');
+    expect(await delivered(await orchestrator.connect(), s.dispatch.forNode('c1'))).toBe(true);
+    expect(await delivered(await operator.connect(), s.dispatch.forNode('c1'))).toBe(false);
+    expect(await delivered(await agent.connect(), s.dispatch.forNode('c1'))).toBe(false);
+  });
+
+  it('an operator sends commands; a viewer and an agent cannot', async () => {
+    const operator = await issue('bob', 'operator');
+    const viewer = await issue('carol', 'viewer');
+    const agent = await issue('node-d1', 'agent', 'd1');
+    expect(await delivered(await operator.connect(), s.commands.startDeployment)).toBe(true);
+    expect(await delivered(await viewer.connect(), s.commands.startDeployment)).toBe(false);
+    expect(await delivered(await agent.connect(), s.commands.startDeployment)).toBe(false);
+  });
+
+  it('a viewer lists runs and reads config, but cannot change config', async () => {
+    const viewer = await issue('dave', 'viewer');
+    expect(await delivered(await viewer.connect(), s.runs.list)).toBe(true);
+    expect(await delivered(await viewer.connect(), `${PREFIX}.config.node.list`)).toBe(true);
+    expect(await delivered(await viewer.connect(), `${PREFIX}.config.node.add`)).toBe(false);
+    expect(await delivered(await viewer.connect(), `${PREFIX}.config.strategy.remove`)).toBe(false);
+  });
+
+  it('a viewer gets its replies on its own inbox', async () => {
+    const viewer = await issue('erin', 'viewer');
+    const responder = await admin.connect();
+    responder.subscribe(s.runs.list, {
+      callback: (_e, m) => {
+        m.respond('[]');
+      },
+    });
+    await responder.flush();
+    const reply = await (await viewer.connect()).request(s.runs.list, '', { timeout: 2000 });
+    expect(reply.string()).toBe('[]');
+  });
+});
