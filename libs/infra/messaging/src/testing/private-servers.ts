@@ -15,6 +15,8 @@ export interface PrivateServer {
   readonly port: number;
   /** False between `halt()` and `resume()`. */
   readonly running: boolean;
+  /** The server process's id while it runs. */
+  readonly pid: number | undefined;
   /** Stops the server and waits until it is gone (SIGKILL after 5 s). */
   halt(): Promise<void>;
   /** Starts it again after `halt()`, on the same port and store. */
@@ -23,8 +25,10 @@ export interface PrivateServer {
   restart(pauseMs?: number): Promise<void>;
   /** Stops it for good and deletes its store. */
   stop(): Promise<void>;
-  /** Asks the server to read its configuration again (SIGHUP) and waits a moment for it. */
+  /** Asks the server to read its configuration again (SIGHUP) and waits until it has. */
   reload(): Promise<void>;
+  /** Runs `signal`, something that makes the server reload (another process's SIGHUP), and waits until it has. */
+  reloaded(signal: () => unknown): Promise<void>;
 }
 
 export interface PrivateNatsOptions {
@@ -106,6 +110,15 @@ async function startPrivate(
     await gone;
     clearTimeout(timer);
   };
+  const reloaded = async (signal: () => unknown): Promise<void> => {
+    const before = output.length;
+    await signal();
+    const deadline = Date.now() + 5000;
+    while (!output.slice(before).includes('Reloaded server configuration')) {
+      if (Date.now() > deadline) throw new Error(`${command} did not reload: ${output.slice(before).trim()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
   try {
     await launch();
   } catch (err) {
@@ -119,6 +132,9 @@ async function startPrivate(
     get running() {
       return child !== undefined;
     },
+    get pid() {
+      return child?.pid;
+    },
     halt,
     resume: launch,
     async restart(pauseMs = 0) {
@@ -130,15 +146,8 @@ async function startPrivate(
       await halt();
       if (store) rmSync(store, { recursive: true, force: true });
     },
-    async reload() {
-      const before = output.length;
-      child?.kill('SIGHUP');
-      const deadline = Date.now() + 5000;
-      while (!output.slice(before).includes('Reloaded server configuration')) {
-        if (Date.now() > deadline) throw new Error(`${command} did not reload: ${output.slice(before).trim()}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
+    reload: () => reloaded(() => child?.kill('SIGHUP')),
+    reloaded,
   };
 }
 

@@ -1,0 +1,202 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { UsageError } from '@granule/core';
+import { NATS_ROLES, type NatsRole } from '@granule/contracts';
+import { statusAt, TrustStore, type IssuedIdentity } from '@granule/nats-auth';
+import { parseFormat, toJson, toTable, toYaml } from '../output';
+
+/** The services every installation runs, each with its own credential. */
+export const SERVICE_IDENTITIES: { name: string; role: NatsRole }[] = [
+  { name: 'orchestrator', role: 'orchestrator' },
+  { name: 'config-store', role: 'config-store' },
+  { name: 'graph-planner', role: 'graph-planner' },
+];
+
+interface AuthDirOption {
+  authDir?: string;
+}
+
+/** `--auth-dir`, else GRANULE_AUTH_DIR: where the trust store's keys live. */
+function authDirOf(opts: AuthDirOption): string {
+  const dir = opts.authDir ?? process.env.GRANULE_AUTH_DIR;
+  if (!dir) throw new UsageError('no trust store named: pass --auth-dir DIR or set GRANULE_AUTH_DIR');
+  return path.resolve(dir);
+}
+
+/** `90d`, `12h`, `30m`, `45s` or plain seconds. */
+export function parseDuration(value: string, flag: string): number {
+  const m = /^(\d+)([smhd]?)$/.exec(value.trim());
+  if (!m || Number(m[1]) === 0)
+    throw new UsageError(`${flag} ${value}: expected a positive duration such as 90d, 12h, 30m or 3600s`);
+  return Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+}
+
+/** Writes a credentials file readable by its owner only, creating its folder. */
+export function writeCredentials(file: string, creds: string): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, creds, { mode: 0o600 });
+}
+
+/** Node uids become identity names `agent-<uid>`. */
+export function agentIdentity(nodeUid: string): string {
+  return `agent-${nodeUid}`;
+}
+
+/**
+ * Tells nats-server to read its configuration again so that a revocation takes effect:
+ * `--nats-pid` is a process id or a pid file.
+ */
+function reloadNats(pidOrFile: string): number {
+  const text = existsSync(pidOrFile) ? readFileSync(pidOrFile, 'utf8').trim() : pidOrFile;
+  const pid = Number(text);
+  if (!Number.isInteger(pid) || pid <= 0)
+    throw new UsageError(`--nats-pid ${pidOrFile}: expected a process id or a file that holds one`);
+  try {
+    process.kill(pid, 'SIGHUP');
+  } catch (err) {
+    throw new UsageError(
+      `--nats-pid ${pidOrFile}: cannot signal process ${pid}: ${(err as NodeJS.ErrnoException).code}`,
+    );
+  }
+  return pid;
+}
+
+function identityRows(identities: IssuedIdentity[], now = new Date()): Record<string, unknown>[] {
+  return identities.map((i) => ({
+    name: i.name,
+    role: i.role,
+    node: i.node ?? '',
+    status: statusAt(i, now),
+    issued: i.issuedAt,
+    expires: i.expiresAt ?? 'never',
+    public_key: i.publicKey,
+  }));
+}
+
+function print(rows: Record<string, unknown>[], format: string): void {
+  const f = parseFormat(format, ['json', 'yaml', 'table'] as const);
+  process.stdout.write(f === 'json' ? toJson(rows) : f === 'yaml' ? toYaml(rows) : toTable(rows));
+}
+
+/** `granule auth init|issue|list` — the NATS trust chain of an installation (no bus needed). */
+export function registerAuthCommand(program: Command): void {
+  const auth = program
+    .command('auth')
+    .description('NATS credentials: the trust store that issues every service, operator and agent identity');
+
+  auth
+    .command('init')
+    .description('create a trust store (keys, server configuration) and the services’ credentials')
+    .argument('<dir>', 'folder for the keys (created with mode 0700; keep it off the hosts)')
+    .option('--prefix <prefix>', 'subject prefix the permissions are written for', 'granule')
+    .addHelpText(
+      'after',
+      '\nExample:\n  granule auth init /etc/granule/auth\n  # then add to nats-server.conf: include /etc/granule/auth/nats-auth.conf',
+    )
+    .action(async (dir: string, opts: { prefix: string }) => {
+      const store = await TrustStore.create(path.resolve(dir), { prefix: opts.prefix });
+      const lines = [`trust store created in ${store.dir}`, `nats-server include: ${store.serverIncludePath}`];
+      for (const s of [...SERVICE_IDENTITIES, { name: 'admin', role: 'admin' as NatsRole }]) {
+        const { creds } = await store.issue(s);
+        const file = path.join(store.dir, 'creds', `${s.name}.creds`);
+        writeCredentials(file, creds);
+        lines.push(`${s.role} credentials: ${file}`);
+      }
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+
+  auth
+    .command('issue')
+    .description('issue a credential for an operator, a read-only viewer or a service')
+    .argument('<name>', 'identity name (letters, digits, _ and -), recorded with every command it sends')
+    .requiredOption('--role <role>', `one of ${NATS_ROLES.filter((r) => r !== 'agent').join(', ')}`)
+    .option('--expires <duration>', 'lifetime such as 90d or 12h (default: none)')
+    .option('--out <file>', 'where to write the .creds file (mode 0600); - for stdout', '-')
+    .option('--auth-dir <dir>', 'the trust store (default: GRANULE_AUTH_DIR)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  granule auth issue alice --role operator --expires 90d --out ~/.config/granule/alice.creds',
+    )
+    .action(async (name: string, opts: AuthDirOption & { role: string; expires?: string; out: string }) => {
+      if (opts.role === 'agent') throw new UsageError('--role agent: enroll agents with granule agent enroll NODE_UID');
+      if (!(NATS_ROLES as readonly string[]).includes(opts.role))
+        throw new UsageError(`--role ${opts.role}: expected one of ${NATS_ROLES.join(', ')}`);
+      const store = TrustStore.open(authDirOf(opts));
+      const ttlSeconds = opts.expires ? parseDuration(opts.expires, '--expires') : undefined;
+      const { creds, identity } = await store.issue({ name, role: opts.role as NatsRole, ttlSeconds });
+      if (opts.out === '-') process.stdout.write(creds);
+      else {
+        writeCredentials(path.resolve(opts.out), creds);
+        process.stdout.write(`${identity.role} credentials for ${identity.name}: ${path.resolve(opts.out)}\n`);
+      }
+    });
+
+  auth
+    .command('list')
+    .description('list every credential issued, with its status (active, expired, revoked)')
+    .option('--auth-dir <dir>', 'the trust store (default: GRANULE_AUTH_DIR)')
+    .option('-o, --output <format>', 'json | yaml | table', 'table')
+    .addHelpText('after', '\nExample:\n  granule auth list --auth-dir /etc/granule/auth -o json')
+    .action((opts: AuthDirOption & { output: string }) => {
+      print(identityRows(TrustStore.open(authDirOf(opts)).identities()), opts.output);
+    });
+}
+
+/** `granule agent enroll|revoke` — one node's credential. */
+export function registerAgentCredentialCommands(program: Command): void {
+  const agent =
+    program.commands.find((c) => c.name() === 'agent') ??
+    program.command('agent').description('node agents: credentials and packages');
+
+  agent
+    .command('enroll')
+    .description("issue a node's agent credential: it may take only that node's tasks and report only its results")
+    .argument('<node-uid>', 'the node the credential is bound to')
+    .option('--expires <duration>', 'lifetime such as 90d or 12h', '365d')
+    .option('--out <file>', 'where to write the .creds file (mode 0600); - for stdout', '-')
+    .option('--auth-dir <dir>', 'the trust store (default: GRANULE_AUTH_DIR)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  granule agent enroll node-12 --out node-12.creds\n  # copy it to the host as /etc/granule/agent.creds (mode 0600)',
+    )
+    .action(async (uid: string, opts: AuthDirOption & { expires: string; out: string }) => {
+      const store = TrustStore.open(authDirOf(opts));
+      const { creds, identity } = await store.issue({
+        name: agentIdentity(uid),
+        role: 'agent',
+        node: uid,
+        ttlSeconds: parseDuration(opts.expires, '--expires'),
+      });
+      if (opts.out === '-') process.stdout.write(creds);
+      else {
+        writeCredentials(path.resolve(opts.out), creds);
+        process.stdout.write(
+          `agent credentials for node ${uid} (expires ${identity.expiresAt}): ${path.resolve(opts.out)}\n`,
+        );
+      }
+    });
+
+  agent
+    .command('revoke')
+    .description("revoke every credential of a node's agent: NATS refuses it from the next server reload on")
+    .argument('<node-uid>', 'the node whose agent is revoked')
+    .option('--auth-dir <dir>', 'the trust store (default: GRANULE_AUTH_DIR)')
+    .option('--nats-pid <pid|file>', 'signal this nats-server to reload now (a pid or a pid file)')
+    .addHelpText('after', '\nExample:\n  granule agent revoke node-12 --nats-pid /var/run/nats-server.pid')
+    .action(async (uid: string, opts: AuthDirOption & { natsPid?: string }) => {
+      process.stdout.write(await revokeAgent(uid, opts));
+    });
+}
+
+async function revokeAgent(uid: string, opts: AuthDirOption & { natsPid?: string }): Promise<string> {
+  const store = TrustStore.open(authDirOf(opts));
+  const revoked = await store.revoke(uid);
+  const lines = [`revoked ${revoked.length} credential(s) of node ${uid}`];
+  if (opts.natsPid) lines.push(`nats-server (pid ${reloadNats(opts.natsPid)}) is reloading its configuration`);
+  else
+    lines.push(
+      `apply it: reload every nats-server that includes ${store.serverIncludePath} (nats-server --signal reload)`,
+    );
+  return `${lines.join('\n')}\n`;
+}
