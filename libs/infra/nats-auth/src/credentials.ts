@@ -21,6 +21,13 @@ export interface NatsCredentials {
 const JWT_BLOCK = /-----BEGIN NATS USER JWT-----\s*([A-Za-z0-9_.=-]+?)\s*------END NATS USER JWT------/;
 const SEED_BLOCK = /-----BEGIN USER NKEY SEED-----\s*(SU[A-Z2-7]+)\s*------END USER NKEY SEED------/;
 
+/** The user JWT and seed of a `.creds` file's text, or undefined when it is not one. */
+export function splitCreds(text: string): { jwt: string; seed: string } | undefined {
+  const jwt = JWT_BLOCK.exec(text)?.[1];
+  const seed = SEED_BLOCK.exec(text)?.[1];
+  return jwt && seed ? { jwt, seed } : undefined;
+}
+
 /** Reads a `.creds` file (NATS's user JWT plus seed) and checks its shape, naming the file on any problem. */
 export function readCredentials(file: string, now = new Date()): NatsCredentials {
   let bytes: Uint8Array;
@@ -33,16 +40,15 @@ export function readCredentials(file: string, now = new Date()): NatsCredentials
       `cannot read the NATS credentials file ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (err as Error).message}`,
     );
   }
-  const text = new TextDecoder().decode(bytes);
-  const jwtMatch = JWT_BLOCK.exec(text);
-  if (!jwtMatch || !SEED_BLOCK.test(text))
+  const parts = splitCreds(new TextDecoder().decode(bytes));
+  if (!parts)
     throw new NatsAuthError(
       'CREDENTIALS_INVALID',
       `${file} is not a NATS credentials file: expected a user JWT block and a user seed block`,
     );
   let claims: ReturnType<typeof decode<{ tags?: string[] }>>;
   try {
-    claims = decode<{ tags?: string[] }>(jwtMatch[1].trim());
+    claims = decode<{ tags?: string[] }>(parts.jwt);
   } catch {
     throw new NatsAuthError('CREDENTIALS_INVALID', `${file}: the user JWT cannot be decoded`);
   }

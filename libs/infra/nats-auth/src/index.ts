@@ -7,4 +7,14 @@ export {
   type IssuedIdentity,
   type IssueRequest,
 } from './trust-store';
-export { readCredentials, type NatsCredentials } from './credentials';
+export { readCredentials, splitCreds, type NatsCredentials } from './credentials';
+export {
+  IDENTITY_HEADER,
+  SIGNATURE_HEADER,
+  issuersOf,
+  signMessage,
+  verifyMessage,
+  type SignedHeaders,
+  type TrustedIssuers,
+  type VerifiedIdentity,
+} from './signed-requests';
