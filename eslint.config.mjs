@@ -37,7 +37,7 @@ export default [
           depConstraints: [
             {
               sourceTag: 'type:domain',
-              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'],
+              onlyDependOnLibsWithTags: ['type:domain'],
               bannedExternalImports: frameworkImports,
             },
             {

@@ -16,31 +16,6 @@ export interface TaskDispatchMessage {
   noop: boolean;
 }
 
-export const dispatchIdOf = (runId: string, key: string, attempt: number): string => `${runId}/${key}/${attempt}`;
-
-/** Agent → orchestrator, on `<prefix>.result.<run>` (JetStream). */
-export interface TaskProgressMessage {
-  runId: string;
-  key: string;
-  node: string;
-  attempt: number;
-  dispatchId: string;
-  status: 'started' | 'succeeded' | 'failed' | 'timed_out';
-  at: string;
-  exitCode?: number | null;
-  durationMs?: number;
-  outputTail?: string;
-  error?: string;
-  /** True when the answer came from the agent's journal (a redelivered dispatch). */
-  fromJournal?: boolean;
-  /**
-   * On an outcome: when the agent started the task. The agent reports `started` only for a task
-   * still running a moment after it began (`STARTED_REPORT_DELAY_MS`); for a shorter one the
-   * orchestrator records TaskStarted from this field, in the same commit as the outcome.
-   */
-  startedAt?: string;
-}
-
 /** Agent → anyone watching, on `<prefix>.output.<run>.<node>` (core NATS, best effort). */
 export interface TaskOutputMessage {
   runId: string;

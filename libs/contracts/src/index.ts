@@ -1,6 +1,6 @@
 export * from './subjects';
 export * from './deployment-commands';
-export * from './run-events';
+export * from '@granule/run-events';
 export * from './agent-messages';
 export * from './config-store';
 export * from './run-queries';

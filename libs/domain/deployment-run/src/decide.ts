@@ -1,6 +1,5 @@
-import { GranuleError } from '@granule/core';
-import type { DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/contracts';
-import { dispatchIdOf } from '@granule/contracts';
+import type { DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/run-events';
+import { dispatchIdOf, isTerminalRunPhase, RunError } from '@granule/run-events';
 import type { ExecutablePlan } from './executable-plan';
 import { S } from './run-state';
 import type { RunState } from './run-state';
@@ -22,12 +21,6 @@ export type RunCommand =
   | { type: 'Stop'; at: string }
   | { type: 'Resume'; at: string }
   | { type: 'Finish'; at: string };
-
-export class RunCommandError extends GranuleError<
-  'RUN_ALREADY_EXISTS' | 'RUN_NOT_FOUND' | 'RUN_FINISHED' | 'RUN_NOT_STOPPED' | 'RUN_NO_PLAN'
-> {}
-
-const TERMINAL = new Set(['succeeded', 'failed', 'stopped', 'refused']);
 
 /** The events a failed node causes: NodeFailed, exceeded groups, and a stop when the run can no longer succeed. */
 function nodeFailure(
@@ -92,12 +85,12 @@ function offlineAtStart(plan: ExecutablePlan, offline: string[]): { critical: st
 export function decide(state: RunState, command: RunCommand, plan?: ExecutablePlan): RunEvent[] {
   switch (command.type) {
     case 'RequestDeployment':
-      if (state.phase !== 'new') throw new RunCommandError('RUN_ALREADY_EXISTS', `run ${state.runId} already exists`);
+      if (state.phase !== 'new') throw new RunError('RUN_EXISTS', `run ${state.runId} already exists`);
       return [{ type: 'DeploymentRequested', data: command.request }];
 
     case 'AcceptPlan': {
       if (state.phase !== 'requested') return [];
-      if (!plan) throw new RunCommandError('RUN_NO_PLAN', `AcceptPlan for run ${state.runId} needs the plan`);
+      if (!plan) throw new RunError('RUN_NO_PLAN', `AcceptPlan for run ${state.runId} needs the plan`);
       const { critical, failed } = offlineAtStart(plan, command.offlineNodes);
       if (critical.length > 0 && !state.request?.tolerateNodeFailures) {
         return [
@@ -274,8 +267,8 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
     }
 
     case 'Stop':
-      if (TERMINAL.has(state.phase))
-        throw new RunCommandError('RUN_FINISHED', `run ${state.runId} has already ended (${state.phase})`);
+      if (isTerminalRunPhase(state.phase))
+        throw new RunError('RUN_ENDED', `run ${state.runId} has already ended (${state.phase})`);
       if (state.phase === 'stopping') return [];
       // Not planned yet (its planning failed and waits for another try): nothing runs, it ends now.
       if (state.phase === 'requested')
@@ -288,12 +281,12 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
     case 'Resume':
       if (state.phase === 'running') return [];
       if (!state.plan)
-        throw new RunCommandError(
+        throw new RunError(
           'RUN_NO_PLAN',
           `run ${state.runId} was stopped before it was planned: start the deployment again`,
         );
       if (state.phase !== 'stopped' && state.phase !== 'stopping') {
-        throw new RunCommandError(
+        throw new RunError(
           'RUN_NOT_STOPPED',
           `run ${state.runId} is ${state.phase}; only a stopped run can be resumed (use retry for a failed one)`,
         );

@@ -1,4 +1,4 @@
-import type { DeploymentRequested } from '@granule/contracts';
+import type { DeploymentRequested } from '@granule/run-events';
 import { environmentStatusAfter, runSpeaksForEnvironment } from './environment-status-projection';
 
 const request = (over: Partial<DeploymentRequested['data']> = {}): DeploymentRequested['data'] => ({

@@ -1,4 +1,4 @@
-import type { DeploymentRequested } from '@granule/contracts';
+import type { DeploymentRequested } from '@granule/run-events';
 
 /** Environment statuses the event log gives an environment in config-store (Fuel's cluster statuses). */
 export type ProjectedEnvironmentStatus = 'deployment' | 'operational' | 'partially_deployed' | 'error' | 'stopped';

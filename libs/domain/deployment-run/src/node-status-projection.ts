@@ -1,4 +1,4 @@
-import { nodeStreamId, type NodeEvent } from '@granule/contracts';
+import { nodeStreamId, type NodeEvent } from '@granule/run-events';
 import { RUN_NODE_STATUSES, type RunNodeStatus } from './node-status';
 
 /** Statuses the event log gives a node in config-store: what runs say, and presence. */

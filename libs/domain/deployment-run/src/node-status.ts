@@ -1,12 +1,11 @@
-import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
+import { isTerminalRunPhase } from '@granule/run-events';
+import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
 import type { ExecutablePlan } from './executable-plan';
 import { S, type RunState } from './run-state';
 
 /** What a run makes of a node (the operator's `node list` vocabulary). */
 export const RUN_NODE_STATUSES = ['deploying', 'ready', 'error', 'stopped'] as const;
 export type RunNodeStatus = (typeof RUN_NODE_STATUSES)[number];
-
-const ENDED = new Set(['succeeded', 'failed', 'stopped', 'refused']);
 
 /**
  * Where node `n` stands in the run: `error` once it failed; `ready` when every task instance of
@@ -16,7 +15,7 @@ const ENDED = new Set(['succeeded', 'failed', 'stopped', 'refused']);
  */
 export function runNodeStatus(state: RunState, plan: ExecutablePlan, n: number): RunNodeStatus | undefined {
   if (state.failedNodes.has(n)) return 'error';
-  const ended = ENDED.has(state.phase);
+  const ended = isTerminalRunPhase(state.phase);
   let touched = false;
   let done = true;
   // Backwards: a node's later instances are the ones still pending, so a node in the middle of

@@ -1,4 +1,4 @@
-import type { DeploymentRequested, RunEvent } from '@granule/contracts';
+import type { DeploymentRequested, RunEvent } from '@granule/run-events';
 import type { ExecutablePlan } from './executable-plan';
 
 /** Status of one instance in a run. */
@@ -47,6 +47,8 @@ export interface RunState {
   planId?: string;
   stopReason?: { reason: string; detail: string };
   terminalReason?: string;
+  /** The code of a DeploymentRefused (e.g. PLAN_UNKNOWN_GRAPH). */
+  refusalCode?: string;
   status: Uint8Array;
   attempt: Uint16Array;
   /** Predecessors (and any-of groups) not yet done, per instance. */
@@ -250,6 +252,7 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
     case 'DeploymentRefused':
       state.phase = 'refused';
       state.terminalReason = event.data.reason;
+      state.refusalCode = event.data.code;
       return state;
     case 'TaskDispatched': {
       const i = instanceOf(state, event.data.key);

@@ -1,4 +1,4 @@
-import type { InstanceCounts, RunEvent, RunSummary } from '@granule/contracts';
+import type { InstanceCounts, RunEvent, RunSummary } from '@granule/run-events';
 import { STATUS_NAMES } from './run-state';
 import type { RunState } from './run-state';
 

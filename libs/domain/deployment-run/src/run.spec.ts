@@ -1,8 +1,9 @@
-import type { RunEvent, TaskProgressMessage } from '@granule/contracts';
+import type { RunEvent, TaskProgressMessage } from '@granule/run-events';
 import { buildPlan, planInstances } from '@granule/planner';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { NodeSpec } from '@granule/task-model';
-import { decide, RunCommandError } from './decide';
+import { RunError } from '@granule/run-events';
+import { decide } from './decide';
 import type { RunCommand } from './decide';
 import { toExecutablePlan } from './executable-plan';
 import type { ExecutablePlan, PlanDocument } from './executable-plan';
@@ -439,7 +440,7 @@ describe('run - operator commands', () => {
     expect(run.finish()).toEqual([]); // a@n2 still runs
     run.report('a@n2', 'succeeded');
     expect(run.finish()).toEqual([{ type: 'DeploymentStopped', data: { at: at(99), failedNodes: [] } }]);
-    expect(() => run.when({ type: 'Stop', at: at(100) })).toThrow(RunCommandError);
+    expect(() => run.when({ type: 'Stop', at: at(100) })).toThrow(RunError);
     expect(types(run.when({ type: 'Resume', at: at(100) }))).toEqual(['DeploymentResumed']);
     expect(run.dispatch().sort()).toEqual(['b@n1', 'b@n2']);
   });

@@ -1,3 +1,5 @@
+import type { StrategyPlan, StrategyReport } from '@granule/deployment-strategy';
+
 /**
  * Events of a deployment run (stream `run-<runId>`) and of a node (stream `node-<uid>`).
  * Facts, in the past tense. `schemaVersion` of every event here is 1.
@@ -31,7 +33,7 @@ export interface DeploymentRequested {
 export interface StrategyAccepted {
   type: 'StrategyAccepted';
   data: {
-    plan: { order: string[]; groups: unknown[]; nodes: string[] };
+    plan: StrategyPlan;
     /** Inline plan inputs (absent when the run plans an environment). */
     inline?: { graphs: Record<string, unknown[]>; nodes: unknown[]; cluster?: Record<string, unknown> };
   };
@@ -59,7 +61,7 @@ export interface StrategyPhaseFinished {
 /** The end-of-run strategy report: groups with stage and failures, nodes by status. */
 export interface StrategyReported {
   type: 'StrategyReported';
-  data: { outcome: 'success' | 'partial' | 'failed'; report: Record<string, unknown> };
+  data: { outcome: 'success' | 'partial' | 'failed'; report: StrategyReport };
 }
 
 export interface PlanAccepted {
@@ -208,13 +210,24 @@ const RUN_EVENT_TYPE_KEYS: Record<RunEventType, true> = {
 /** Every run event type (open-run queries list the non-terminal ones). */
 export const RUN_EVENT_TYPES: readonly RunEventType[] = Object.keys(RUN_EVENT_TYPE_KEYS) as RunEventType[];
 
-/** Terminal events: after one of them the run takes no command but RetryFailed. */
-export const TERMINAL_RUN_EVENTS: readonly RunEventType[] = [
+/** Terminal events: after one of them the run takes no command but RetryFailed (and Resume after DeploymentStopped). */
+export const TERMINAL_RUN_EVENTS = [
   'DeploymentRefused',
   'DeploymentSucceeded',
   'DeploymentFailed',
   'DeploymentStopped',
-];
+] as const satisfies readonly RunEventType[];
+export type TerminalRunEventType = (typeof TERMINAL_RUN_EVENTS)[number];
+
+const TERMINAL_EVENT_SET: ReadonlySet<string> = new Set(TERMINAL_RUN_EVENTS);
+
+/** True for an event type after which the run has ended. */
+export function isTerminalRunEvent(type: string | undefined): type is TerminalRunEventType {
+  return type !== undefined && TERMINAL_EVENT_SET.has(type);
+}
+
+/** The run event types a run can stop at and still be open. */
+export const OPEN_RUN_EVENTS: readonly RunEventType[] = RUN_EVENT_TYPES.filter((t) => !isTerminalRunEvent(t));
 
 export interface NodeRegistered {
   type: 'NodeRegistered';

@@ -1,0 +1,5 @@
+export * from './run-events';
+export * from './run-phase';
+export * from './run.errors';
+export * from './run-summary.types';
+export * from './task-report';

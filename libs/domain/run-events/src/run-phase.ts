@@ -1,0 +1,32 @@
+import type { RunEventType } from './run-events';
+
+/** Where a run stands, as every reader names it (runs list, metrics, the recap, the deciders). */
+export const RUN_PHASES = ['requested', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'refused'] as const;
+export type RunPhaseName = (typeof RUN_PHASES)[number];
+
+/** The phases a run ends in; their events are `TERMINAL_RUN_EVENTS`. */
+export const TERMINAL_RUN_PHASES = [
+  'succeeded',
+  'failed',
+  'stopped',
+  'refused',
+] as const satisfies readonly RunPhaseName[];
+const TERMINAL_PHASE_SET: ReadonlySet<string> = new Set(TERMINAL_RUN_PHASES);
+
+export function isTerminalRunPhase(phase: string): boolean {
+  return TERMINAL_PHASE_SET.has(phase);
+}
+
+const PHASE_AFTER: Partial<Record<RunEventType, RunPhaseName>> = {
+  DeploymentRequested: 'requested',
+  DeploymentRefused: 'refused',
+  DeploymentStopRequested: 'stopping',
+  DeploymentSucceeded: 'succeeded',
+  DeploymentFailed: 'failed',
+  DeploymentStopped: 'stopped',
+};
+
+/** The phase a run is in when `type` is its last event (any other event: running). */
+export function phaseAfterEvent(type: string): RunPhaseName {
+  return PHASE_AFTER[type as RunEventType] ?? 'running';
+}

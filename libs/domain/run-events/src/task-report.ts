@@ -1,0 +1,31 @@
+/**
+ * The id of one dispatch of a task instance: `<run>/<task>@<node>/<attempt>`. It is the
+ * JetStream message id of the dispatch and the agent's idempotency key.
+ */
+export const dispatchIdOf = (runId: string, key: string, attempt: number): string => `${runId}/${key}/${attempt}`;
+
+/**
+ * What an agent reports of a dispatched task instance (`started`, then an outcome). The run
+ * decider takes it only for the node and dispatch id it issued.
+ */
+export interface TaskProgressMessage {
+  runId: string;
+  key: string;
+  node: string;
+  attempt: number;
+  dispatchId: string;
+  status: 'started' | 'succeeded' | 'failed' | 'timed_out';
+  at: string;
+  exitCode?: number | null;
+  durationMs?: number;
+  outputTail?: string;
+  error?: string;
+  /** True when the answer came from the agent's journal (a redelivered dispatch). */
+  fromJournal?: boolean;
+  /**
+   * On an outcome: when the agent started the task. The agent reports `started` only for a task
+   * still running a moment after it began (`STARTED_REPORT_DELAY_MS`); for a shorter one the
+   * orchestrator records TaskStarted from this field, in the same commit as the outcome.
+   */
+  startedAt?: string;
+}
