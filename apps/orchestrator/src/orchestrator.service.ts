@@ -1,4 +1,4 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
@@ -13,7 +13,6 @@ import type {
   AgentRegistration,
   AgentRegistrationReply,
   CommandReply,
-  DeploymentCommand,
   DeploymentCommandType,
   ExecutionSubjects,
   TaskProgressMessage,
@@ -115,7 +114,7 @@ export class OrchestratorService {
     });
     this.presenceWatcher = new NodePresenceWatcher(presence, this.store, dataSource);
     this.queries = new RunQueriesResponder(nats, this.subjects, this.store, dataSource, plans, planStore);
-    this.runLog = new PostgresRunEventLog(this.store, dataSource);
+    this.runLog = new PostgresRunEventLog(this.store);
     const ports: CoordinatorPorts = {
       log: this.runLog,
       plans,
@@ -131,23 +130,11 @@ export class OrchestratorService {
     };
     this.coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: config.maxBusyNodes } });
     const configStore = new ConfigStoreClient(nats, { prefix: config.subjectPrefix });
-    this.strategies = new StrategyCoordinator(ports, new ConfigStoreStrategySource(configStore), this.coordinator, {
-      // A phase run another replica drives (it took the run over) is stopped through the command
-      // stream, which hands the command to its driver; a stopped one is nobody's and is resumed here.
-      stop: async (runId) => {
-        if (this.coordinator.owned().includes(runId)) return this.coordinator.stop(runId);
-        const command: DeploymentCommand = {
-          type: 'StopDeployment',
-          payload: { commandId: `${runId}-stop-${randomUUID()}`, runId },
-        };
-        await this.js.publish(this.subjects.commands.stopDeployment, JSON.stringify(command), {
-          msgID: command.payload.commandId,
-        });
-      },
-      resume: (runId) => this.coordinator.resume(runId),
-    });
+    this.strategies = new StrategyCoordinator(ports, new ConfigStoreStrategySource(configStore), this.coordinator);
     if (config.nodeStatusSync) this.nodeStatuses = new NodeStatusProjector(this.store, configStore, logger);
-    this.coordinator.onRunEnded = (runId) => void this.strategies.childEnded(runId);
+    this.coordinator.onRunEnded = (runId, outcome, request) => {
+      if (request?.childOf) void this.strategies.childEnded(runId, outcome);
+    };
   }
 
   async start(): Promise<void> {
@@ -182,10 +169,8 @@ export class OrchestratorService {
     this.queries.stop();
     await this.outbox?.stop();
     await this.nodeStatuses?.stop();
-    for (const runId of this.coordinator.owned())
-      await new RedisRunLease(this.deps.redis, this.deps.config.subjectPrefix, this.deps.config.instanceId, 1).release(
-        runId,
-      );
+    await this.coordinator.releaseAll();
+    await this.strategies.releaseAll();
   }
 
   private async tick(): Promise<void> {
@@ -211,7 +196,9 @@ export class OrchestratorService {
   /** Takes over the open runs nobody drives; one listing of them serves both coordinators. */
   private async recoverRuns(): Promise<string[]> {
     const open = await this.runLog.openRuns();
-    return [...(await this.coordinator.recover(open)), ...(await this.strategies.recover(open))];
+    // Strategy runs first: a phase run is driven where its strategy run is.
+    const strategies = await this.strategies.recover(open);
+    return [...strategies, ...(await this.coordinator.recover(open, (parent) => this.strategies.drives(parent)))];
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { GranuleError } from '@granule/core';
-import { runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import { phaseAfterEvent, runStreamId } from '@granule/run-events';
 import type {
   ExecutionSubjects,
   QueryReply,
@@ -17,21 +17,13 @@ import type {
 } from '@granule/contracts';
 import type { PlanStore } from '@granule/plan-store';
 import type { EventStore } from '@granule/event-store';
-import { applyResult, buildReport, createStrategyRun } from '@granule/deployment-strategy';
-import type { StrategyPlan } from '@granule/deployment-strategy';
+import { buildReport } from '@granule/deployment-strategy';
+import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
+import type { StrategyRun } from '@granule/strategy-run';
 import { foldRun, instanceStatuses, summarizeRun } from '@granule/deployment-run';
 import type { PlanSource } from '@granule/run-coordination';
 
 class QueryError extends GranuleError<'RUN_UNKNOWN' | 'BAD_QUERY'> {}
-
-const PHASE_OF: Record<string, string> = {
-  DeploymentRequested: 'requested',
-  DeploymentRefused: 'refused',
-  DeploymentSucceeded: 'succeeded',
-  DeploymentFailed: 'failed',
-  DeploymentStopped: 'stopped',
-  DeploymentStopRequested: 'stopping',
-};
 
 /** Answers run history queries (`runs.list`, `runs.events`, `runs.show`) from the event log. */
 export class RunQueriesResponder {
@@ -104,7 +96,7 @@ export class RunQueriesResponder {
     );
     return rows.map((r) => ({
       runId: r.stream_id.slice('run-'.length),
-      phase: PHASE_OF[r.last_type] ?? (TERMINAL_RUN_EVENTS.includes(r.last_type as never) ? r.last_type : 'running'),
+      phase: phaseAfterEvent(r.last_type),
       events: Number(r.version),
       ...(r.first_data.envId ? { envId: r.first_data.envId } : {}),
       ...(r.first_data.graph ? { graph: r.first_data.graph } : {}),
@@ -159,31 +151,18 @@ export class RunQueriesResponder {
   async show(q: RunShowRequest): Promise<RunSummary> {
     const entries = await this.events({ runId: q.runId, ...(q.at ? { upTo: q.at } : {}) });
     const events = entries.map((e) => e.event);
-    const accepted = events.find((e) => e.type === 'StrategyAccepted');
-    if (accepted?.type === 'StrategyAccepted')
-      return this.showStrategy(q.runId, events, accepted.data.plan as unknown as StrategyPlan);
+    const strategyRun = isStrategyParent(events[0]) ? foldStrategyRun(q.runId, events) : undefined;
+    if (strategyRun?.groups) return this.showStrategy(q.runId, events, strategyRun);
     const planned = events.find((e) => e.type === 'PlanAccepted');
     const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
     return summarizeRun(foldRun(q.runId, events, plan), events);
   }
 
-  /** A strategy run: its groups from the strategy state machine, task counts summed over its phase runs. */
-  private async showStrategy(runId: string, events: RunEvent[], plan: StrategyPlan): Promise<RunSummary> {
-    let strategyState = createStrategyRun(plan);
-    const phaseRuns: string[] = [];
-    for (const e of events) {
-      if (e.type === 'StrategyPhaseStarted') phaseRuns.push(e.data.childRunId);
-      if (e.type === 'StrategyPhaseFinished')
-        strategyState = applyResult(strategyState, {
-          group: e.data.group,
-          phase: e.data.phase,
-          succeeded: e.data.succeeded,
-          failed: e.data.failed,
-        });
-    }
-    const report = buildReport(strategyState);
+  /** A strategy run: its groups from the strategy-run decider's fold, task counts summed over its phase runs. */
+  private async showStrategy(runId: string, events: RunEvent[], strategyRun: StrategyRun): Promise<RunSummary> {
+    const report = buildReport(strategyRun.groups as NonNullable<StrategyRun['groups']>);
     const parent = summarizeRun(foldRun(runId, events), events);
-    const children = await Promise.all(phaseRuns.map((id) => this.show({ runId: id })));
+    const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.show({ runId: id })));
     for (const child of children) {
       for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;
       for (const [uid, counts] of Object.entries(child.nodes)) {
@@ -207,7 +186,7 @@ export class RunQueriesResponder {
           failures: g.failures,
         })),
         nodes: report.nodes,
-        phaseRuns,
+        phaseRuns: strategyRun.phaseRuns,
       },
     };
   }

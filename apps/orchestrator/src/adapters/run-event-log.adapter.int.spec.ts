@@ -8,7 +8,7 @@ describe('PostgresRunEventLog', () => {
   beforeAll(async () => {
     db = await createTestDatabase('run_event_log');
     const store = new EventStore(db.dataSource);
-    log = new PostgresRunEventLog(store, db.dataSource);
+    log = new PostgresRunEventLog(store);
     await log.append(
       'plain',
       [

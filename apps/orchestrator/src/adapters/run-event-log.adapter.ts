@@ -1,18 +1,11 @@
-import type { DataSource } from 'typeorm';
-import { nodeStreamId, RUN_EVENT_TYPES, runStreamId, TERMINAL_RUN_EVENTS } from '@granule/contracts';
-import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
+import { nodeStreamId, OPEN_RUN_EVENTS, runStreamId } from '@granule/run-events';
+import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
 import type { EventStore } from '@granule/event-store';
 import type { OpenRun, RunEventLog } from '@granule/run-coordination';
 
-/** The run event types a run can stop at and still be open. */
-const OPEN_RUN_EVENTS = RUN_EVENT_TYPES.filter((type) => !TERMINAL_RUN_EVENTS.includes(type));
-
 /** Run streams (`run-<id>`) in the PostgreSQL event log. */
 export class PostgresRunEventLog implements RunEventLog {
-  constructor(
-    private readonly store: EventStore,
-    private readonly dataSource: DataSource,
-  ) {}
+  constructor(private readonly store: EventStore) {}
 
   async append(
     runId: string,
@@ -52,27 +45,22 @@ export class PostgresRunEventLog implements RunEventLog {
     return stored.map((e) => ({ type: e.type, data: e.data }) as RunEvent);
   }
 
+  async first(runId: string): Promise<RunEvent | undefined> {
+    const [e] = await this.store.readStream(runStreamId(runId), { toVersion: 1 });
+    return e ? ({ type: e.type, data: e.data } as RunEvent) : undefined;
+  }
+
   async exists(runId: string): Promise<boolean> {
     return (await this.store.readStreamVersion(runStreamId(runId))) !== null;
   }
 
-  /**
-   * Runs whose last event is not terminal. Asked as "last event is one of the open types" so
-   * that PostgreSQL reads only the open runs' entries of the (stream type, last event type)
-   * index: this runs on every tick, and finished runs pile up.
-   */
+  async lastEventType(runId: string): Promise<string | undefined> {
+    return (await this.store.streamHead(runStreamId(runId)))?.lastEventType;
+  }
+
+  /** Runs whose last event is not terminal, oldest first, with their first event. */
   async openRuns(): Promise<OpenRun[]> {
-    const rows: { stream_id: string; first_type: string; first_data: unknown }[] = await this.dataSource.query(
-      `SELECT s.stream_id, f.type AS first_type, f.data AS first_data
-         FROM granule_streams s
-         JOIN granule_events f ON f.stream_id = s.stream_id AND f.stream_version = 1
-        WHERE s.stream_type = 'run' AND s.last_event_type = ANY($1::text[])
-        ORDER BY s.created_at`,
-      [OPEN_RUN_EVENTS],
-    );
-    return rows.map((r) => ({
-      runId: r.stream_id.slice('run-'.length),
-      first: { type: r.first_type, data: r.first_data } as RunEvent,
-    }));
+    const streams = await this.store.streamsEndingWith('run', OPEN_RUN_EVENTS);
+    return streams.map((s) => ({ runId: s.streamId.slice('run-'.length), first: s.first as RunEvent }));
   }
 }

@@ -1,5 +1,7 @@
 export * from './ports';
-export { CoordinatorError, RunCoordinator } from './run-coordinator';
-export type { CoordinatorOptions } from './run-coordinator';
-export { PHASE_GRAPHS, StrategyCoordinator, StrategyRunError } from './strategy-coordinator';
+export { DeciderDriver } from './decider-driver';
+export type { Alongside, DrivenStream, DriverEventLog, DriverPorts, StreamProcess } from './decider-driver';
+export { outcomeOfRun, RunCoordinator } from './run-coordinator';
+export type { CoordinatorOptions, RunStartExtra } from './run-coordinator';
+export { StrategyCoordinator } from './strategy-coordinator';
 export type { StrategySource } from './strategy-coordinator';

@@ -1,10 +1,5 @@
-import type {
-  NodeStatusChanged,
-  PlanReplyMessage,
-  PlanRequestMessage,
-  RunEvent,
-  TaskDispatchMessage,
-} from '@granule/contracts';
+import type { PlanReplyMessage, PlanRequestMessage, TaskDispatchMessage } from '@granule/contracts';
+import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
 import type { ExecutablePlan } from '@granule/deployment-run';
 
 /** A run whose last event is not terminal. */
@@ -34,6 +29,10 @@ export interface RunEventLog {
    */
   openRuns(): Promise<OpenRun[]>;
   exists(runId: string): Promise<boolean>;
+  /** The run's first event (it tells a strategy run from a deployment or phase run); undefined for a run that does not exist. */
+  first(runId: string): Promise<RunEvent | undefined>;
+  /** The type of the run's last event, without reading its stream; undefined for a run that does not exist. */
+  lastEventType(runId: string): Promise<string | undefined>;
 }
 
 /** graph-planner and the plan store. */

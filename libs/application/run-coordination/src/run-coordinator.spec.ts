@@ -5,7 +5,8 @@ import { buildPlan, planInstances } from '@granule/planner';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { CoordinatorPorts } from './ports';
 import { MemoryRunEventLog } from './testing/memory-run-event-log';
-import { CoordinatorError, RunCoordinator } from './run-coordinator';
+import { RunError } from '@granule/run-events';
+import { RunCoordinator } from './run-coordinator';
 
 const TASKS = `
 - {id: a, type: shell, roles: '*', parameters: {cmd: a}}
@@ -62,7 +63,7 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   const coordinator = new RunCoordinator(ports, { limits: { maxBusyNodes: 10 } });
   const plannerDown = (): void => {
     ports.plans.request = async () => {
-      throw new CoordinatorError(
+      throw new RunError(
         'RUN_UNKNOWN',
         'graph-planner did not answer on p.planner.plan: start it with npm run start:graph-planner',
       );
@@ -389,8 +390,8 @@ describe('RunCoordinator', () => {
         [[null, 'deploying', 'r1']],
         [[null, 'deploying', 'r1']],
       ]);
-      // One append carries the dispatches and the statuses: never one without the other.
-      expect(w.log.appends.at(-1)?.types).toEqual(['TaskDispatched', 'TaskDispatched']);
+      // One append carries the accepted plan, its first dispatches and the statuses: never one without the other.
+      expect(w.log.appends.at(-1)?.types).toEqual(['PlanAccepted', 'TaskDispatched', 'TaskDispatched']);
       await w.succeed('a@n1');
       await w.succeed('b@n1');
       expect(statuses(w.log, 'n1')).toEqual([

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PlanReplyMessage, PlanRequestMessage, RunEvent, TaskDispatchMessage } from '@granule/contracts';
 import { buildReport, parseStrategyDocument, simulateStrategy } from '@granule/deployment-strategy';
+import type { StrategyReport } from '@granule/deployment-strategy';
 import { toExecutablePlan } from '@granule/deployment-run';
 import type { ExecutablePlan } from '@granule/deployment-run';
 import { buildPlan, planInstances } from '@granule/planner';
@@ -63,7 +64,7 @@ function world(
     { resolve: async () => ({ strategy: strategyDoc.strategy as never, nodes }) },
     runs,
   );
-  runs.onRunEnded = (id) => void strategies.childEnded(id);
+  runs.onRunEnded = (id, outcome) => void strategies.childEnded(id, outcome);
   const drain = async (): Promise<void> => {
     for (let guard = 0; guard < 1000; guard++) {
       // Phase runs are planned in their own queues: let that finish before taking the queue as empty.
@@ -103,7 +104,7 @@ const start = {
 async function outcomeOf(fail: {
   prepare?: string[];
   deploy?: string[];
-}): Promise<{ events: RunEvent[]; report: Record<string, unknown> }> {
+}): Promise<{ events: RunEvent[]; report: StrategyReport }> {
   const w = world(fail);
   await w.strategies.start(start);
   await w.drain();

@@ -9,7 +9,8 @@ export {
   isFinished,
 } from './run-state';
 export type { InstanceStatusName, RunPhase, RunState } from './run-state';
-export { decide, RunCommandError } from './decide';
+export { decide } from './decide';
+export { runDecider } from './run.decider';
 export type { ExecutionLimits, RunCommand } from './decide';
 export { BUDGET_GRACE_SECONDS, TASK_DEFAULTS, taskBudgetSeconds } from './task-budget';
 export { summarizeRun } from './run-summary';

@@ -21,7 +21,6 @@ export {
   applyResult,
   createStrategyRun,
   nextAction,
-  replayStrategyRun,
   type GroupStage,
   type NextAction,
   type PhaseResult,

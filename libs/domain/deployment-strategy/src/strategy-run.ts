@@ -46,9 +46,9 @@ export interface StepRecord {
 }
 
 /**
- * The state of one strategy run: plain, immutable, JSON-serialisable data. Rebuild it from
- * events by folding {@link applyResult} over the recorded results, starting from
- * {@link createStrategyRun} of the same plan ({@link replayStrategyRun}).
+ * The state of one strategy run's groups: plain, immutable, JSON-serialisable data. The
+ * strategy-run decider (`@granule/strategy-run`) rebuilds it from a run's events by folding
+ * {@link applyResult} over the recorded phase results, starting from {@link createStrategyRun}.
  */
 export interface StrategyRunState {
   version: 1;
@@ -144,11 +144,6 @@ export function applyResult(state: StrategyRunState, result: PhaseResult): Strat
   );
   settle(next);
   return next;
-}
-
-/** Folds recorded results over a fresh run of `plan`. */
-export function replayStrategyRun(plan: StrategyPlan, results: readonly PhaseResult[]): StrategyRunState {
-  return results.reduce(applyResult, createStrategyRun(plan));
 }
 
 // The functions below mutate a private copy.

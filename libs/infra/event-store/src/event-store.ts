@@ -15,6 +15,8 @@ import type {
   ReadStreamOptions,
   StoredEvent,
   StreamAppend,
+  StreamHead,
+  StreamListing,
   SubscribeOptions,
   Subscription,
 } from './event-store.types';
@@ -123,6 +125,31 @@ function claimStatement(
 /** What `claimStatement`'s `extra` placeholder stands for. */
 function claimExtra(streamId: string, expected: ExpectedVersion): string | number {
   return typeof expected === 'number' && expected !== 0 ? expected : streamTypeOf(streamId);
+}
+
+const LISTING_COLUMNS = `s.stream_id, s.version, s.last_event_type, s.created_at, s.updated_at,
+       f.type AS first_type, f.data AS first_data`;
+const LISTING_FROM = `FROM granule_streams s JOIN granule_events f ON f.stream_id = s.stream_id AND f.stream_version = 1`;
+
+interface ListingRow {
+  stream_id: string;
+  version: string;
+  last_event_type: string;
+  created_at: Date;
+  updated_at: Date;
+  first_type: string;
+  first_data: Record<string, unknown>;
+}
+
+function toListing(r: ListingRow): StreamListing {
+  return {
+    streamId: r.stream_id,
+    version: Number(r.version),
+    lastEventType: r.last_event_type,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    first: { type: r.first_type, data: r.first_data },
+  };
 }
 
 /**
@@ -414,6 +441,94 @@ export class EventStore implements EventStorePort {
       [streamId],
     );
     return rows.length > 0 ? Number(rows[0].version) : null;
+  }
+
+  /** A stream's version and last event type (one row of `granule_streams`); null for a stream that does not exist. */
+  async streamHead(streamId: string): Promise<StreamHead | null> {
+    const rows = await this.prepared<{ version: string; last_event_type: string }>(
+      'stream_head',
+      `SELECT version, last_event_type FROM granule_streams WHERE stream_id = $1`,
+      [streamId],
+    );
+    return rows.length > 0
+      ? { streamId, version: Number(rows[0].version), lastEventType: rows[0].last_event_type }
+      : null;
+  }
+
+  /** Heads of the given streams (those that exist). */
+  async streamHeads(streamIds: readonly string[]): Promise<StreamHead[]> {
+    if (streamIds.length === 0) return [];
+    const rows: Array<{ stream_id: string; version: string; last_event_type: string }> = await this.dataSource.query(
+      `SELECT stream_id, version, last_event_type FROM granule_streams WHERE stream_id = ANY($1::text[])`,
+      [streamIds],
+    );
+    return rows.map((r) => ({ streamId: r.stream_id, version: Number(r.version), lastEventType: r.last_event_type }));
+  }
+
+  /** Ids of every stream of a type (`node`, `run`), oldest first. */
+  async streamIdsOfType(streamType: string): Promise<string[]> {
+    const rows: Array<{ stream_id: string }> = await this.dataSource.query(
+      `SELECT stream_id FROM granule_streams WHERE stream_type = $1 ORDER BY created_at`,
+      [streamType],
+    );
+    return rows.map((r) => r.stream_id);
+  }
+
+  /**
+   * Streams of a type whose last event is one of `lastEventTypes`, oldest first, each with its
+   * first event. Asked as "last event is one of these" so that PostgreSQL reads only those
+   * entries of the (stream type, last event type) index: open runs are asked for on every tick,
+   * and finished runs pile up.
+   */
+  async streamsEndingWith(streamType: string, lastEventTypes: readonly string[]): Promise<StreamListing[]> {
+    const rows: ListingRow[] = await this.dataSource.query(
+      `SELECT ${LISTING_COLUMNS} ${LISTING_FROM}
+        WHERE s.stream_type = $1 AND s.last_event_type = ANY($2::text[])
+        ORDER BY s.created_at`,
+      [streamType, lastEventTypes],
+    );
+    return rows.map(toListing);
+  }
+
+  /** The newest streams of a type, newest first, each with its first event. */
+  async newestStreams(streamType: string, limit: number): Promise<StreamListing[]> {
+    const rows: ListingRow[] = await this.dataSource.query(
+      `SELECT ${LISTING_COLUMNS} ${LISTING_FROM}
+        WHERE s.stream_type = $1
+        ORDER BY s.created_at DESC LIMIT $2`,
+      [streamType, limit],
+    );
+    return rows.map(toListing);
+  }
+
+  /** How many streams of a type end with each event type. */
+  async countStreamsByLastEvent(streamType: string): Promise<Map<string, number>> {
+    const rows: Array<{ type: string; streams: string }> = await this.dataSource.query(
+      `SELECT last_event_type AS type, count(*)::text AS streams FROM granule_streams
+        WHERE stream_type = $1 GROUP BY last_event_type`,
+      [streamType],
+    );
+    return new Map(rows.map((r) => [r.type, Number(r.streams)]));
+  }
+
+  /** Events in the log: the sum of stream versions (exact, and cheap: one row per stream). */
+  async countEvents(): Promise<number> {
+    const [row]: Array<{ events: string }> = await this.dataSource.query(
+      `SELECT COALESCE(sum(version), 0)::text AS events FROM granule_streams`,
+    );
+    return Number(row.events);
+  }
+
+  /** Committed events after `consumer`'s checkpoint (all of them when it has none). */
+  async consumerLag(consumer: string): Promise<number> {
+    const [row]: Array<{ lag: string }> = await this.dataSource.query(
+      `SELECT count(*)::text AS lag
+         FROM granule_events e
+         LEFT JOIN granule_checkpoints c ON c.consumer = $1
+        WHERE c.consumer IS NULL OR (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position)`,
+      [consumer],
+    );
+    return Number(row.lag);
   }
 
   /**

@@ -177,3 +177,17 @@ export interface EventStorePort {
   /** Polls `readAll` from the consumer's checkpoint and stores it after each handled batch. */
   subscribe(consumer: string, handler: EventBatchHandler, options?: SubscribeOptions): Subscription;
 }
+
+/** A stream's row in `granule_streams`. */
+export interface StreamHead {
+  streamId: string;
+  version: number;
+  lastEventType: string;
+}
+
+/** A stream with its first event (what kind of run it is) and when it began and last changed. */
+export interface StreamListing extends StreamHead {
+  createdAt: Date;
+  updatedAt: Date;
+  first: { type: string; data: Record<string, unknown> };
+}

@@ -1,5 +1,5 @@
-import type { NodeStatusChanged, RunEvent } from '@granule/contracts';
-import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import { isTerminalRunEvent } from '@granule/run-events';
+import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
 import type { OpenRun, RunEventLog } from '../ports';
 
 /** An event log in memory with the same expected-version rule as the PostgreSQL one (tests). */
@@ -43,10 +43,19 @@ export class MemoryRunEventLog implements RunEventLog {
   }
   async openRuns(): Promise<OpenRun[]> {
     return [...this.streams]
-      .filter(([, e]) => !TERMINAL_RUN_EVENTS.includes(e[e.length - 1].type))
+      .filter(([, e]) => !isTerminalRunEvent(e[e.length - 1].type))
       .map(([runId, e]) => ({ runId, first: e[0] }));
   }
   async exists(runId: string): Promise<boolean> {
     return this.streams.has(runId);
+  }
+  async first(runId: string): Promise<RunEvent | undefined> {
+    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    return this.streams.get(runId)?.[0];
+  }
+  async lastEventType(runId: string): Promise<string | undefined> {
+    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    const stream = this.streams.get(runId);
+    return stream?.[stream.length - 1]?.type;
   }
 }
