@@ -17,7 +17,9 @@ export const SERVICE_CONFIG_FILES: Record<string, string> = {
 
 /** The GRANULE_* variables a service's config loader names, sorted. */
 export function variablesRead(service: string): string[] {
-  const source = readText(SERVICE_CONFIG_FILES[service]);
+  let source = readText(SERVICE_CONFIG_FILES[service]);
+  // The NATS settings every process shares are named once, in service-kit.
+  if (/\bNATS_ENV\b/.test(source)) source += readText('libs/infra/service-kit/src/nats-settings.ts');
   return [...new Set(source.match(/\bGRANULE_[A-Z0-9_]+\b/g) ?? [])].sort();
 }
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { GranuleError } from '@granule/core';
-import { ConfigService } from './config/config.service';
+import { loadConfigStoreConfig } from './config/config.service';
 import { openConfigDatabase } from './persistence/database';
 
 /**
@@ -8,7 +8,7 @@ import { openConfigDatabase } from './persistence/database';
  * config-store) in one transaction, then exits. The Helm chart runs it as a Job.
  */
 async function migrate(): Promise<void> {
-  const { config } = ConfigService.fromEnvironment();
+  const config = loadConfigStoreConfig(process.env);
   const ds = await openConfigDatabase(config.databaseUrl, {
     create: config.createDatabase,
     runMigrations: true,

@@ -1,4 +1,5 @@
-import { ConfigError, loadGraphPlannerConfig } from './graph-planner.config';
+import { ConfigError } from '@granule/service-kit';
+import { loadGraphPlannerConfig } from './graph-planner.config';
 
 describe('loadGraphPlannerConfig', () => {
   it('defaults - local NATS and PostgreSQL, prefix granule, no migrations', () => {
@@ -37,13 +38,13 @@ describe('loadGraphPlannerConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toBe(
-      'invalid configuration: GRANULE_NATS_URL must be a nats:// URL (or a comma-separated list of them) (got "http://x"); GRANULE_DATABASE_URL must be a postgres:// URL (got "mysql://x")',
+      'invalid configuration: GRANULE_DATABASE_URL: must be a postgres:// URL (got "mysql://x"); GRANULE_NATS_URL: must be a nats:// or tls:// URL, or a comma-separated list of them (got "http://x")',
     );
   });
 
   it('GRANULE_HEALTH_PORT - anything but a port from 0 to 65535 is one problem', () => {
     expect(() => loadGraphPlannerConfig({ GRANULE_HEALTH_PORT: 'http' })).toThrow(
-      'invalid configuration: GRANULE_HEALTH_PORT must be a port number from 0 to 65535 (0 turns the health server off) (got "http")',
+      'invalid configuration: GRANULE_HEALTH_PORT: must be a port number from 0 to 65535 (0 turns the health server off) (got "http")',
     );
     expect(() => loadGraphPlannerConfig({ GRANULE_HEALTH_PORT: '70000' })).toThrow('(got 70000)');
   });

@@ -30,7 +30,7 @@ export class AgentModule {
         { provide: AGENT_LOGGER, useValue: logger },
         {
           provide: NATS_CONNECTION,
-          useFactory: (c: AgentConfig) => connectNats(c.natsUrl, `granule-node-agent:${c.nodeUid}`),
+          useFactory: (c: AgentConfig) => connectNats(c, `granule-node-agent:${c.nodeUid}`),
           inject: [AGENT_CONFIG],
         },
         { provide: REDIS_CONNECTION, useFactory: (c: AgentConfig) => connectRedis(c.redisUrl), inject: [AGENT_CONFIG] },

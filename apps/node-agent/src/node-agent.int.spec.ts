@@ -99,7 +99,7 @@ describe('node-agent processes', () => {
   beforeAll(async () => {
     buildIfStale();
     base = await mkdtemp(path.join(tmpdir(), 'granule-agent-it-'));
-    nc = await connectNats(NATS_URL, 'node-agent-int-test');
+    nc = await connectNats({ natsUrl: NATS_URL }, 'node-agent-int-test');
     js = jetstream(nc);
     jsm = await jetstreamManager(nc);
     redis = await connectRedis(REDIS_URL);

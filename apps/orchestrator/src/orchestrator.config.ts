@@ -1,19 +1,15 @@
 import { hostname } from 'node:os';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
-import { loadEnvConfig } from '@granule/service-kit';
+import { loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit';
 
 /** The orchestrator's settings; `loadOrchestratorConfig` is the only reader of the environment. */
-export class OrchestratorConfig {
-  @Matches(/^(nats|tls):\/\/\S+$/, { message: 'must be a nats:// URL' }) natsUrl = 'nats://127.0.0.1:4222';
+export class OrchestratorConfig extends NatsSettings {
   @Matches(/^redis(s)?:\/\/\S+$/, { message: 'must be a redis:// URL' }) redisUrl = 'redis://127.0.0.1:6379';
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' }) databaseUrl =
     'postgres://postgres@127.0.0.1:5432/granule';
-  @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, {
-    message: 'must be dotted tokens of letters, digits, _ and - (e.g. granule)',
-  })
-  subjectPrefix = DEFAULT_SUBJECT_PREFIX;
   @IsInt() @Min(1) @Max(100000) maxBusyNodes = 200;
+  /** Plans kept in memory for the runs that load them again (least recently used dropped first). */
+  @IsInt() @Min(1) @Max(100000) maxCachedPlans = 64;
   @IsInt() @Min(50) @Max(60000) tickMs = 1000;
   @IsInt() @Min(1000) @Max(600000) leaseMs = 15000;
   @IsInt() @Min(1) @Max(3600) heartbeatSeconds = 2;
@@ -31,11 +27,11 @@ export class OrchestratorConfig {
 
 export function loadOrchestratorConfig(env: Record<string, string | undefined>): OrchestratorConfig {
   return loadEnvConfig(OrchestratorConfig, env, {
-    natsUrl: 'GRANULE_NATS_URL',
+    ...NATS_ENV,
     redisUrl: 'GRANULE_REDIS_URL',
     databaseUrl: 'GRANULE_DATABASE_URL',
-    subjectPrefix: 'GRANULE_SUBJECT_PREFIX',
     maxBusyNodes: { name: 'GRANULE_MAX_BUSY_NODES', type: 'number' },
+    maxCachedPlans: { name: 'GRANULE_MAX_CACHED_PLANS', type: 'number' },
     tickMs: { name: 'GRANULE_TICK_MS', type: 'number' },
     leaseMs: { name: 'GRANULE_LEASE_MS', type: 'number' },
     heartbeatSeconds: { name: 'GRANULE_HEARTBEAT_SECONDS', type: 'number' },

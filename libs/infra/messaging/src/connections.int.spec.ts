@@ -17,7 +17,7 @@ async function closedPort(): Promise<number> {
 
 describe('connectNats', () => {
   it('connects under the given client name', async () => {
-    const nc = await connectNats(NATS_URL, 'granule-messaging-test');
+    const nc = await connectNats({ natsUrl: NATS_URL }, 'granule-messaging-test');
     try {
       expect(nc.info?.jetstream).toBe(true);
     } finally {
@@ -27,7 +27,7 @@ describe('connectNats', () => {
 
   it('a closed port fails with NATS_UNREACHABLE naming the URL, the reason and the fix', async () => {
     const url = `nats://127.0.0.1:${await closedPort()}`;
-    await expect(connectNats(url, 'x', { timeoutMs: 1000 })).rejects.toMatchObject({
+    await expect(connectNats({ natsUrl: url }, 'x', { timeoutMs: 1000 })).rejects.toMatchObject({
       code: 'NATS_UNREACHABLE',
       message: expect.stringMatching(
         new RegExp(

@@ -23,7 +23,7 @@ describe('execution streams', () => {
   let js: JetStreamClient;
 
   beforeAll(async () => {
-    nc = await connectNats(NATS_URL, 'messaging-int-test');
+    nc = await connectNats({ natsUrl: NATS_URL }, 'messaging-int-test');
     jsm = await jetstreamManager(nc);
     js = jetstream(nc);
   });

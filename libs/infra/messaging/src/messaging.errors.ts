@@ -1,15 +1,17 @@
-import { GranuleError } from '@granule/core';
+import { GranuleError, redactUrl } from '@granule/core';
+
+export { redactUrl };
 
 /** NATS did not answer at the configured address (refused, unknown host, timeout). */
 export class NatsUnreachableError extends GranuleError<'NATS_UNREACHABLE'> {
   constructor(
     readonly url: string,
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; hint?: string },
   ) {
     super(
       'NATS_UNREACHABLE',
-      `cannot reach NATS at ${redactUrl(url)}: ${reason} — start it (tools/setup.sh) or set GRANULE_NATS_URL`,
+      `cannot reach NATS at ${redactUrl(url)}: ${reason} — ${options?.hint ?? 'start it (tools/setup.sh) or set GRANULE_NATS_URL'}`,
       options,
     );
   }
@@ -46,9 +48,4 @@ export class MessageDecodeError extends GranuleError<'MESSAGE_DECODE_FAILED'> {
   ) {
     super('MESSAGE_DECODE_FAILED', `message on '${subject}' is not valid JSON: ${reason}`, options);
   }
-}
-
-/** `url` with its password replaced by `***`, so errors and logs never carry a secret. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
 }

@@ -11,7 +11,7 @@ describe('ReconnectWaits (a NATS server of its own, restarted)', () => {
 
   beforeAll(async () => {
     nats = await startPrivateNats();
-    nc = await connectNats(nats.url, 'reconnect-waits-int-test');
+    nc = await connectNats({ natsUrl: nats.url }, 'reconnect-waits-int-test');
   });
 
   afterAll(async () => {

@@ -41,7 +41,7 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
 
   beforeAll(async () => {
-    nats = await connectNats(NATS_URL, 'granule-observability-test');
+    nats = await connectNats({ natsUrl: NATS_URL }, 'granule-observability-test');
     redis = await connectRedis(REDIS_URL);
     pool = new Pool({ connectionString: PG_URL, max: 2 });
   });
@@ -109,7 +109,7 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
   });
 
   it('/readyz names NATS once its connection is closed, and Redis when it stops answering (timeout)', async () => {
-    const closedNats = await connectNats(NATS_URL, 'granule-observability-closed');
+    const closedNats = await connectNats({ natsUrl: NATS_URL }, 'granule-observability-closed');
     await closedNats.close();
     // Accepts connections and never answers: PING hangs until the check's timeout.
     const sockets: Socket[] = [];

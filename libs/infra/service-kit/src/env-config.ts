@@ -1,7 +1,9 @@
 import { plainToInstance } from 'class-transformer';
 import type { ClassConstructor } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { GranuleError } from '@granule/core';
+import { GranuleError, redactUrl } from '@granule/core';
+
+export { redactUrl };
 
 /** The configuration is unusable; the message names every bad variable. */
 export class ConfigError extends GranuleError<'CONFIG_INVALID'> {
@@ -12,8 +14,11 @@ export class ConfigError extends GranuleError<'CONFIG_INVALID'> {
 
 const BOOLEAN: Record<string, boolean> = { '1': true, true: true, yes: true, '0': false, false: false, no: false };
 
-/** How a config field is read: the variable's name, and how its text becomes a value. */
-export type EnvField = string | { name: string; type: 'number' | 'boolean' | 'list' };
+/**
+ * How a config field is read: the variable's name, how its text becomes a value, and whether it
+ * is a secret (a message then gives its length, never its value).
+ */
+export type EnvField = string | { name: string; type?: 'string' | 'number' | 'boolean' | 'list'; secret?: boolean };
 
 /**
  * Reads a service's settings from the environment once: each field of `Config` from the variable
@@ -27,13 +32,15 @@ export function loadEnvConfig<C extends object>(
 ): C {
   const raw: Record<string, unknown> = {};
   const names: Record<string, string> = {};
+  const secrets = new Set<string>();
   for (const [key, field] of Object.entries(fields) as [string, EnvField][]) {
     const name = typeof field === 'string' ? field : field.name;
     names[key] = name;
+    if (typeof field !== 'string' && field.secret) secrets.add(key);
     const text = env[name];
     if (text === undefined || text.trim() === '') continue;
     const value = text.trim();
-    const type = typeof field === 'string' ? 'string' : field.type;
+    const type = typeof field === 'string' ? 'string' : (field.type ?? 'string');
     if (type === 'number') raw[key] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
     else if (type === 'boolean') raw[key] = BOOLEAN[value.toLowerCase()] ?? value;
     else if (type === 'list')
@@ -46,17 +53,16 @@ export function loadEnvConfig<C extends object>(
   const config = plainToInstance(Config, raw);
   const errors = validateSync(config);
   if (errors.length > 0) {
+    const found = (key: string, value: unknown): string =>
+      secrets.has(key)
+        ? `got ${String(value ?? '').length} characters`
+        : `got ${typeof value === 'string' ? JSON.stringify(redactUrl(value)) : JSON.stringify(value)}`;
     const problems = errors.flatMap((e) =>
       Object.values(e.constraints ?? {}).map(
-        (m) => `${names[e.property] ?? e.property}: ${m} (got ${JSON.stringify(e.value)})`,
+        (m) => `${names[e.property] ?? e.property}: ${m} (${found(e.property, e.value)})`,
       ),
     );
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return config;
-}
-
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]+):[^@/]*@/i, '$1:***@');
 }

@@ -1,0 +1,147 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InvalidInputError } from '@granule/core';
+import { phaseAfterEvent, RunError, runStreamId } from '@granule/run-events';
+import type {
+  RunEvent,
+  RunEventEntry,
+  RunEventsRequest,
+  RunGraphReply,
+  RunGraphRequest,
+  RunListEntry,
+  RunShowRequest,
+  RunSummary,
+  RunsListRequest,
+} from '@granule/contracts';
+import { PlanStore } from '@granule/plan-store';
+import { EventStore } from '@granule/event-store';
+import { StoredPlanSource } from './adapters/plan-source.adapter';
+import { buildReport } from '@granule/deployment-strategy';
+import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
+import type { StrategyRun } from '@granule/strategy-run';
+import { foldRun, instanceStatuses, summarizeRun } from '@granule/deployment-run';
+import type { PlanSource } from '@granule/run-coordination';
+
+function badQuery(message: string): InvalidInputError {
+  return new InvalidInputError([{ severity: 'error', code: 'INVALID_INPUT', message }]);
+}
+
+/**
+ * Run history from the event log, for `runs list`, `runs events`, `runs show` (the state after
+ * event N: the same folds the coordinators use) and `runs graph`.
+ */
+@Injectable()
+export class RunQueries {
+  constructor(
+    @Inject(EventStore) private readonly store: EventStore,
+    @Inject(StoredPlanSource) private readonly plans: PlanSource,
+    @Inject(PlanStore) private readonly documents: PlanStore,
+  ) {}
+
+  async list(q: RunsListRequest): Promise<RunListEntry[]> {
+    const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
+    const streams = await this.store.newestStreams('run', limit);
+    return streams.map((s) => {
+      const first = s.first.data as { envId?: string; graph?: string; requestedBy?: string };
+      return {
+        runId: s.streamId.slice('run-'.length),
+        phase: phaseAfterEvent(s.lastEventType),
+        events: s.version,
+        ...(first.envId ? { envId: first.envId } : {}),
+        ...(first.graph ? { graph: first.graph } : {}),
+        ...(first.requestedBy ? { requestedBy: first.requestedBy } : {}),
+        startedAt: s.createdAt.toISOString(),
+        updatedAt: s.updatedAt.toISOString(),
+      };
+    });
+  }
+
+  async events(q: RunEventsRequest): Promise<RunEventEntry[]> {
+    if (typeof q.runId !== 'string') throw badQuery('runId: expected a run id');
+    const stored = await this.store.readStream(runStreamId(q.runId), {
+      fromVersion: (q.after ?? 0) + 1,
+      ...(q.upTo ? { toVersion: q.upTo } : {}),
+    });
+    if (
+      stored.length === 0 &&
+      !(q.after && q.after > 0) &&
+      (await this.store.readStreamVersion(runStreamId(q.runId))) === null
+    ) {
+      throw new RunError('RUN_UNKNOWN', `run ${q.runId} does not exist (granule runs list shows the runs)`);
+    }
+    return stored.map((e) => ({
+      version: e.streamVersion,
+      at: new Date(e.createdAt).toISOString(),
+      event: { type: e.type, data: e.data } as RunEvent,
+    }));
+  }
+
+  /** A run's plan with each entry's status (`runs.graph`), or a stored plan by id. */
+  async graph(q: RunGraphRequest): Promise<RunGraphReply> {
+    if (q.planId) return { instances: (await this.documents.loadDocument(q.planId)).instances };
+    if (typeof q.runId !== 'string') throw badQuery('give runId or planId');
+    const events = (await this.events({ runId: q.runId })).map((e) => e.event);
+    const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+    const accepted = events.find((e) => e.type === 'PlanAccepted');
+    if (accepted?.type !== 'PlanAccepted') {
+      throw new RunError(
+        'RUN_NO_PLAN',
+        phases.length
+          ? `run ${q.runId} is a strategy run; each phase run has a graph: ${phases.join(', ')}`
+          : `run ${q.runId} has no plan (it was refused or is still planning)`,
+      );
+    }
+    const plan = await this.plans.load(accepted.data.planId);
+    const state = foldRun(q.runId, events, plan);
+    return {
+      instances: (await this.documents.loadDocument(accepted.data.planId)).instances,
+      statuses: Object.fromEntries(instanceStatuses(state)),
+    };
+  }
+
+  async show(q: RunShowRequest): Promise<RunSummary> {
+    const entries = await this.events({ runId: q.runId, ...(q.at ? { upTo: q.at } : {}) });
+    const events = entries.map((e) => e.event);
+    const strategyRun = isStrategyParent(events[0]) ? foldStrategyRun(q.runId, events) : undefined;
+    if (strategyRun?.groups) return this.showStrategy(q.runId, events, strategyRun);
+    const planned = events.find((e) => e.type === 'PlanAccepted');
+    const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
+    return summarizeRun(foldRun(q.runId, events, plan), events);
+  }
+
+  /** A strategy run: its groups from the strategy-run decider's fold, task counts summed over its phase runs. */
+  private async showStrategy(runId: string, events: RunEvent[], strategyRun: StrategyRun): Promise<RunSummary> {
+    const report = buildReport(strategyRun.groups as NonNullable<StrategyRun['groups']>);
+    const parent = summarizeRun(foldRun(runId, events), events);
+    const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.show({ runId: id })));
+    for (const child of children) {
+      for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;
+      for (const [uid, counts] of Object.entries(child.nodes)) {
+        const into = (parent.nodes[uid] ??= { ...zero(child.nodes[uid]), failedNode: false });
+        for (const [k, v] of Object.entries(counts))
+          if (k !== 'failedNode') (into as unknown as Record<string, number>)[k] += v as number;
+        into.failedNode ||= counts.failedNode;
+      }
+      parent.failures.push(...child.failures);
+      parent.running.push(...child.running);
+    }
+    return {
+      ...parent,
+      strategy: {
+        outcome: report.outcome,
+        groups: report.groups.map((g) => ({
+          name: g.name,
+          critical: g.critical,
+          status: g.status,
+          stage: g.stage,
+          failures: g.failures,
+        })),
+        nodes: report.nodes,
+        phaseRuns: strategyRun.phaseRuns,
+      },
+    };
+  }
+}
+
+function zero<T extends object>(counts: T): T {
+  return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, typeof v === 'number' ? 0 : v])) as T;
+}
