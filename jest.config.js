@@ -4,7 +4,10 @@ const { swcOptions, jestModuleNameMapper } = require('./tools/swc-options.cjs');
 const base = {
   rootDir: __dirname,
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcOptions(), swcrc: false }] },
+  // NestJS 12 ships ES modules, which jest's CommonJS loader cannot require: swc turns them into
+  // CommonJS as it does our TypeScript (the services themselves load them with Node's require(esm)).
+  transform: { '^.+\\.(ts|js)$': ['@swc/jest', { ...swcOptions(), swcrc: false }] },
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   moduleNameMapper: jestModuleNameMapper(),
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],

@@ -81,12 +81,11 @@ async function register(uid) {
           { timeout: 3000 },
         ),
       );
-      if (reply.accepted) {
-        if (reply.heartbeatSeconds !== undefined && reply.presenceTtlSeconds !== undefined)
-          ({ heartbeatSeconds, presenceTtlSeconds: ttlSeconds } = reply);
+      if (reply.ok) {
+        ({ heartbeatSeconds, presenceTtlSeconds: ttlSeconds } = reply.result);
         return;
       }
-      throw new Error(reply.message ?? 'refused');
+      throw new Error(reply.error?.message ?? 'refused');
     } catch (err) {
       if (attempt >= 10) throw new Error(`node ${uid} was not registered: ${err.message}`);
       await new Promise((r) => setTimeout(r, 500));

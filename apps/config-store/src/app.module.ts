@@ -5,21 +5,22 @@ import { ApiExceptionFilter } from './http/api-exception.filter';
 import { API_TOKEN, ApiTokenGuard } from './http/api-token.guard';
 import { ConfigStoreController, HealthController } from './http/config-store.controller';
 import { ConfigStoreApi } from './transport/config-store.api';
+import { ConfigStoreNatsController } from './transport/config-store.nats-controller';
 
 /**
- * Nest wiring of the HTTP API. The DataSource and NATS connection are opened (and their
- * failures explained) by `main.ts` before Nest starts, so the module receives ready objects.
+ * Nest wiring of the config-store: its NATS endpoints, and the HTTP API when a token is set.
+ * The DataSource and NATS connection are opened (and their failures explained) before Nest
+ * starts, so the module receives ready objects.
  */
 @Module({})
-export class ConfigStoreHttpModule {
-  static register(api: ConfigStoreApi, apiToken: string): DynamicModule {
+export class ConfigStoreModule {
+  static register(api: ConfigStoreApi, apiToken?: string): DynamicModule {
     return {
-      module: ConfigStoreHttpModule,
-      controllers: [ConfigStoreController, HealthController],
+      module: ConfigStoreModule,
+      controllers: [ConfigStoreNatsController, ...(apiToken ? [ConfigStoreController, HealthController] : [])],
       providers: [
         { provide: ConfigStoreApi, useValue: api },
-        { provide: API_TOKEN, useValue: apiToken },
-        ApiTokenGuard,
+        ...(apiToken ? [{ provide: API_TOKEN, useValue: apiToken }, ApiTokenGuard] : []),
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
       ],
     };

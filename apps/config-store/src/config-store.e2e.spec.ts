@@ -196,12 +196,12 @@ describe('config-store service (built, real processes)', () => {
     });
     expect([noService.code, noService.stderr]).toEqual([
       1,
-      'error: config-store did not answer on nobody.home.config.*: start it with npm run start:config-store\n',
+      'error: config-store did not answer on nobody.home.config.env.list: start it with npm run start:config-store\n',
     ]);
     const noNats = await cli('env', 'list', '--nats-url', 'nats://127.0.0.1:1');
     expect([noNats.code, noNats.stderr]).toEqual([
       1,
-      'error: cannot reach NATS at nats://127.0.0.1:1: connection refused — start it with tools/setup.sh or set GRANULE_NATS_URL\n',
+      'error: cannot reach NATS at nats://127.0.0.1:1: connection refused — start it (tools/setup.sh) or set GRANULE_NATS_URL\n',
     ]);
   });
 });

@@ -1,29 +1,42 @@
+import { ConsoleLogger } from '@nestjs/common';
+import type { INestApplication, INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
-import { connectNats } from '@granule/config-store-client';
+import { GranuleError } from '@granule/core';
+import { CONFIG_STORE_QUEUE } from '@granule/contracts';
+import { connectNats } from '@granule/messaging';
+import { GranuleNatsServer } from '@granule/nats-endpoints';
 import { openPluginSource } from '@granule/plugin-files';
+import { ConfigStoreModule } from './app.module';
 import type { ConfigStoreConfig } from './config/config.service';
 import { openConfigDatabase } from './persistence/database';
 import { ConfigStoreApi } from './transport/config-store.api';
-import { NatsRpcServer } from './transport/nats-rpc.server';
-import type { ErrorLog } from './transport/nats-rpc.server';
 
-/** The running service without HTTP: database, migrations, basic release, NATS API. */
+/** Where the server reports internal errors (the app's logger). */
+export type ErrorLog = (message: string, err: unknown) => void;
+
+/** The running service: database, migrations, basic release, NATS endpoints, and HTTP when a token is set. */
 export interface ConfigStoreRuntime {
   dataSource: DataSource;
   nc: NatsConnection;
   api: ConfigStoreApi;
-  server: NatsRpcServer;
   /** Start-up facts for the log (migrations run, basic release). */
   notes: string[];
+  /** Listens for HTTP (only when the config has an API token). */
+  listenHttp(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the config-store's core from validated config. Throws service-kit's database errors /
- * `NatsUnavailableError` with one-line messages; cleans up what it opened on failure.
+ * Starts the config-store from validated config. Throws service-kit's database errors and
+ * messaging's NATS errors with one-line messages; cleans up what it opened on failure.
  */
-export async function startConfigStore(config: ConfigStoreConfig, logError: ErrorLog): Promise<ConfigStoreRuntime> {
+export async function startConfigStore(
+  config: Readonly<ConfigStoreConfig>,
+  logError: ErrorLog,
+): Promise<ConfigStoreRuntime> {
   const notes: string[] = [];
   const dataSource = await openConfigDatabase(config.databaseUrl, {
     create: config.createDatabase,
@@ -31,29 +44,61 @@ export async function startConfigStore(config: ConfigStoreConfig, logError: Erro
     onMigrated: (ran) => notes.push(ran.length > 0 ? `migrations: ran ${ran.join(', ')}` : 'migrations: up to date'),
   });
   let nc: NatsConnection | undefined;
+  let app: INestApplication | INestMicroservice | undefined;
   try {
     const api = new ConfigStoreApi(dataSource, config.subjectPrefix);
     if (config.preinstalledRelease) {
       const source = config.preinstalledRelease;
       notes.push(await api.catalog.preinstallRelease(() => openPluginSource(source), source));
     }
-    nc = await connectNats(config.natsUrl, { name: 'config-store' });
-    const server = new NatsRpcServer(nc, api, config.subjectPrefix, logError);
-    await server.start();
+    nc = await connectNats(config, 'config-store');
+    const strategy = new GranuleNatsServer({
+      connection: nc,
+      prefix: config.subjectPrefix,
+      queue: CONFIG_STORE_QUEUE,
+      onInternalError: (pattern, err) => logError(`${pattern} failed`, err),
+    });
+    const module = ConfigStoreModule.register(api, config.apiToken);
+    const logger = new ConsoleLogger({ json: true, colors: false, logLevels: ['log', 'warn', 'error'] });
+    let http: NestExpressApplication | undefined;
+    if (config.apiToken) {
+      http = await NestFactory.create<NestExpressApplication>(module, { logger, abortOnError: false });
+      http.useBodyParser('json', { limit: '16mb' });
+      http.connectMicroservice({ strategy }, { inheritAppConfig: true });
+      await http.startAllMicroservices();
+      app = http;
+    } else {
+      const microservice = await NestFactory.createMicroservice(module, { strategy, logger, abortOnError: false });
+      await microservice.listen();
+      app = microservice;
+    }
+    await nc.flush();
     const conn = nc;
+    const nest = app;
     return {
       dataSource,
       nc: conn,
       api,
-      server,
       notes,
+      async listenHttp() {
+        if (!http) return;
+        try {
+          await http.listen(config.httpPort, config.httpHost);
+        } catch (err) {
+          throw new GranuleError(
+            'HTTP_UNAVAILABLE',
+            `cannot listen on ${config.httpHost}:${config.httpPort}: ${(err as Error).message} — set GRANULE_HTTP_PORT`,
+          );
+        }
+      },
       async stop() {
-        await server.stop();
+        await nest.close();
         await conn.drain();
         await dataSource.destroy();
       },
     };
   } catch (err) {
+    await app?.close().catch(() => undefined);
     await nc?.close().catch(() => undefined);
     await dataSource.destroy().catch(() => undefined);
     throw err;

@@ -118,6 +118,10 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     inline: { graphs: { default: tasks }, nodes: seedNodes },
   });
   const ask = (request: PlanRequestMessage): Promise<PlanReplyMessage> => requestPlan(nc, prefix, request, 30_000);
+  const planIdOf = (reply: PlanReplyMessage): string => {
+    if (!reply.ok) throw new Error(`refused: ${reply.error.message}`);
+    return reply.result.planId;
+  };
   /** What `granule plan` prints for these tasks (the error's message). */
   const cliError = (tasks: TaskDefinition[]): string => {
     try {
@@ -151,16 +155,18 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     const expected = buildPlan({ tasks, nodes: seedNodes });
     expect(reply).toEqual({
       ok: true,
-      planId: expect.any(String),
-      planHash: encodePlan(expected).hash,
-      instances: expected.order.length,
-      tasks: expected.tasks.length,
-      nodes: ['node-1', 'node-4', 'node-2', 'node-3', 'node-5', 'node-6', 'node-7', 'node-8'],
+      result: {
+        planId: expect.any(String),
+        planHash: encodePlan(expected).hash,
+        instances: expected.order.length,
+        tasks: expected.tasks.length,
+        nodes: ['node-1', 'node-4', 'node-2', 'node-3', 'node-5', 'node-6', 'node-7', 'node-8'],
+      },
     });
-    const doc = await new PlanStore(db.dataSource).loadDocument((reply as { planId: string }).planId);
+    const doc = await new PlanStore(db.dataSource).loadDocument(planIdOf(reply));
     expect(doc.instances).toEqual(planInstances(expected));
     const [row] = await db.dataSource.query(`SELECT inputs->>'graph' AS graph FROM granule_plans WHERE id = $1`, [
-      (reply as { planId: string }).planId,
+      planIdOf(reply),
     ]);
     expect(row.graph).toBe('default');
   });
@@ -169,15 +175,17 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     const records = parse(readFileSync(path.join(root, TASKS_FILE), 'utf8')) as unknown[];
     const reply = await ask(inlineRequest(records));
     expect(reply.ok).toBe(true);
-    const doc = await new PlanStore(db.dataSource).loadDocument((reply as { planId: string }).planId);
+    const doc = await new PlanStore(db.dataSource).loadDocument(planIdOf(reply));
     expect(doc.instances).toEqual(planInstances(buildPlan({ tasks: seedTasks(), nodes: seedNodes })));
   });
 
   it('unknown graph - answers PLAN_UNKNOWN_GRAPH naming the graphs there are', async () => {
     expect(await ask(inlineRequest(seedTasks() as unknown[], 'provisioning'))).toEqual({
       ok: false,
-      code: 'PLAN_UNKNOWN_GRAPH',
-      message: 'graph provisioning: the tasks define no such graph (available: default)',
+      error: {
+        code: 'PLAN_UNKNOWN_GRAPH',
+        message: 'graph provisioning: the tasks define no such graph (available: default)',
+      },
     });
   });
 
@@ -191,8 +199,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     );
     expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({
       ok: false,
-      code: 'PLAN_CYCLE',
-      message,
+      error: { code: 'PLAN_CYCLE', message },
     });
   });
 
@@ -205,8 +212,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     expect(message).toContain('setup_storage');
     expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({
       ok: false,
-      code: 'PLAN_UNKNOWN_TASK',
-      message,
+      error: { code: 'PLAN_UNKNOWN_TASK', message },
     });
   });
 
@@ -215,8 +221,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
       await ask({ graph: 'default', inline: { graphs: { default: [] }, nodes: 'node-1' as unknown as unknown[] } }),
     ).toEqual({
       ok: false,
-      code: 'PLAN_BAD_REQUEST',
-      message: 'invalid plan request: inline.nodes must be an array',
+      error: { code: 'PLAN_BAD_REQUEST', message: 'invalid plan request: inline.nodes must be an array' },
     });
   });
 
@@ -245,8 +250,10 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
   it('envId without a config-store - answers CONFIG_STORE_UNAVAILABLE with the hint', async () => {
     expect(await ask({ graph: 'default', envId: 'prod' })).toEqual({
       ok: false,
-      code: 'CONFIG_STORE_UNAVAILABLE',
-      message: `config-store did not answer on ${prefix}.config.*: start it with npm run start:config-store`,
+      error: {
+        code: 'CONFIG_STORE_UNAVAILABLE',
+        message: `config-store did not answer on ${prefix}.config.env.get: start it with npm run start:config-store`,
+      },
     });
   });
 
@@ -273,7 +280,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     });
     expect(await service.exited).toBe(1);
     expect(service.stderr()).toBe(
-      'graph-planner: invalid configuration: GRANULE_SUBJECT_PREFIX must be dotted tokens of letters, digits, _ and - (e.g. granule) (got "not a prefix"); GRANULE_RUN_MIGRATIONS must be 1 or 0 (got "maybe")\n',
+      'graph-planner: invalid configuration: GRANULE_RUN_MIGRATIONS: must be 1 or 0 (got "maybe"); GRANULE_SUBJECT_PREFIX: must be dotted tokens of letters, digits, _ and - (e.g. granule) (got "not a prefix")\n',
     );
   });
 

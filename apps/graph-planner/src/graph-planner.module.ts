@@ -1,12 +1,17 @@
 import { Inject, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { ConfigStoreClient } from '@granule/config-store-client';
+import { ReplyExceptionFilter } from '@granule/nats-endpoints';
 import { PlanStore } from '@granule/plan-store';
 import { ConfigStoreInputs } from './environment-plan-inputs';
 import { GraphPlannerConfig } from './graph-planner.config';
-import { NATS_CONNECTION, NatsPlanResponder } from './nats-plan.responder';
+import { PlanController } from './plan.controller';
 import { PlanRequestHandler } from './plan-request.handler';
+
+/** Injection token of the service's NATS connection. */
+export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
 
 /** What `main.ts` opened before Nest starts (so a bad URL is one clear line, not a Nest stack trace). */
 export interface GraphPlannerConnections {
@@ -15,12 +20,12 @@ export interface GraphPlannerConnections {
   nats: NatsConnection;
 }
 
-/** Closes NATS and the database after the responder has drained. */
+/** Closes NATS and the database after the endpoint has drained. */
 @Injectable()
 class ConnectionsCloser implements OnApplicationShutdown {
   constructor(
     @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
-    private readonly dataSource: DataSource,
+    @Inject(DataSource) private readonly dataSource: DataSource,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
@@ -29,12 +34,14 @@ class ConnectionsCloser implements OnApplicationShutdown {
   }
 }
 
+/** graph-planner's wiring: the plan endpoint, the plan store, config-store for environments. */
 @Module({})
 export class GraphPlannerModule {
   static forRoot(connections: GraphPlannerConnections): DynamicModule {
     const logger = new Logger('graph-planner');
     return {
       module: GraphPlannerModule,
+      controllers: [PlanController],
       providers: [
         { provide: GraphPlannerConfig, useValue: connections.config },
         { provide: DataSource, useValue: connections.dataSource },
@@ -50,7 +57,7 @@ export class GraphPlannerModule {
             ),
           inject: [PlanStore, NATS_CONNECTION, GraphPlannerConfig],
         },
-        NatsPlanResponder,
+        { provide: APP_FILTER, useClass: ReplyExceptionFilter },
         ConnectionsCloser,
       ],
     };

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { GranuleError, InvalidInputError, formatDiagnostic } from '@granule/core';
-import type { PlanReplyMessage } from '@granule/contracts';
+import type { PlannedMessage } from '@granule/contracts';
 import { buildPlan } from '@granule/planner';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
 import type { PlanStore } from '@granule/plan-store';
@@ -55,10 +55,10 @@ export function replyCodeOf(err: GranuleError): string {
 export type PlanLog = (level: 'warn' | 'error', line: string) => void;
 
 /**
- * graph-planner's work, without the transport: a request in (raw JSON bytes), a reply out.
- * Validates the envelope, builds the plan (`buildPlan`), stores it (`PlanStore`) and answers
- * `{ok: true, planId, ...}`; every failure is an `{ok: false, code, message}` answer whose
- * message is what `granule plan` would print for the same input (file, line, task).
+ * graph-planner's work, without the transport: a request in, a stored plan out. Validates the
+ * request, builds the plan (`buildPlan`), stores it (`PlanStore`) and returns its id; every
+ * refusal is a `GranuleError` whose message is what `granule plan` would print for the same
+ * input (file, line, task) and whose code names the refusal (`PLAN_UNKNOWN_GRAPH`, ...).
  */
 export class PlanRequestHandler {
   constructor(
@@ -68,25 +68,21 @@ export class PlanRequestHandler {
     private readonly environments?: EnvironmentInputsSource,
   ) {}
 
-  async handle(data: Uint8Array | string): Promise<PlanReplyMessage> {
+  async handle(body: unknown): Promise<PlannedMessage> {
     try {
-      return await this.plan(data);
+      return await this.plan(body);
     } catch (err) {
-      if (err instanceof GranuleError) return { ok: false, code: replyCodeOf(err), message: err.message };
+      if (err instanceof GranuleError) {
+        const code = replyCodeOf(err);
+        throw code === err.code ? err : new GranuleError(code, err.message, { cause: err });
+      }
       const message = err instanceof Error ? err.message : String(err);
       this.log('error', `plan request failed: ${message}`);
-      return { ok: false, code: 'PLAN_INTERNAL', message: `graph-planner failed: ${message}` };
+      throw new GranuleError('PLAN_INTERNAL', `graph-planner failed: ${message}`, { cause: err });
     }
   }
 
-  private async plan(data: Uint8Array | string): Promise<PlanReplyMessage> {
-    const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      throw new BadRequestError(`the request is not JSON: ${(err as Error).message}`);
-    }
+  private async plan(body: unknown): Promise<PlannedMessage> {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new BadRequestError('the request must be a JSON object {graph, inline | envId, filters?}');
     const request = plainToInstance(PlanRequestDto, body);
@@ -109,7 +105,6 @@ export class PlanRequestHandler {
       planRequest = inline.request;
     }
     const plan = buildPlan(planRequest);
-    const saved = await this.store.save(plan, { inputs: body });
-    return { ok: true, ...saved };
+    return this.store.save(plan, { inputs: body });
   }
 }

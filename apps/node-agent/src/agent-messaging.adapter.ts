@@ -2,17 +2,18 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   executionSubjects,
   type AgentRegistration,
-  type AgentRegistrationReply,
+  type AgentRegistered,
   type ExecutionSubjects,
   type TaskOutputMessage,
   type TaskProgressMessage,
 } from '@granule/contracts';
 import {
   ReconnectWaits,
-  decodeJson,
   ensureAgentConsumer,
   ensureExecutionStreams,
   publishJson,
+  request,
+  SERVICES,
 } from '@granule/messaging';
 import {
   jetstream,
@@ -138,11 +139,11 @@ export class AgentMessaging {
   }
 
   /** Asks an orchestrator to accept this agent; throws when none answers in time. */
-  async register(registration: AgentRegistration): Promise<AgentRegistrationReply> {
-    const reply = await this.nc.request(this.subjects.agents.register, JSON.stringify(registration), {
-      timeout: REGISTER_TIMEOUT_MS,
+  /** Registers with an orchestrator; a refusal is thrown with its code (messaging's `request`). */
+  register(registration: AgentRegistration): Promise<AgentRegistered> {
+    return request<AgentRegistered>(this.nc, SERVICES.orchestrator, this.subjects.agents.register, registration, {
+      timeoutMs: REGISTER_TIMEOUT_MS,
     });
-    return decodeJson<AgentRegistrationReply>(reply);
   }
 
   /** Flushes what was published and closes the connection. */

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ServiceUnavailableError } from '@granule/messaging';
 import type { AgentRegistration } from '@granule/contracts';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
@@ -50,18 +51,19 @@ export class AgentRegistrationService {
     };
     try {
       const reply = await this.messaging.register(registration);
-      if (reply.accepted) {
-        this.log.info({ attempts: this.attempts }, 'registered with the orchestrator');
-        if (reply.heartbeatSeconds !== undefined && reply.presenceTtlSeconds !== undefined)
-          this.heartbeat.retime(reply.heartbeatSeconds, reply.presenceTtlSeconds);
-        return;
-      }
-      this.log.warn(
-        { reason: reply.message ?? 'no reason given' },
-        `the orchestrator refused the registration; retrying every ${REGISTER_RETRY_SECONDS} s`,
-      );
+      this.log.info({ attempts: this.attempts }, 'registered with the orchestrator');
+      this.heartbeat.retime(reply.heartbeatSeconds, reply.presenceTtlSeconds);
+      return;
     } catch (err) {
       if (this.stopped) return;
+      if (!(err instanceof ServiceUnavailableError)) {
+        this.log.warn(
+          { reason: (err as Error).message },
+          `the orchestrator refused the registration; retrying every ${REGISTER_RETRY_SECONDS} s`,
+        );
+        if (!this.stopped) this.timer = setTimeout(() => void this.attempt(), REGISTER_RETRY_SECONDS * 1000);
+        return;
+      }
       const message = `no orchestrator answered on ${this.messaging.subjects.agents.register}; retrying every ${REGISTER_RETRY_SECONDS} s; tasks are served meanwhile`;
       if (this.attempts === 1) this.log.info({ err: (err as Error).message }, message);
       else this.log.debug({ err: (err as Error).message, attempts: this.attempts }, message);

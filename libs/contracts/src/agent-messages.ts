@@ -1,4 +1,5 @@
 import type { TaskType } from '@granule/task-model';
+import type { Reply } from './reply';
 
 /**
  * Orchestrator → agent, on `<prefix>.dispatch.<node>` (JetStream). The message id and the
@@ -36,12 +37,10 @@ export interface AgentRegistration {
   token?: string;
 }
 
-export interface AgentRegistrationReply {
-  accepted: boolean;
-  /** Seconds between heartbeats and the presence TTL the orchestrator watches. */
-  heartbeatSeconds?: number;
-  presenceTtlSeconds?: number;
-  message?: string;
+/** What the orchestrator tells an agent it registered: seconds between heartbeats and the presence TTL it watches. */
+export interface AgentRegistered {
+  heartbeatSeconds: number;
+  presenceTtlSeconds: number;
 }
 
 /** graph-planner request on `<prefix>.planner.plan`. */
@@ -53,6 +52,14 @@ export interface PlanRequestMessage {
   filters?: Record<string, unknown>;
 }
 
-export type PlanReplyMessage =
-  | { ok: true; planId: string; planHash: string; instances: number; tasks: number; nodes: string[] }
-  | { ok: false; code: string; message: string };
+/** A stored plan, as graph-planner answers a plan request. */
+export interface PlannedMessage {
+  planId: string;
+  planHash: string;
+  instances: number;
+  tasks: number;
+  nodes: string[];
+}
+
+/** graph-planner's answer: the stored plan, or the refusal (the same code and message `granule plan` gives). */
+export type PlanReplyMessage = Reply<PlannedMessage>;

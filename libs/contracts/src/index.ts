@@ -5,3 +5,4 @@ export * from './agent-messages';
 export * from './config-store';
 export * from './run-queries';
 export * from './nats-permissions';
+export * from './reply';

@@ -5,7 +5,8 @@ import { renderInstancesDot, renderInstancesMermaid } from '@granule/planner';
 import type { PlanInstance } from '@granule/planner';
 import { requestPlan } from '@granule/plan-store';
 import { addConnectionOptions } from '../connection';
-import { query, ServiceError, withNats } from '../connection/nats-session';
+import { unwrapReply } from '@granule/messaging';
+import { query, withNats } from '../connection/nats-session';
 import { commaList } from '../inputs/read-input';
 import { parseFormat, toJson, writeOut } from '../output';
 
@@ -69,8 +70,7 @@ export function registerGraphCommand(program: Command): void {
             graph: opts.graph,
             ...(opts.node?.length ? { filters: { nodes: opts.node } } : {}),
           });
-          if (!plan.ok) throw new ServiceError(plan.code, plan.message);
-          request = { planId: plan.planId };
+          request = { planId: unwrapReply(plan).planId };
         }
         await writeOut(
           renderGraph(format, await query<RunGraphRequest, RunGraphReply>(s, s.subjects.runs.graph, request)),

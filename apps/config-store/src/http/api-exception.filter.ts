@@ -1,17 +1,24 @@
 import { Catch, HttpException, Logger } from '@nestjs/common';
 import type { ArgumentsHost, ExceptionFilter } from '@nestjs/common';
-import { httpStatusFor, toReplyError } from '../transport/config-store.api';
+import { throwError } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { toReplyError } from '@granule/messaging';
+import { httpStatusFor } from '../transport/config-store.api';
 
 interface JsonResponse {
   status(code: number): { json(body: unknown): void };
 }
 
-/** Maps every error to `{error: {code, message, diagnostics?}}` with the status its code calls for. */
+/**
+ * HTTP: maps every error to `{error: {code, message, diagnostics?}}` with the status its code
+ * calls for. NATS: hands the error to the transport as it is, which answers with its code.
+ */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
-  catch(exception: unknown, host: ArgumentsHost): void {
+  catch(exception: unknown, host: ArgumentsHost): void | Observable<never> {
+    if (host.getType() !== 'http') return throwError(() => exception);
     const res = host.switchToHttp().getResponse<JsonResponse>();
     if (exception instanceof HttpException) {
       const status = exception.getStatus();

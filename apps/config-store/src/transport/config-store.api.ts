@@ -1,6 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { GranuleError, InvalidInputError } from '@granule/core';
-import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest, ReplyError } from '@granule/contracts';
+import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
 import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts/dto';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
 import { EnvironmentService } from '../services/environment.service';
@@ -71,13 +70,6 @@ export class ConfigStoreApi {
     const request = validatePayload(CONFIG_STORE_REQUESTS[operation] as new () => ConfigStoreRequest<K>, payload);
     return (this.handlers[operation] as (req: ConfigStoreRequest<K>) => Promise<ConfigStoreReplies[K]>)(request);
   }
-}
-
-/** The error part of a reply. Anything that is not a `GranuleError` is an internal error (logged by the caller). */
-export function toReplyError(err: unknown): ReplyError {
-  if (err instanceof InvalidInputError) return { code: err.code, message: err.message, diagnostics: err.diagnostics };
-  if (err instanceof GranuleError) return { code: err.code, message: err.message };
-  return { code: 'INTERNAL', message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
 }
 
 /** HTTP status of an error code: bad input 400, unknown 404, conflicts 409, internal 500. */

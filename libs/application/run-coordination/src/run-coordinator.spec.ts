@@ -37,11 +37,7 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
     plans: {
       request: async (): Promise<PlanReplyMessage> => ({
         ok: true,
-        planId: 'p1',
-        planHash: 'h1',
-        instances: plan.size,
-        tasks: 4,
-        nodes: plan.nodeNames,
+        result: { planId: 'p1', planHash: 'h1', instances: plan.size, tasks: 4, nodes: plan.nodeNames },
       }),
       load: async () => plan,
     },

@@ -41,14 +41,15 @@ function world(
     plans: {
       request: async (req: PlanRequestMessage): Promise<PlanReplyMessage> => {
         const tasks = graphs[req.graph];
-        if (!tasks) return { ok: false, code: 'PLAN_UNKNOWN_GRAPH', message: `graph ${req.graph}: no such graph` };
+        if (!tasks)
+          return { ok: false, error: { code: 'PLAN_UNKNOWN_GRAPH', message: `graph ${req.graph}: no such graph` } };
         const built = buildPlan({ tasks, nodes, filters: req.filters as { nodes?: string[] } });
         const id = `plan-${plans.size + 1}`;
         plans.set(
           id,
           toExecutablePlan({ instances: planInstances(built), groups: built.groups, concurrency: built.concurrency }),
         );
-        return { ok: true, planId: id, planHash: id, instances: 0, tasks: 0, nodes: [] };
+        return { ok: true, result: { planId: id, planHash: id, instances: 0, tasks: 0, nodes: [] } };
       },
       load: async (id) => plans.get(id) as ExecutablePlan,
     },

@@ -1,3 +1,4 @@
+import type { ReplyError } from '../reply';
 // Type-only: the request classes are class-validator DTOs, which this entry point must not load.
 import type { CONFIG_STORE_REQUESTS } from '../dto/config-store.requests';
 import type {
@@ -97,13 +98,6 @@ export function configSubject(prefix: string, operation: ConfigOperation): strin
 /** The wildcard a config-store subscribes to. */
 export function configSubjectWildcard(prefix: string): string {
   return `${prefix}.config.>`;
-}
-
-/** The error part of a failed reply: a stable code, the operator's message, and every input problem. */
-export interface ReplyError {
-  code: string;
-  message: string;
-  diagnostics?: import('@granule/core').Diagnostic[];
 }
 
 /** Every reply is one of these (JSON). */

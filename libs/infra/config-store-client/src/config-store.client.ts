@@ -1,9 +1,8 @@
-import { RequestError, TimeoutError } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { GranuleError, InvalidInputError } from '@granule/core';
+import { GranuleError } from '@granule/core';
 import { DEFAULT_SUBJECT_PREFIX, configSubject } from '@granule/contracts';
-import type { ConfigOperation, ConfigReply, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
-import { ConfigStoreRequestError, ConfigStoreUnavailableError } from './config-store-client.errors';
+import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
+import { request, SERVICES } from '@granule/messaging';
 
 export interface ConfigStoreClientOptions {
   /** First subject token; default `granule`. */
@@ -13,12 +12,12 @@ export interface ConfigStoreClientOptions {
 }
 
 /** What to tell the user when the config-store does not answer. */
-export const CONFIG_STORE_HINT = 'start it with npm run start:config-store';
+export const CONFIG_STORE_HINT = SERVICES.configStore.hint;
 
 /**
  * Typed request/reply client of the config-store (NATS). Refusals come back as
- * `InvalidInputError` (with every diagnostic) or `ConfigStoreRequestError` (with the reply's
- * code); no answer is `ConfigStoreUnavailableError`.
+ * `InvalidInputError` (with every diagnostic) or messaging's `RemoteError` (with the reply's
+ * code); no answer is `ServiceUnavailableError` (`CONFIG_STORE_UNAVAILABLE`, `_TIMEOUT`).
  */
 export class ConfigStoreClient {
   readonly prefix: string;
@@ -32,38 +31,14 @@ export class ConfigStoreClient {
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
-  async request<K extends ConfigOperation>(
-    operation: K,
-    payload: ConfigStoreRequest<K>,
-  ): Promise<ConfigStoreReplies[K]> {
-    const subject = configSubject(this.prefix, operation);
-    let text: string;
-    try {
-      const msg = await this.nc.request(subject, JSON.stringify(payload), { timeout: this.timeoutMs });
-      text = msg.string();
-    } catch (err) {
-      const where = `${this.prefix}.config.*`;
-      if (err instanceof RequestError && err.isNoResponders()) {
-        throw new ConfigStoreUnavailableError(
-          'CONFIG_STORE_UNAVAILABLE',
-          `config-store did not answer on ${where}: ${CONFIG_STORE_HINT}`,
-          { cause: err },
-        );
-      }
-      if (err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError)) {
-        throw new ConfigStoreUnavailableError(
-          'CONFIG_STORE_UNAVAILABLE',
-          `config-store did not answer on ${where} within ${this.timeoutMs / 1000} s: is it running and connected to the same NATS? (${CONFIG_STORE_HINT})`,
-          { cause: err },
-        );
-      }
-      throw err;
-    }
-    const reply = JSON.parse(text) as ConfigReply<ConfigStoreReplies[K]>;
-    if (reply.ok) return reply.data;
-    if (reply.error.diagnostics && reply.error.diagnostics.length > 0)
-      throw new InvalidInputError(reply.error.diagnostics);
-    throw new ConfigStoreRequestError(reply.error.code, reply.error.message);
+  request<K extends ConfigOperation>(operation: K, payload: ConfigStoreRequest<K>): Promise<ConfigStoreReplies[K]> {
+    return request<ConfigStoreReplies[K]>(
+      this.nc,
+      SERVICES.configStore,
+      configSubject(this.prefix, operation),
+      payload,
+      { timeoutMs: this.timeoutMs },
+    );
   }
 }
 

@@ -3,8 +3,8 @@
  * JetStream execution streams and agent consumers of `executionSubjects(prefix)`, and typed
  * JSON publish/decode helpers.
  */
-export { connectNats } from './nats-connection';
-export type { ConnectNatsOptions } from './nats-connection';
+export { NatsRefusedError, connectNats, identityOf, splitUrlCredentials } from './nats-connection';
+export type { ConnectNatsOptions, NatsConnectionSettings } from './nats-connection';
 export { connectRedis, describeFailure } from './redis-connection';
 export type { ConnectRedisOptions, RedisConnection } from './redis-connection';
 export {
@@ -27,3 +27,7 @@ export {
 } from './messaging.errors';
 export { startPrivateNats, startPrivateRedis } from './testing/private-servers';
 export type { PrivateServer } from './testing/private-servers';
+export { errorReply, isReply, okReply, RemoteError, toReplyError, unwrapReply } from './nats-reply';
+export { request, SERVICES, ServiceUnavailableError, signatureHeaders, signRequestsOn } from './nats-request';
+export type { RequestOptions, RequestSigner, ServiceRef, ServiceUnavailableCode } from './nats-request';
+export { MAX_REQUEST_DEPTH, MAX_REPLY_CHUNKS, encodeChunks, jsonDepth, parseRequestJson } from './nats-payload';

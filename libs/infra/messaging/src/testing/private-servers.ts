@@ -37,6 +37,8 @@ export interface PrivateNatsOptions {
    * trust store's nats-auth.conf, which turns authorization on. `reload()` reads it again.
    */
   include?: string;
+  /** Lines of server configuration (e.g. `max_payload: 65536`). */
+  settings?: string[];
 }
 
 /** A Redis of its own: no persistence, as the machine's (a restart loses every key). */
@@ -54,7 +56,8 @@ export function startPrivateNats(options: PrivateNatsOptions = {}): Promise<Priv
   return startPrivate(
     'nats-server',
     (port) => {
-      if (options.include === undefined) return ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store];
+      if (options.include === undefined && options.settings === undefined)
+        return ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store];
       const file = path.join(store, 'server.conf');
       writeFileSync(
         file,
@@ -62,8 +65,9 @@ export function startPrivateNats(options: PrivateNatsOptions = {}): Promise<Priv
           'host: 127.0.0.1',
           `port: ${port}`,
           `jetstream { store_dir: ${JSON.stringify(path.join(store, 'js'))} }`,
+          ...(options.settings ?? []),
           // nats-server resolves an include against the including file's folder.
-          `include ${JSON.stringify(path.relative(store, options.include))}`,
+          ...(options.include ? [`include ${JSON.stringify(path.relative(store, options.include))}`] : []),
           '',
         ].join('\n'),
       );

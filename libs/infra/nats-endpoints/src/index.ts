@@ -1,0 +1,6 @@
+/**
+ * The NATS side of every service's endpoints, on Nest's microservices transport: one way to
+ * declare a request/reply endpoint (`@MessagePattern` on a controller), one envelope, one error
+ * mapping. The request helper that talks to these endpoints is in @granule/messaging.
+ */
+export * from './granule-nats.server';
