@@ -20,7 +20,13 @@ import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { executionSubjects, type ExecutionSubjects, type RunEvent, type RunEventType } from '@granule/contracts';
+import {
+  executionSubjects,
+  isTerminalRunEvent,
+  type ExecutionSubjects,
+  type RunEvent,
+  type RunEventType,
+} from '@granule/contracts';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import { deleteExecutionStreams } from '@granule/messaging';
 import { NATIVE_SPAWN_HELPER, SPAWN_HELPER_SCRIPT } from '@granule/task-runners';
@@ -403,16 +409,10 @@ export class E2eStack {
 
   /** Waits for the run's terminal event and returns every event. */
   async waitForEnd(runId: string, timeoutMs = 90_000): Promise<StoredEvent[]> {
-    const terminal = new Set<string>([
-      'DeploymentSucceeded',
-      'DeploymentFailed',
-      'DeploymentStopped',
-      'DeploymentRefused',
-    ]);
     return waitUntil(
       async () => {
         const events = await this.events(runId);
-        return events.length > 0 && terminal.has(events[events.length - 1].type) ? events : undefined;
+        return events.length > 0 && isTerminalRunEvent(events[events.length - 1].type) ? events : undefined;
       },
       `run ${runId} to end`,
       timeoutMs,

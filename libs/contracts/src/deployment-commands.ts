@@ -10,6 +10,7 @@ export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** The subgraph filters of seed 002 (`--start`, `--end`, `--skip`, `--only`, `--node`), as the planner takes them. */
 export type { PlanFilters } from '@granule/planner';
 import type { PlanFilters } from '@granule/planner';
+import type { Reply } from './reply';
 
 /** Plan inputs given inline (no config-store): task records per graph, nodes, cluster data. */
 export interface InlinePlanInput {
@@ -35,7 +36,6 @@ export interface StartDeployment {
   strategy?: StrategyRef;
   dryRun: boolean;
   noop: boolean;
-  requestedBy?: string;
 }
 
 export interface StopDeployment {
@@ -56,11 +56,22 @@ export interface RetryFailed {
   failedOnly: boolean;
 }
 
-export type DeploymentCommand =
+/**
+ * A command on the command stream. `ttlSeconds`: how long after the stream stored it an
+ * orchestrator may still act on it; later it is dropped and recorded as expired, never run (the
+ * CLI stops waiting a little after that and says nothing happened).
+ */
+export type DeploymentCommand = (
   | { type: 'StartDeployment'; payload: StartDeployment }
   | { type: 'StopDeployment'; payload: StopDeployment }
   | { type: 'ResumeDeployment'; payload: ResumeDeployment }
-  | { type: 'RetryFailed'; payload: RetryFailed };
+  | { type: 'RetryFailed'; payload: RetryFailed }
+) & { ttlSeconds?: number };
+
+/** A command's time to live when it does not say (the CLI's default wait for an answer). */
+export const DEFAULT_COMMAND_TTL_SECONDS = 120;
+/** The longest time to live a command may ask for (a day). */
+export const MAX_COMMAND_TTL_SECONDS = 86_400;
 
 export const DEPLOYMENT_COMMAND_TYPES = [
   'StartDeployment',
@@ -70,5 +81,5 @@ export const DEPLOYMENT_COMMAND_TYPES = [
 ] as const;
 export type DeploymentCommandType = (typeof DEPLOYMENT_COMMAND_TYPES)[number];
 
-/** What the orchestrator answers to a command. */
-export type CommandReply = { accepted: true; runId: string } | { accepted: false; code: string; message: string };
+/** What the orchestrator answers to a command, on `<prefix>.reply.cmd.<commandId>`. */
+export type CommandReply = Reply<{ runId: string }>;

@@ -13,6 +13,8 @@ export interface RunListEntry {
   events: number;
   envId?: string;
   graph?: string;
+  /** Who asked for the run (the identity that signed the command). */
+  requestedBy?: string;
   startedAt: string;
   updatedAt: string;
 }

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { InvalidInputError, UsageError } from '@granule/core';
+import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
+import { ServiceUnavailableError } from '@granule/messaging';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type {
   RunEventEntry,
   RunEventsRequest,
@@ -12,7 +14,16 @@ import type {
   StrategyRef,
 } from '@granule/contracts';
 import { addConnectionOptions } from '../connection';
-import { newCommandId, newRunId, query, sendCommand, ServiceError, withNats } from '../connection/nats-session';
+import {
+  addCommandTtlOption,
+  commandTtl,
+  newCommandId,
+  newRunId,
+  query,
+  sendCommand,
+  ServiceError,
+  withNats,
+} from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
 import { readInputFile } from '../inputs/read-input';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
@@ -32,9 +43,10 @@ interface DeployOptions extends PlanInputFlags {
   output: string;
   natsUrl?: string;
   subjectPrefix?: string;
+  commandTtl?: string;
 }
 
-const ENDS = ['DeploymentSucceeded', 'DeploymentFailed', 'DeploymentStopped', 'DeploymentRefused'];
+const ENDS: readonly string[] = TERMINAL_RUN_EVENTS;
 
 /** How long a watch waits for an orchestrator to answer again (one restarting after a crash takes the run over within its lease time). */
 export const WATCH_SILENCE_LIMIT_MS = 60_000;
@@ -46,7 +58,7 @@ async function askPatiently<T>(ask: () => Promise<T>, print: (line: string) => v
     try {
       return await ask();
     } catch (err) {
-      if (!(err instanceof ServiceError && err.code === 'ORCHESTRATOR_SILENT')) throw err;
+      if (!(err instanceof ServiceUnavailableError)) throw err;
       if (silentSince === undefined) {
         silentSince = Date.now();
         print(
@@ -80,7 +92,7 @@ export async function watchRun(
       );
     } catch (err) {
       // A strategy's phase run is announced just before it is created.
-      if (!(err instanceof ServiceError && err.code === 'RUN_UNKNOWN' && indent && (waited += pollMs) < 30_000))
+      if (!(err instanceof GranuleError && err.code === 'RUN_UNKNOWN' && indent && (waited += pollMs) < 30_000))
         throw err;
       await new Promise((r) => setTimeout(r, pollMs));
       continue;
@@ -209,10 +221,9 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     ...(strategy ? { strategy } : {}),
     dryRun: !!opts.dryRun,
     noop: !!opts.noop,
-    requestedBy: process.env.USER ?? 'granule-cli',
   };
   await withNats(opts, async (session) => {
-    await sendCommand(session, { type: 'StartDeployment', payload: command });
+    await sendCommand(session, { type: 'StartDeployment', payload: command }, commandTtl(opts.commandTtl));
     if (!opts.watch) {
       // The orchestrator answers once the request is recorded; a run refused by its planning (an
       // unknown environment, a critical node offline, ...) must not look started.
@@ -246,11 +257,13 @@ export function registerDeployCommand(program: Command): void {
     .option('--noop', 'agents report what they would do (puppet --noop)')
     .option('--watch', 'follow the run until it ends, then print the recap')
     .option('--run-id <ID>', 'use this run id instead of a generated one')
+
     .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
     .addHelpText(
       'after',
       '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n',
     )
     .action((opts: DeployOptions) => runDeploy(opts));
+  addCommandTtlOption(cmd);
   addConnectionOptions(cmd);
 }

@@ -56,6 +56,9 @@ export function describeEvent(entry: RunEventEntry): string {
     case 'DeploymentFailed':
       detail = e.data.reason;
       break;
+    case 'DeploymentExpired':
+      detail = `the ${e.data.command} command waited ${e.data.ttlSeconds} s for an orchestrator; nothing ran`;
+      break;
     case 'DeploymentSucceeded':
     case 'DeploymentStopped':
       detail = e.data.failedNodes.length ? `failed nodes: ${e.data.failedNodes.join(', ')}` : '';

@@ -9,7 +9,15 @@ import type {
 } from '@granule/contracts';
 import { UsageError } from '@granule/core';
 import { addConnectionOptions } from '../connection';
-import { newCommandId, newRunId, query, sendCommand, withNats } from '../connection/nats-session';
+import {
+  addCommandTtlOption,
+  commandTtl,
+  newCommandId,
+  newRunId,
+  query,
+  sendCommand,
+  withNats,
+} from '../connection/nats-session';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 import { watchRun, watchWithProgress } from './deploy.command';
 import { describeEvent, renderRecap } from './run-format';
@@ -124,16 +132,16 @@ export function registerRunsCommands(program: Command): void {
 
   const control = (name: 'stop' | 'resume', summary: string, type: 'StopDeployment' | 'ResumeDeployment'): void => {
     addConnectionOptions(
-      program
-        .command(name)
+      addCommandTtlOption(program.command(name))
         .argument('<RUN>', 'run id')
         .summary(summary)
         .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
         .addHelpText('after', `\nExample:\n  granule ${name} 20261122-101500-ab12\n`)
-        .action(async (runId: string, opts: Conn) => {
+        .action(async (runId: string, opts: Conn & { commandTtl?: string }) => {
           const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
+          const ttl = commandTtl(opts.commandTtl);
           await withNats(opts, async (s) => {
-            await sendCommand(s, { type, payload: { commandId: newCommandId(), runId } });
+            await sendCommand(s, { type, payload: { commandId: newCommandId(), runId } }, ttl);
             await print(
               format,
               { runId, command: type },
@@ -147,8 +155,7 @@ export function registerRunsCommands(program: Command): void {
   control('resume', 'resume a stopped run where it stopped', 'ResumeDeployment');
 
   addConnectionOptions(
-    program
-      .command('retry')
+    addCommandTtlOption(program.command('retry'))
       .argument('<RUN>', 'run id of an ended run')
       .summary('rerun the failed task instances of a run in a new run')
       .option('--failed-only', 'only failed and dep_failed task instances (default)', true)
@@ -157,23 +164,33 @@ export function registerRunsCommands(program: Command): void {
       .option('--run-id <ID>', 'id of the new run')
       .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
       .addHelpText('after', '\nExample:\n  granule retry 20261122-101500-ab12 --failed-only --watch\n')
-      .action(async (runId: string, opts: Conn & { allUnfinished?: boolean; watch?: boolean; runId?: string }) => {
-        const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
-        const newRun = opts.runId ?? newRunId();
-        await withNats(opts, async (s) => {
-          await sendCommand(s, {
-            type: 'RetryFailed',
-            payload: { commandId: newCommandId(), runId, newRunId: newRun, failedOnly: !opts.allUnfinished },
+      .action(
+        async (
+          runId: string,
+          opts: Conn & { allUnfinished?: boolean; watch?: boolean; runId?: string; commandTtl?: string },
+        ) => {
+          const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
+          const newRun = opts.runId ?? newRunId();
+          const ttl = commandTtl(opts.commandTtl);
+          await withNats(opts, async (s) => {
+            await sendCommand(
+              s,
+              {
+                type: 'RetryFailed',
+                payload: { commandId: newCommandId(), runId, newRunId: newRun, failedOnly: !opts.allUnfinished },
+              },
+              ttl,
+            );
+            if (!opts.watch) {
+              await print(format, { runId: newRun, retryOf: runId }, () => `${newRun}\n`);
+              return;
+            }
+            process.stderr.write(`run ${newRun} (retry of ${runId})\n`);
+            const summary = await watchWithProgress(s, newRun);
+            await print(format, summary, () => renderRecap(summary));
+            if (summary.phase !== 'succeeded') process.exitCode = 1;
           });
-          if (!opts.watch) {
-            await print(format, { runId: newRun, retryOf: runId }, () => `${newRun}\n`);
-            return;
-          }
-          process.stderr.write(`run ${newRun} (retry of ${runId})\n`);
-          const summary = await watchWithProgress(s, newRun);
-          await print(format, summary, () => renderRecap(summary));
-          if (summary.phase !== 'succeeded') process.exitCode = 1;
-        });
-      }),
+        },
+      ),
   );
 }

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { GranuleError } from '@granule/core';
-import { executionSubjects } from '@granule/contracts';
-import type { CommandReply, DeploymentCommand, ExecutionSubjects, QueryReply } from '@granule/contracts';
-import { connectNats } from '@granule/messaging';
-import { cliConfigPath, readCliConfigFile, resolveConnection } from './cli-connection';
+import type { Command } from 'commander';
+import { GranuleError, UsageError } from '@granule/core';
+import { DEFAULT_COMMAND_TTL_SECONDS, MAX_COMMAND_TTL_SECONDS, executionSubjects } from '@granule/contracts';
+import type { DeploymentCommand, ExecutionSubjects, Reply } from '@granule/contracts';
+import { connectNats, request, SERVICES, signatureHeaders, unwrapReply } from '@granule/messaging';
+import { redactUrl } from '@granule/service-kit/config';
+import { connectionSettings } from './cli-connection';
+import type { ConnectionFlags } from './cli-connection';
 
 export class ServiceError extends GranuleError<string> {}
 
@@ -17,18 +20,15 @@ export interface NatsSession {
   url: string;
 }
 
-export async function withNats<T>(
-  flags: { natsUrl?: string; subjectPrefix?: string },
-  fn: (session: NatsSession) => Promise<T>,
-): Promise<T> {
-  const settings = resolveConnection(flags, process.env, await readCliConfigFile(cliConfigPath(process.env)));
-  const nc = await connectNats(settings.natsUrl, 'granule-cli');
+export async function withNats<T>(flags: ConnectionFlags, fn: (session: NatsSession) => Promise<T>): Promise<T> {
+  const settings = await connectionSettings(flags);
+  const nc = await connectNats(settings, 'granule-cli');
   try {
     return await fn({
       nc,
       prefix: settings.subjectPrefix,
       subjects: executionSubjects(settings.subjectPrefix),
-      url: settings.natsUrl,
+      url: redactUrl(settings.natsUrl),
     });
   } finally {
     await nc.close();
@@ -52,58 +52,89 @@ const COMMAND_SUBJECT = {
   RetryFailed: 'retryFailed',
 } as const;
 
+/** What a command does, for the sentence that says it did not happen. */
+const NOTHING_DONE: Record<DeploymentCommand['type'], string> = {
+  StartDeployment: 'nothing was started',
+  RetryFailed: 'nothing was retried',
+  StopDeployment: 'nothing was stopped',
+  ResumeDeployment: 'nothing was resumed',
+};
+
+/** After a command's time to live, how much longer the answer of an orchestrator that took it just in time may take. */
+const ANSWER_GRACE_MS = 10_000;
+
 /**
  * Sends a command on the durable command stream and waits for the orchestrator's answer.
- * The command survives an orchestrator restart; the wait does not need to.
+ * The command lives `ttlSeconds` from the moment the stream stores it: an orchestrator that
+ * finds it later drops it and records it as expired, so a command nobody answered never runs
+ * later. The wait lasts a little longer than that, so an answer given in time is seen.
  */
 export async function sendCommand(
   session: NatsSession,
   command: DeploymentCommand,
-  timeoutMs = 120_000,
+  ttlSeconds = DEFAULT_COMMAND_TTL_SECONDS,
 ): Promise<string> {
   const { nc, subjects } = session;
-  const replies = nc.subscribe(subjects.commands.replyFor(command.payload.commandId), { max: 1, timeout: timeoutMs });
+  const waitMs = ttlSeconds * 1000 + ANSWER_GRACE_MS;
+  const replies = nc.subscribe(subjects.commands.replyFor(command.payload.commandId), { max: 1, timeout: waitMs });
   const js = jetstream(nc);
+  const subject = subjects.commands[COMMAND_SUBJECT[command.type]];
+  const data = new TextEncoder().encode(JSON.stringify({ ...command, ttlSeconds }));
   try {
-    await js.publish(subjects.commands[COMMAND_SUBJECT[command.type]], JSON.stringify(command), {
+    const headers = signatureHeaders(nc, subject, data);
+    await js.publish(subject, data, {
       msgID: command.payload.commandId,
       timeout: 5000,
+      ...(headers ? { headers } : {}),
     });
   } catch (err) {
     replies.unsubscribe();
-    throw new ServiceError(
-      'COMMAND_NOT_STORED',
-      `the command stream does not take commands at ${session.url} (${(err as Error).message}): start the orchestrator once so it creates its streams (npm run start:orchestrator)`,
-    );
+    const why = (err as Error).message;
+    if (/maximum payload|max_payload|message size/i.test(why))
+      throw new ServiceError(
+        'COMMAND_TOO_LARGE',
+        `the ${command.type} command is larger than this NATS takes in one message (${why}): deploy an environment from config-store (--env) instead of inline inputs, or raise max_payload`,
+      );
+    if (/no responders|stream not found|503/i.test(why))
+      throw new ServiceError(
+        'COMMAND_NOT_STORED',
+        `the command stream does not take commands at ${session.url} (${why}): start the orchestrator once so it creates its streams (npm run start:orchestrator)`,
+      );
+    throw new ServiceError('COMMAND_NOT_STORED', `the command could not be stored at ${session.url}: ${why}`);
   }
   try {
     for await (const msg of replies) {
-      const reply = JSON.parse(msg.string()) as CommandReply;
-      if (!reply.accepted) throw new ServiceError(reply.code, reply.message);
-      return reply.runId;
+      return unwrapReply(JSON.parse(msg.string()) as Reply<{ runId: string }>).runId;
     }
   } catch (err) {
-    if (err instanceof ServiceError) throw err;
-    throw new ServiceError(
-      'ORCHESTRATOR_SILENT',
-      `no orchestrator answered within ${timeoutMs / 1000} s (the command is kept and runs when one starts): start it with npm run start:orchestrator`,
-    );
+    if (err instanceof GranuleError) throw err;
   }
-  throw new ServiceError('ORCHESTRATOR_SILENT', 'no orchestrator answered: start it with npm run start:orchestrator');
+  throw new ServiceError(
+    'ORCHESTRATOR_UNAVAILABLE',
+    `no orchestrator answered within ${Math.round(waitMs / 1000)} s: ${NOTHING_DONE[command.type]} (the command expired and will never run); start an orchestrator (npm run start:orchestrator) and run the command again`,
+  );
 }
 
 /** Asks the orchestrators a question (request/reply). */
-export async function query<Q, R>(session: NatsSession, subject: string, request: Q, timeoutMs = 15_000): Promise<R> {
-  let raw: string;
-  try {
-    raw = (await session.nc.request(subject, JSON.stringify(request), { timeout: timeoutMs })).string();
-  } catch {
-    throw new ServiceError(
-      'ORCHESTRATOR_SILENT',
-      `no orchestrator answered on ${subject}: start it with npm run start:orchestrator`,
+export function query<Q, R>(session: NatsSession, subject: string, payload: Q, timeoutMs = 15_000): Promise<R> {
+  return request<R>(session.nc, SERVICES.orchestrator, subject, payload, { timeoutMs });
+}
+
+/** `--command-ttl SECONDS` of the commands that go through the command stream. */
+export function addCommandTtlOption(cmd: Command): Command {
+  return cmd.option(
+    '--command-ttl <SECONDS>',
+    `how long an orchestrator has to take the command; after that it expires and never runs (default ${DEFAULT_COMMAND_TTL_SECONDS})`,
+  );
+}
+
+/** The command's time to live from `--command-ttl`: whole seconds from 1 to a day. */
+export function commandTtl(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_COMMAND_TTL_SECONDS;
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(n >= 1 && n <= MAX_COMMAND_TTL_SECONDS))
+    throw new UsageError(
+      `--command-ttl: expected whole seconds from 1 to ${MAX_COMMAND_TTL_SECONDS}, got ${JSON.stringify(value)}`,
     );
-  }
-  const reply = JSON.parse(raw) as QueryReply<R>;
-  if (!reply.ok) throw new ServiceError(reply.code, reply.message);
-  return reply.result;
+  return n;
 }

@@ -10,6 +10,5 @@ export function requestData(command: StartDeployment): DeploymentRequested['data
     ...(command.strategy ? { strategy: command.strategy } : {}),
     dryRun: command.dryRun,
     noop: command.noop,
-    ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { GranuleError } from '@granule/core';
 import type {
+  CommandExpiry,
   DeploymentRequested,
   NodeStatusChanged,
   PlanReplyMessage,
@@ -42,7 +43,10 @@ export interface CoordinatorOptions {
 }
 
 /** Extra facts of a run the orchestrator starts itself (a strategy's phase runs). */
-export type RunStartExtra = Pick<DeploymentRequested['data'], 'childOf' | 'tolerateNodeFailures'>;
+export type RunStartExtra = Pick<
+  DeploymentRequested['data'],
+  'childOf' | 'tolerateNodeFailures' | 'requestedBy' | 'retryOf'
+>;
 
 /** How a run ended, in the terms a strategy run judges its phase runs by. */
 export function outcomeOfRun(state: RunState): PhaseRunOutcome {
@@ -196,8 +200,30 @@ export class RunCoordinator {
     return planned;
   }
 
+  /**
+   * Records a run whose command expired before this orchestrator found it: its request and
+   * `DeploymentExpired`, nothing else; it never runs. An id used before is left alone.
+   */
+  async expire(
+    command: StartDeployment,
+    expiry: CommandExpiry,
+    extra: RunStartExtra = {},
+    metadata?: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      await this.driver.create(
+        command.runId,
+        [{ type: 'ExpireRequest', request: { ...requestData(command), ...extra }, expiry }],
+        undefined,
+        metadata,
+      );
+    } catch (err) {
+      if (!(err instanceof RunError && err.code === 'RUN_EXISTS')) throw err;
+    }
+  }
+
   /** A new run of a finished run's plan with its failed (and dep_failed) task instances, or every unfinished one. */
-  async retry(command: RetryFailed, metadata?: Record<string, unknown>): Promise<void> {
+  async retry(command: RetryFailed, requestedBy?: string, metadata?: Record<string, unknown>): Promise<void> {
     const events = await this.ports.log.read(command.runId);
     if (events.length === 0) throw new RunError('RUN_UNKNOWN', `run ${command.runId} does not exist`);
     if (isStrategyParent(events[0])) {
@@ -237,6 +263,7 @@ export class RunCoordinator {
             ...requested.data,
             runId: command.newRunId,
             retryOf: { runId: command.runId, failedOnly: command.failedOnly },
+            ...(requestedBy ? { requestedBy } : {}),
           },
         },
         {
@@ -417,24 +444,29 @@ export class RunCoordinator {
         graph: command.graph,
         ...(command.filters ? { filters: { ...command.filters } } : {}),
       });
-      if (reply.ok) plan = await this.ports.plans.load(reply.planId);
+      if (reply.ok) plan = await this.ports.plans.load(reply.result.planId);
     } catch (err) {
       // No planner, or the plan store failed: the run ends refused instead of waiting forever.
       reply = {
         ok: false,
-        code: err instanceof GranuleError ? err.code : 'PLANNING_FAILED',
-        message: (err as Error).message,
+        error: { code: err instanceof GranuleError ? err.code : 'PLANNING_FAILED', message: (err as Error).message },
       };
     }
     if (!reply.ok || !plan) {
-      const refusal = reply.ok ? { code: 'PLANNING_FAILED', message: 'the plan could not be loaded' } : reply;
+      const refusal = reply.ok ? { code: 'PLANNING_FAILED', message: 'the plan could not be loaded' } : reply.error;
       await this.driver.execute(run, [{ type: 'RefusePlan', code: refusal.code, reason: refusal.message }]);
       return;
     }
     run.context = plan;
     const offline = await this.ports.presence.offline(plan.nodeNames);
     await this.driver.execute(run, [
-      { type: 'AcceptPlan', planId: reply.planId, planHash: reply.planHash, offlineNodes: offline, at: this.now() },
+      {
+        type: 'AcceptPlan',
+        planId: reply.result.planId,
+        planHash: reply.result.planHash,
+        offlineNodes: offline,
+        at: this.now(),
+      },
       ...this.advanceCommands(),
     ]);
   }

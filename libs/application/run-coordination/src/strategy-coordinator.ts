@@ -88,10 +88,14 @@ export class StrategyCoordinator {
    * Records the request, resolves the strategy against the nodes and starts the first phase.
    * A strategy that cannot be resolved ends the run refused.
    */
-  async start(command: StartDeployment, metadata?: Record<string, unknown>): Promise<void> {
+  async start(
+    command: StartDeployment,
+    extra: { requestedBy?: string } = {},
+    metadata?: Record<string, unknown>,
+  ): Promise<void> {
     const run = await this.driver.create(
       command.runId,
-      [{ type: 'RequestStrategyRun', request: requestData(command) }],
+      [{ type: 'RequestStrategyRun', request: { ...requestData(command), ...extra } }],
       undefined,
       metadata,
     );
@@ -247,11 +251,11 @@ export class StrategyCoordinator {
       filters: { ...(request.filters ?? {}), nodes: action.nodes },
       dryRun: request.dryRun,
       noop: request.noop,
-      ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
     };
     await this.children.accept(command, {
       childOf: { runId: run.id, group: action.group, phase: action.kind },
       tolerateNodeFailures: true,
+      ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
     });
   }
 

@@ -1,15 +1,18 @@
 import { Type } from 'class-transformer';
-import { ID_PATTERN, DEPLOYMENT_COMMAND_TYPES } from '../deployment-commands';
+import { ID_PATTERN, DEPLOYMENT_COMMAND_TYPES, MAX_COMMAND_TTL_SECONDS } from '../deployment-commands';
 import type { DeploymentCommandType } from '../deployment-commands';
 import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsObject,
   IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
+  Min,
   ValidateNested,
 } from 'class-validator';
 
@@ -48,7 +51,6 @@ export class StartDeploymentCommand {
   @IsOptional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;
   @IsBoolean() dryRun = false;
   @IsBoolean() noop = false;
-  @IsOptional() @IsString() requestedBy?: string;
 }
 
 export class StopDeploymentCommand {
@@ -73,4 +75,5 @@ export class RetryFailedCommand {
 export class DeploymentCommandEnvelope {
   @IsIn(DEPLOYMENT_COMMAND_TYPES as unknown as string[]) type!: DeploymentCommandType;
   @IsObject() payload!: Record<string, unknown>;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_COMMAND_TTL_SECONDS) ttlSeconds?: number;
 }

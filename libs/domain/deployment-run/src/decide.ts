@@ -1,4 +1,4 @@
-import type { DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/run-events';
+import type { CommandExpiry, DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/run-events';
 import { dispatchIdOf, isTerminalRunPhase, RunError } from '@granule/run-events';
 import type { ExecutablePlan } from './executable-plan';
 import { S } from './run-state';
@@ -13,6 +13,8 @@ export interface ExecutionLimits {
 /** Everything the orchestrator asks of a run. Each answer is a list of events (maybe empty). */
 export type RunCommand =
   | { type: 'RequestDeployment'; request: DeploymentRequested['data'] }
+  /** Records a request whose command expired before an orchestrator took it: the run ends at once, nothing runs. */
+  | { type: 'ExpireRequest'; request: DeploymentRequested['data']; expiry: CommandExpiry }
   | { type: 'AcceptPlan'; planId: string; planHash: string; offlineNodes: string[]; only?: string[]; at: string }
   | { type: 'RefusePlan'; code: string; reason: string }
   | { type: 'DispatchReady'; at: string; limits: ExecutionLimits }
@@ -87,6 +89,13 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
     case 'RequestDeployment':
       if (state.phase !== 'new') throw new RunError('RUN_EXISTS', `run ${state.runId} already exists`);
       return [{ type: 'DeploymentRequested', data: command.request }];
+
+    case 'ExpireRequest':
+      if (state.phase !== 'new') throw new RunError('RUN_EXISTS', `run ${state.runId} already exists`);
+      return [
+        { type: 'DeploymentRequested', data: command.request },
+        { type: 'DeploymentExpired', data: command.expiry },
+      ];
 
     case 'AcceptPlan': {
       if (state.phase !== 'requested') return [];

@@ -1,4 +1,4 @@
-import type { DeploymentRequested, RunEvent } from '@granule/run-events';
+import type { DeploymentRequested, RunEvent, RunPhaseName } from '@granule/run-events';
 import type { ExecutablePlan } from './executable-plan';
 
 /** Status of one instance in a run. */
@@ -28,7 +28,7 @@ export const STATUS_NAMES = [
 ] as const;
 export type InstanceStatusName = (typeof STATUS_NAMES)[number];
 
-export type RunPhase = 'new' | 'requested' | 'running' | 'stopping' | 'succeeded' | 'failed' | 'stopped' | 'refused';
+export type RunPhase = 'new' | RunPhaseName;
 
 const isDone = (s: number): boolean => s === S.Succeeded || s === S.Skipped || s === S.NotInRun;
 const isBroken = (s: number): boolean => s === S.Failed || s === S.DepFailed || s === S.TimedOut;
@@ -323,6 +323,10 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       return state;
     case 'DeploymentStopped':
       state.phase = 'stopped';
+      return state;
+    case 'DeploymentExpired':
+      state.phase = 'expired';
+      state.terminalReason = `the ${event.data.command} command expired before an orchestrator took it (stored ${event.data.storedAt}, ${event.data.ttlSeconds} s to live): nothing ran`;
       return state;
   }
 }

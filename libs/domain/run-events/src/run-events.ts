@@ -159,6 +159,32 @@ export interface DeploymentStopped {
   data: { at: string; failedNodes: string[] };
 }
 
+/**
+ * The command that asked for the run reached an orchestrator only after its time to live: it
+ * was dropped, never run (whoever sent it was told nothing happened).
+ */
+export interface DeploymentExpired {
+  type: 'DeploymentExpired';
+  data: CommandExpiry;
+}
+
+/** When a command was stored on the command stream, how long it could wait, and when it was found expired. */
+export interface CommandExpiry {
+  commandId: string;
+  command: string;
+  storedAt: string;
+  ttlSeconds: number;
+  expiredAt: string;
+}
+
+/** A stop or resume found expired, on the stream `command-<commandId>` (the run it named is not touched). */
+export interface CommandExpired {
+  type: 'CommandExpired';
+  data: CommandExpiry & { runId: string; requestedBy?: string };
+}
+
+export const commandStreamId = (commandId: string): string => `command-${commandId}`;
+
 export type RunEvent =
   | DeploymentRequested
   | StrategyAccepted
@@ -179,7 +205,8 @@ export type RunEvent =
   | DeploymentResumed
   | DeploymentSucceeded
   | DeploymentFailed
-  | DeploymentStopped;
+  | DeploymentStopped
+  | DeploymentExpired;
 
 export type RunEventType = RunEvent['type'];
 
@@ -205,6 +232,7 @@ const RUN_EVENT_TYPE_KEYS: Record<RunEventType, true> = {
   DeploymentSucceeded: true,
   DeploymentFailed: true,
   DeploymentStopped: true,
+  DeploymentExpired: true,
 };
 
 /** Every run event type (open-run queries list the non-terminal ones). */
@@ -216,6 +244,7 @@ export const TERMINAL_RUN_EVENTS = [
   'DeploymentSucceeded',
   'DeploymentFailed',
   'DeploymentStopped',
+  'DeploymentExpired',
 ] as const satisfies readonly RunEventType[];
 export type TerminalRunEventType = (typeof TERMINAL_RUN_EVENTS)[number];
 

@@ -1,7 +1,16 @@
 import type { RunEventType } from './run-events';
 
 /** Where a run stands, as every reader names it (runs list, metrics, the recap, the deciders). */
-export const RUN_PHASES = ['requested', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'refused'] as const;
+export const RUN_PHASES = [
+  'requested',
+  'running',
+  'stopping',
+  'succeeded',
+  'failed',
+  'stopped',
+  'refused',
+  'expired',
+] as const;
 export type RunPhaseName = (typeof RUN_PHASES)[number];
 
 /** The phases a run ends in; their events are `TERMINAL_RUN_EVENTS`. */
@@ -24,6 +33,7 @@ const PHASE_AFTER: Partial<Record<RunEventType, RunPhaseName>> = {
   DeploymentSucceeded: 'succeeded',
   DeploymentFailed: 'failed',
   DeploymentStopped: 'stopped',
+  DeploymentExpired: 'expired',
 };
 
 /** The phase a run is in when `type` is its last event (any other event: running). */

@@ -101,6 +101,8 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
       return { ...state, phase: 'failed', reason: event.data.reason };
     case 'DeploymentStopped':
       return { ...state, phase: 'stopped' };
+    case 'DeploymentExpired':
+      return { ...state, phase: 'expired' };
     default:
       return state;
   }

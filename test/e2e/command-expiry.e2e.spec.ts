@@ -1,0 +1,69 @@
+import path from 'node:path';
+import { E2eStack, FIXTURES, sleep, waitUntil } from './stack';
+
+// A command nobody answered never runs later: with no orchestrator running, the CLI gives up
+// after the command's time to live (plus a grace for an answer given just in time) and says
+// nothing happened; an orchestrator started afterwards drops the command and records it expired.
+const CHAIN = ['--tasks', path.join(FIXTURES, 'chain/tasks.yaml'), '--nodes', path.join(FIXTURES, 'chain/nodes.yaml')];
+
+describe('commands nobody answered in time (whole stack)', () => {
+  let stack: E2eStack;
+
+  beforeAll(async () => {
+    stack = await E2eStack.start({ name: 'expiry', agents: ['1', '2', '3', '4'] });
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  }, 60_000);
+
+  it('a deploy sent while no orchestrator runs: the CLI says nothing was started, and a later orchestrator records it expired and runs nothing', async () => {
+    await stack.service('orchestrator').kill('SIGTERM');
+    const started = Date.now();
+    const r = await stack.granule(['deploy', ...CHAIN, '--run-id', 'late', '--command-ttl', '1'], {
+      timeoutMs: 30_000,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      'error: no orchestrator answered within 11 s: nothing was started (the command expired and will never run); start an orchestrator (npm run start:orchestrator) and run the command again',
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+
+    await stack.service('orchestrator').start();
+    const events = await stack.waitForEnd('late', 30_000);
+    expect(events.map((e) => e.type)).toEqual(['DeploymentRequested', 'DeploymentExpired']);
+    expect(events[1].data).toMatchObject({ command: 'StartDeployment', ttlSeconds: 1 });
+    // Nothing ran, then or later.
+    await sleep(1500);
+    expect(stack.ledger('late')).toEqual([]);
+    expect((await stack.events('late')).length).toBe(2);
+    const list = await stack.granule(['runs', 'list', '-o', 'json']);
+    stack.assertExitedOk(list, 'runs list');
+    expect(JSON.parse(list.stdout)).toContainEqual(expect.objectContaining({ runId: 'late', phase: 'expired' }));
+  }, 90_000);
+
+  it('a stop sent while no orchestrator runs never stops the run later: it is recorded expired and the run goes on', async () => {
+    stack.setSlow('step2@1', 4);
+    const deploy = await stack.granule(['deploy', ...CHAIN, '--run-id', 'keeps-going']);
+    stack.assertExitedOk(deploy, 'deploy');
+    await stack.waitForEvent('keeps-going', 'TaskStarted', (e) => e.data.key === 'step2@1', 30_000);
+    await stack.service('orchestrator').kill('SIGTERM');
+    const stop = await stack.granule(['stop', 'keeps-going', '--command-ttl', '1'], { timeoutMs: 30_000 });
+    expect(stop.code).toBe(1);
+    expect(stop.stderr).toContain('nothing was stopped (the command expired and will never run)');
+
+    await stack.service('orchestrator').start();
+    const events = await stack.waitForEnd('keeps-going', 60_000);
+    expect(events.map((e) => e.type)).not.toContain('DeploymentStopRequested');
+    expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
+    const expired = await waitUntil(async () => {
+      const rows: Array<{ type: string; data: { command: string; runId: string } }> = await stack.db.dataSource.query(
+        `SELECT type, data FROM granule_events WHERE stream_id LIKE 'command-%'`,
+      );
+      return rows.length > 0 ? rows : undefined;
+    }, 'the expired stop recorded');
+    expect(expired).toEqual([
+      { type: 'CommandExpired', data: expect.objectContaining({ command: 'StopDeployment', runId: 'keeps-going' }) },
+    ]);
+  }, 120_000);
+});
