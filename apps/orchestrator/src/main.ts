@@ -1,13 +1,17 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { EVENT_STORE_MIGRATIONS } from '@granule/event-store';
+import { EVENT_STORE_MIGRATIONS, EventStore } from '@granule/event-store';
 import { connectNats, connectRedis } from '@granule/messaging';
+import { GranuleNatsServer } from '@granule/nats-endpoints';
 import { createMetrics, natsCheck, postgresCheck, redisCheck, serveHealthChecks } from '@granule/observability';
 import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
 import { createLogger, openDatabase, runService } from '@granule/service-kit';
+import { RunMetricsFeed } from './metrics/run-metrics';
 import { loadOrchestratorConfig } from './orchestrator.config';
 import { OrchestratorModule } from './orchestrator.module';
-import { RunMetricsFeed } from './run-metrics';
+
+/** Replicas share the run queries and agent registrations through this queue group. */
+const ORCHESTRATOR_QUEUE = 'orchestrator';
 
 runService('orchestrator', async () => {
   const config = loadOrchestratorConfig(process.env);
@@ -17,14 +21,30 @@ runService('orchestrator', async () => {
     migrations: [...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS],
     runMigrations: config.runMigrations,
   });
-  const nats = await connectNats(config.natsUrl, config.instanceId);
+  const nats = await connectNats(config, config.instanceId);
   const redis = await connectRedis(config.redisUrl);
-  const app = await NestFactory.createApplicationContext(
+  const app = await NestFactory.createMicroservice(
     OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger }),
-    { logger: ['error', 'warn'], abortOnError: false },
+    {
+      strategy: new GranuleNatsServer({
+        connection: nats,
+        prefix: config.subjectPrefix,
+        queue: ORCHESTRATOR_QUEUE,
+        onInternalError: (pattern, err) => logger.error({ pattern, err: (err as Error).message }, 'request failed'),
+      }),
+      logger: ['error', 'warn'],
+      abortOnError: false,
+    },
   );
+  await app.listen();
+  logger.info({ instance: config.instanceId, prefix: config.subjectPrefix }, 'orchestrator started');
   const metrics = createMetrics('orchestrator');
-  new RunMetricsFeed(metrics, { nats, dataSource, logger, subjectPrefix: config.subjectPrefix }).start();
+  new RunMetricsFeed(metrics, {
+    nats,
+    store: new EventStore(dataSource),
+    logger,
+    subjectPrefix: config.subjectPrefix,
+  }).start();
   const checks = [natsCheck(nats), postgresCheck(dataSource), redisCheck(redis)];
   await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => logger.warn(message));
   const close = async (): Promise<void> => {

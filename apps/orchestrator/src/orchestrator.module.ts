@@ -1,36 +1,70 @@
-import { Inject, Module } from '@nestjs/common';
-import type { DynamicModule, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { OrchestratorService } from './orchestrator.service';
-import type { OrchestratorDeps } from './orchestrator.service';
+import { Inject, Injectable, Module } from '@nestjs/common';
+import type { DynamicModule, OnModuleInit } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { ensureExecutionStreams } from '@granule/messaging';
+import { ReplyExceptionFilter } from '@granule/nats-endpoints';
+import type { Logger } from '@granule/service-kit';
+import { AgentRegistryController } from './agents/agent-registry.controller';
+import { CommandIntake } from './commands/command-intake';
+import { OrchestratorConfig } from './orchestrator.config';
+import { DATA_SOURCE, LOGGER, NATS, REDIS } from './orchestrator.tokens';
+import { OutboxKeeper } from './outbox/outbox-keeper';
+import { ResultIntake } from './results/result-intake';
+import { coordinatorProviders } from './runs/coordinators.providers';
+import { RunQueries } from './runs/run-queries';
+import { RunQueriesController } from './runs/run-queries.controller';
+import { RunTicker } from './runs/run-ticker';
 
-const DEPS = Symbol('ORCHESTRATOR_DEPS');
+/** What `main.ts` opened before Nest starts (a bad URL is one clear line, not a Nest stack trace). */
+export interface OrchestratorConnections {
+  config: OrchestratorConfig;
+  nats: NatsConnection;
+  redis: Redis;
+  dataSource: DataSource;
+  logger: Logger;
+}
 
-class OrchestratorLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(OrchestratorService) private readonly service: OrchestratorService) {}
+/** Creates the execution streams (commands, dispatch, results) before anything consumes them. */
+@Injectable()
+class ExecutionStreams implements OnModuleInit {
+  constructor(
+    @Inject(NATS) private readonly nats: NatsConnection,
+    @Inject(OrchestratorConfig) private readonly config: OrchestratorConfig,
+  ) {}
 
-  onApplicationBootstrap(): Promise<void> {
-    return this.service.start();
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.service.stop();
+  async onModuleInit(): Promise<void> {
+    await ensureExecutionStreams(this.nats, this.config.subjectPrefix);
   }
 }
 
-/** Nest wiring only: the connections are opened in main.ts and handed in. */
+/**
+ * The orchestrator's wiring: commands in (CommandIntake), results in (ResultIntake), the
+ * coordinators on the decider driver, the tick (RunTicker), the outbox and what goes with it
+ * (OutboxKeeper), and the request/reply endpoints (run queries, agent registration).
+ */
 @Module({})
 export class OrchestratorModule {
-  static forRoot(deps: OrchestratorDeps): DynamicModule {
+  static forRoot(connections: OrchestratorConnections): DynamicModule {
     return {
       module: OrchestratorModule,
+      controllers: [RunQueriesController, AgentRegistryController],
       providers: [
-        { provide: DEPS, useValue: deps },
-        {
-          provide: OrchestratorService,
-          useFactory: (d: OrchestratorDeps) => new OrchestratorService(d),
-          inject: [DEPS],
-        },
-        OrchestratorLifecycle,
+        { provide: OrchestratorConfig, useValue: connections.config },
+        { provide: NATS, useValue: connections.nats },
+        { provide: REDIS, useValue: connections.redis },
+        { provide: DATA_SOURCE, useValue: connections.dataSource },
+        { provide: LOGGER, useValue: connections.logger },
+        ExecutionStreams,
+        ...coordinatorProviders,
+        ResultIntake,
+        OutboxKeeper,
+        CommandIntake,
+        RunTicker,
+        RunQueries,
+        { provide: APP_FILTER, useClass: ReplyExceptionFilter },
       ],
     };
   }

@@ -1,0 +1,68 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Controller, Inject } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { GranuleError, InvalidInputError } from '@granule/core';
+import { ID_PATTERN, nodeStreamId } from '@granule/contracts';
+import type { AgentRegistered, AgentRegistration } from '@granule/contracts';
+import { EventStore } from '@granule/event-store';
+import type { Logger } from '@granule/service-kit';
+import { OrchestratorConfig } from '../orchestrator.config';
+import { LOGGER } from '../orchestrator.tokens';
+import { OutboxKeeper } from '../outbox/outbox-keeper';
+
+class RegistrationRefusedError extends GranuleError<'AGENT_REFUSED'> {}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * `<prefix>.agent.register`: an agent says it is up. Recorded as `NodeRegistered` on the node's
+ * stream; the answer tells it how often to beat and the presence TTL watched.
+ */
+@Controller()
+export class AgentRegistryController {
+  constructor(
+    @Inject(OrchestratorConfig) private readonly config: OrchestratorConfig,
+    @Inject(EventStore) private readonly store: EventStore,
+    @Inject(OutboxKeeper) private readonly outbox: OutboxKeeper,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @MessagePattern('agent.register')
+  async register(@Payload() agent: AgentRegistration): Promise<AgentRegistered> {
+    if (typeof agent.uid !== 'string' || !ID_PATTERN.test(agent.uid))
+      throw new InvalidInputError([
+        {
+          severity: 'error',
+          code: 'INVALID_INPUT',
+          path: 'uid',
+          message: `expected a node uid, got ${JSON.stringify(agent.uid)}`,
+        },
+      ]);
+    const expected = this.config.agentToken;
+    if (expected && !sameSecret(expected, agent.token ?? ''))
+      throw new RegistrationRefusedError('AGENT_REFUSED', 'the agent token does not match GRANULE_AGENT_TOKEN');
+    await this.store.appendToStream(
+      nodeStreamId(agent.uid),
+      [
+        {
+          type: 'NodeRegistered',
+          data: {
+            uid: agent.uid,
+            hostname: agent.hostname,
+            address: agent.address,
+            agentVersion: agent.agentVersion,
+            at: new Date().toISOString(),
+          },
+        },
+      ],
+      { expectedVersion: 'any' },
+    );
+    this.outbox.presence.registered(agent.uid);
+    this.logger.info({ node: agent.uid, hostname: agent.hostname }, 'agent registered');
+    return { heartbeatSeconds: this.config.heartbeatSeconds, presenceTtlSeconds: this.config.presenceTtlSeconds };
+  }
+}

@@ -1,0 +1,249 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { GranuleError } from '@granule/core';
+import { commandStreamId, DEFAULT_COMMAND_TTL_SECONDS, executionSubjects } from '@granule/contracts';
+import type {
+  CommandExpiry,
+  CommandReply,
+  DeploymentCommandType,
+  ExecutionSubjects,
+  RetryFailed,
+  StartDeployment,
+} from '@granule/contracts';
+import {
+  DeploymentCommandEnvelope,
+  RetryFailedCommand,
+  ResumeDeploymentCommand,
+  StartDeploymentCommand,
+  StopDeploymentCommand,
+} from '@granule/contracts/dto';
+import { EventStore } from '@granule/event-store';
+import { decodeJson, errorReply, okReply } from '@granule/messaging';
+import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
+import type { Logger } from '@granule/service-kit';
+import { OrchestratorConfig } from '../orchestrator.config';
+import { LOGGER, NATS } from '../orchestrator.tokens';
+import { ResultIntake } from '../results/result-intake';
+import { CallerIdentity } from './caller-identity';
+import type { Caller } from './caller-identity';
+
+const COMMAND_DTOS: Record<DeploymentCommandType, new () => object> = {
+  StartDeployment: StartDeploymentCommand,
+  StopDeployment: StopDeploymentCommand,
+  ResumeDeployment: ResumeDeploymentCommand,
+  RetryFailed: RetryFailedCommand,
+};
+
+class InvalidCommandError extends GranuleError<'INVALID_COMMAND'> {}
+
+function problemsOf(value: object): string[] {
+  return validateSync(value).flatMap((e) => Object.values(e.constraints ?? {}).map((m) => `${e.property}: ${m}`));
+}
+
+/** A command that was decoded and checked, with who sent it and until when it may be acted on. */
+interface TakenCommand {
+  type: DeploymentCommandType;
+  payload: Record<string, unknown> & { commandId: string; runId: string };
+  caller: Caller;
+  storedAt: Date;
+  ttlSeconds: number;
+}
+
+/**
+ * Takes operator commands from the JetStream command stream (durable work-queue consumer the
+ * orchestrators share), one at a time: checks the envelope and payload, the sender's signature
+ * and role, and the command's time to live, then hands it to the run or strategy coordinator
+ * and answers on `<prefix>.reply.cmd.<commandId>` with the reply envelope.
+ *
+ * A command found after its time to live (no orchestrator ran while its sender waited) is never
+ * run: it is recorded as expired (`DeploymentExpired` on the run it would have started,
+ * `CommandExpired` for a stop or resume) so `runs list` and the event log show it.
+ */
+@Injectable()
+export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly subjects: ExecutionSubjects;
+  private feed?: ConsumerMessages;
+  private stopped = false;
+  private consuming?: Promise<void>;
+  private readonly callers: CallerIdentity;
+
+  constructor(
+    @Inject(NATS) private readonly nats: NatsConnection,
+    @Inject(OrchestratorConfig) private readonly config: OrchestratorConfig,
+    @Inject(RunCoordinator) private readonly runs: RunCoordinator,
+    @Inject(StrategyCoordinator) private readonly strategies: StrategyCoordinator,
+    @Inject(EventStore) private readonly store: EventStore,
+    @Inject(ResultIntake) private readonly results: ResultIntake,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.subjects = executionSubjects(config.subjectPrefix);
+    this.callers = new CallerIdentity(nats);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const jsm = await jetstreamManager(this.nats);
+    await jsm.consumers.add(this.subjects.commands.stream, {
+      durable_name: this.subjects.commands.consumer,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(120_000),
+      max_deliver: 20,
+    });
+    this.consuming = this.consume();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    await this.feed?.close();
+    await this.consuming;
+  }
+
+  private async consume(): Promise<void> {
+    const js = jetstream(this.nats);
+    while (!this.stopped) {
+      try {
+        const consumer = await js.consumers.get(this.subjects.commands.stream, this.subjects.commands.consumer);
+        this.feed = await consumer.consume({ max_messages: 1 });
+        for await (const msg of this.feed) await this.handle(msg);
+      } catch (err) {
+        if (this.stopped) return;
+        this.logger.warn({ err: (err as Error).message }, 'command feed interrupted; reconnecting');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    let commandId = 'unknown';
+    let reply: CommandReply;
+    try {
+      const command = this.take(msg);
+      commandId = command.payload.commandId;
+      const expiresAt = command.storedAt.getTime() + command.ttlSeconds * 1000;
+      if (Date.now() > expiresAt) {
+        await this.expire(command);
+        reply = errorReply(
+          new GranuleError(
+            'COMMAND_EXPIRED',
+            `the ${command.type} command waited more than ${command.ttlSeconds} s for an orchestrator; it was not run`,
+          ),
+        );
+      } else {
+        const runId = await this.execute(command, msg);
+        if (runId === undefined) return; // handed back to the queue for the orchestrator that drives the run
+        reply = okReply({ runId });
+      }
+    } catch (err) {
+      reply = errorReply(err);
+      if (!reply.ok) this.logger.warn({ commandId, code: reply.error.code }, reply.error.message);
+    }
+    this.nats.publish(this.subjects.commands.replyFor(commandId), JSON.stringify(reply));
+    msg.ack();
+    // A run started here gets its results feed now, not at the next tick.
+    this.results.sync();
+  }
+
+  /** Decodes and checks a command: envelope, payload, signature and role. */
+  private take(msg: JsMsg): TakenCommand {
+    const raw = decodeJson<Record<string, unknown>>(msg);
+    const envelope = plainToInstance(DeploymentCommandEnvelope, raw);
+    const envelopeProblems = problemsOf(envelope);
+    if (envelopeProblems.length > 0)
+      throw new InvalidCommandError('INVALID_COMMAND', `command envelope: ${envelopeProblems.join('; ')}`);
+    const payload = plainToInstance(COMMAND_DTOS[envelope.type], envelope.payload);
+    const problems = problemsOf(payload);
+    if (problems.length > 0)
+      throw new InvalidCommandError('INVALID_COMMAND', `${envelope.type}: ${problems.join('; ')}`);
+    const caller = this.callers.of(msg.subject, msg.data, msg.headers, ['operator', 'admin'], envelope.type);
+    return {
+      type: envelope.type,
+      payload: payload as TakenCommand['payload'],
+      caller,
+      storedAt: new Date(Math.floor(msg.info.timestampNanos / 1e6)),
+      ttlSeconds: envelope.ttlSeconds ?? DEFAULT_COMMAND_TTL_SECONDS,
+    };
+  }
+
+  /** Runs a command; returns the run id, or undefined when another orchestrator drives the run (the message goes back). */
+  private async execute(command: TakenCommand, msg: JsMsg): Promise<string | undefined> {
+    const { payload, caller } = command;
+    const metadata = {
+      causedBy: caller.name,
+      ...(caller.role ? { role: caller.role } : {}),
+      commandId: payload.commandId,
+    };
+    switch (command.type) {
+      case 'StartDeployment': {
+        const start = payload as unknown as StartDeployment;
+        // Answered once the request is recorded: the plan may take a while, and the commands
+        // after this one must not wait for it. A refused plan ends the run (DeploymentRefused).
+        if (start.strategy) await this.strategies.start(start, { requestedBy: caller.name }, metadata);
+        else await this.runs.accept(start, { requestedBy: caller.name }, metadata);
+        return start.runId;
+      }
+      case 'RetryFailed': {
+        const retry = payload as unknown as RetryFailed;
+        await this.runs.retry(retry, caller.name, metadata);
+        return retry.newRunId;
+      }
+      case 'StopDeployment':
+      case 'ResumeDeployment': {
+        const runId = payload.runId;
+        const here = this.runs.drives(runId) || this.strategies.drives(runId);
+        if (!here && (await this.runs.isOpen(runId))) {
+          // Another replica drives it: back to the work queue until its driver takes it.
+          msg.nak(500);
+          return undefined;
+        }
+        const target = (await this.strategies.isStrategyRun(runId)) ? this.strategies : this.runs;
+        if (command.type === 'StopDeployment') await target.stop(runId, metadata);
+        else await target.resume(runId, metadata);
+        return runId;
+      }
+    }
+  }
+
+  /** Records a command found after its time to live; nothing of it runs. */
+  private async expire(command: TakenCommand): Promise<void> {
+    const { type, payload, caller } = command;
+    const expiry: CommandExpiry = {
+      commandId: payload.commandId,
+      command: type,
+      storedAt: command.storedAt.toISOString(),
+      ttlSeconds: command.ttlSeconds,
+      expiredAt: new Date().toISOString(),
+    };
+    this.logger.warn({ ...expiry, runId: payload.runId, causedBy: caller.name }, 'dropped an expired command');
+    const metadata = { causedBy: caller.name, commandId: payload.commandId };
+    if (type === 'StartDeployment') {
+      await this.runs.expire(payload as unknown as StartDeployment, expiry, { requestedBy: caller.name }, metadata);
+      return;
+    }
+    if (type === 'RetryFailed') {
+      const retry = payload as unknown as RetryFailed;
+      await this.runs.expire(
+        { commandId: retry.commandId, runId: retry.newRunId, graph: 'default', dryRun: false, noop: false },
+        expiry,
+        { requestedBy: caller.name, retryOf: { runId: retry.runId, failedOnly: retry.failedOnly } },
+        metadata,
+      );
+      return;
+    }
+    await this.store
+      .appendToStream(
+        commandStreamId(payload.commandId),
+        [{ type: 'CommandExpired', data: { ...expiry, runId: payload.runId, requestedBy: caller.name } }],
+        { expectedVersion: 'no_stream' },
+        metadata,
+      )
+      .catch((err: Error) => {
+        // A redelivered expired command was recorded the first time.
+        if (!/exist|expected/i.test(err.message)) throw err;
+      });
+  }
+}

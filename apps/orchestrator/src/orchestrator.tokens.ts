@@ -1,0 +1,7 @@
+/** Injection tokens of what `main.ts` opens before Nest starts (a bad URL is one clear line, not a Nest stack trace). */
+export const NATS = Symbol('NATS');
+export const REDIS = Symbol('REDIS');
+export const DATA_SOURCE = Symbol('DATA_SOURCE');
+export const LOGGER = Symbol('LOGGER');
+/** The coordinators' ports (event log, plans, dispatcher, presence, lease, clock, logger). */
+export const COORDINATOR_PORTS = Symbol('COORDINATOR_PORTS');

@@ -1,0 +1,104 @@
+import type { Provider } from '@nestjs/common';
+import { jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { ConfigStoreClient } from '@granule/config-store-client';
+import { EventStore } from '@granule/event-store';
+import { PlanStore } from '@granule/plan-store';
+import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
+import type { CoordinatorPorts } from '@granule/run-coordination';
+import type { Logger } from '@granule/service-kit';
+import { OrchestratorConfig } from '../orchestrator.config';
+import { COORDINATOR_PORTS, DATA_SOURCE, LOGGER, NATS, REDIS } from '../orchestrator.tokens';
+import { JetStreamDispatcher } from './adapters/nats-dispatcher.adapter';
+import { StoredPlanSource } from './adapters/plan-source.adapter';
+import { RedisPresence, RedisRunLease } from './adapters/redis-presence.adapter';
+import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
+import { ConfigStoreStrategySource } from './adapters/strategy-source.adapter';
+
+/**
+ * The run side of the orchestrator as Nest providers: the event log and its adapters (the ports
+ * of run-coordination), and the two coordinators on the one decider driver. A phase run's end
+ * reaches its strategy run in process.
+ */
+export const coordinatorProviders: Provider[] = [
+  { provide: EventStore, useFactory: (ds: DataSource) => new EventStore(ds), inject: [DATA_SOURCE] },
+  { provide: PlanStore, useFactory: (ds: DataSource) => new PlanStore(ds), inject: [DATA_SOURCE] },
+  {
+    provide: StoredPlanSource,
+    useFactory: (nats: NatsConnection, config: OrchestratorConfig, plans: PlanStore, logger: Logger) =>
+      new StoredPlanSource(nats, config.subjectPrefix, plans, {
+        onWaiting: (message, runId) => logger.warn({ runId }, message),
+        maxCachedPlans: config.maxCachedPlans,
+      }),
+    inject: [NATS, OrchestratorConfig, PlanStore, LOGGER],
+  },
+  {
+    // One tick reads each presence key once: the watcher reuses what the runs' health checks read.
+    provide: RedisPresence,
+    useFactory: (redis: Redis, config: OrchestratorConfig) =>
+      new RedisPresence(redis, config.subjectPrefix, {
+        maxAgeMs: config.tickMs / 2,
+        ttlMs: config.presenceTtlSeconds * 1000,
+      }),
+    inject: [REDIS, OrchestratorConfig],
+  },
+  {
+    provide: RedisRunLease,
+    useFactory: (redis: Redis, config: OrchestratorConfig) =>
+      new RedisRunLease(redis, config.subjectPrefix, config.instanceId, config.leaseMs),
+    inject: [REDIS, OrchestratorConfig],
+  },
+  {
+    provide: PostgresRunEventLog,
+    useFactory: (store: EventStore) => new PostgresRunEventLog(store),
+    inject: [EventStore],
+  },
+  {
+    provide: COORDINATOR_PORTS,
+    useFactory: (
+      log: PostgresRunEventLog,
+      plans: StoredPlanSource,
+      nats: NatsConnection,
+      config: OrchestratorConfig,
+      presence: RedisPresence,
+      lease: RedisRunLease,
+      logger: Logger,
+    ): CoordinatorPorts => ({
+      log,
+      plans,
+      dispatcher: new JetStreamDispatcher(jetstream(nats), config.subjectPrefix),
+      presence,
+      lease,
+      clock: { now: () => new Date() },
+      logger: {
+        info: (msg, fields) => logger.info(fields ?? {}, msg),
+        warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+        error: (msg, fields) => logger.error(fields ?? {}, msg),
+      },
+    }),
+    inject: [PostgresRunEventLog, StoredPlanSource, NATS, OrchestratorConfig, RedisPresence, RedisRunLease, LOGGER],
+  },
+  {
+    provide: RunCoordinator,
+    useFactory: (ports: CoordinatorPorts, config: OrchestratorConfig) =>
+      new RunCoordinator(ports, { limits: { maxBusyNodes: config.maxBusyNodes } }),
+    inject: [COORDINATOR_PORTS, OrchestratorConfig],
+  },
+  {
+    provide: StrategyCoordinator,
+    useFactory: (ports: CoordinatorPorts, runs: RunCoordinator, nats: NatsConnection, config: OrchestratorConfig) => {
+      const strategies = new StrategyCoordinator(
+        ports,
+        new ConfigStoreStrategySource(new ConfigStoreClient(nats, { prefix: config.subjectPrefix })),
+        runs,
+      );
+      runs.onRunEnded = (runId, outcome, request) => {
+        if (request?.childOf) void strategies.childEnded(runId, outcome);
+      };
+      return strategies;
+    },
+    inject: [COORDINATOR_PORTS, RunCoordinator, NATS, OrchestratorConfig],
+  },
+];
