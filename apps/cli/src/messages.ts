@@ -1,0 +1,48 @@
+import { formatDiagnostic, InvalidInputError } from '@granule/core';
+import type { Diagnostic } from '@granule/core';
+
+// The CLI's message style (docs/messages.md): one finding per line, `severity: where: what`.
+
+/** `error: FILE:LINE: KEY.PATH: task 'ID': what was expected, got what was found`. */
+export function renderFinding(d: Diagnostic): string {
+  return `${d.severity}: ${formatDiagnostic(d)}`;
+}
+
+/** Writes findings to stderr, one per line. */
+export function writeFindings(diagnostics: readonly Diagnostic[]): void {
+  for (const d of diagnostics) process.stderr.write(`${renderFinding(d)}\n`);
+}
+
+const count = (n: number, word: string, plural = `${word}s`): string => `${n} ${n === 1 ? word : plural}`;
+
+/** The one summary line a validating command ends with: `SUBJECT: invalid (2 errors, 1 warning)`. */
+export function summaryLine(subject: string, counts: { errors: number; warnings: number; info?: number }): string {
+  const parts = [count(counts.errors, 'error'), count(counts.warnings, 'warning')];
+  if (counts.info !== undefined) parts.push(`${counts.info} info`);
+  return `${subject}: ${counts.errors === 0 ? 'valid' : 'invalid'} (${parts.join(', ')})`;
+}
+
+const FS_REASONS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a folder, expected a file',
+  ENOTDIR: 'a part of the path is not a folder',
+  ELOOP: 'too many levels of symbolic links',
+  EMFILE: 'too many open files',
+};
+
+/** A file-system error in words, without the raw code or the path (the message names the path once). */
+export function fsReason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code && FS_REASONS[code]) return FS_REASONS[code];
+  const message = (err as { message?: unknown } | null)?.message;
+  // Node's messages read "CODE: text, syscall 'path'": keep the text only.
+  const text = typeof message === 'string' ? message : String(err);
+  return text.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '');
+}
+
+/** The input error for a file the user named that cannot be read: `FILE: no such file or directory`. */
+export function unreadable(file: string, err: unknown): InvalidInputError {
+  return new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', file, message: fsReason(err) }]);
+}
