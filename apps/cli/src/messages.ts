@@ -46,3 +46,24 @@ export function fsReason(err: unknown): string {
 export function unreadable(file: string, err: unknown): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', file, message: fsReason(err) }]);
 }
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** The candidate a mistyped name most likely meant (at most 2 edits, or a third of its length), if any. */
+export function closest(name: string, candidates: Iterable<string>): string | undefined {
+  let best: { c: string; d: number } | undefined;
+  for (const c of candidates) {
+    const d = editDistance(name, c);
+    if (d <= Math.max(2, Math.floor(name.length / 3)) && (!best || d < best.d)) best = { c, d };
+  }
+  return best?.c;
+}
