@@ -67,3 +67,8 @@ export function closest(name: string, candidates: Iterable<string>): string | un
   }
   return best?.c;
 }
+
+/** The `Example(s):` block of a command's help; every line is a command written `granule ...`. */
+export function helpExamples(...lines: string[]): string {
+  return `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
+}

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '@granule/core';
 import type { AddNodeRequest, NodeView, UpdateNodeRequest } from '@granule/contracts';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { helpExamples } from '../messages';
 
 interface NodeOptions {
   natsUrl?: string;
@@ -73,7 +74,7 @@ export function registerNodeCommand(program: Command): void {
     .option('--env <id>', 'environment id or name')
     .addHelpText(
       'after',
-      '\nExample:\n  ./granule node add node-1 --hostname ctl01 --address 10.0.0.11 --rack r1 --label zone=a',
+      '\nExample:\n  granule node add node-1 --hostname ctl01 --address 10.0.0.11 --rack r1 --label zone=a',
     )
     .action(async (uid: string, opts: NodeOptions) => {
       const req: AddNodeRequest = { uid, hostname: opts.hostname as string };
@@ -87,6 +88,7 @@ export function registerNodeCommand(program: Command): void {
     });
 
   leaf('list', 'list nodes')
+    .addHelpText('after', helpExamples('granule node list --env prod', 'granule node list -o json'))
     .option('--env <id>', 'only the nodes of this environment')
     .action(async (opts: NodeOptions) =>
       show(
@@ -96,6 +98,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('show', 'show one node')
+    .addHelpText('after', helpExamples('granule node show node-1 -o yaml'))
     .argument('<uid>', 'node uid')
     .action(async (uid: string, opts: NodeOptions) =>
       show(await withConfigStore(opts, (c) => c.request('node.get', { uid })), opts.output),
@@ -105,7 +108,7 @@ export function registerNodeCommand(program: Command): void {
     .argument('<uid>', 'node uid')
     .requiredOption('--env <id>', 'environment id or name')
     .requiredOption('--roles <a,b>', 'roles to deploy on it')
-    .addHelpText('after', '\nExample:\n  ./granule node assign node-1 --env prod --roles controller')
+    .addHelpText('after', '\nExample:\n  granule node assign node-1 --env prod --roles controller')
     .action(async (uid: string, opts: NodeOptions) =>
       show(
         await withConfigStore(opts, (c) =>
@@ -116,6 +119,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('tag', 'add tags to a node (or remove them with --remove)')
+    .addHelpText('after', helpExamples('granule node tag node-1 gpu ssd', 'granule node tag node-1 ssd --remove'))
     .argument('<uid>', 'node uid')
     .argument('<tags...>', 'tags')
     .option('--remove', 'remove the tags instead')
@@ -124,6 +128,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('label', 'set labels (KEY=VALUE) or remove them (KEY-)')
+    .addHelpText('after', helpExamples('granule node label node-1 zone=a tier=web', 'granule node label node-1 tier-'))
     .argument('<uid>', 'node uid')
     .argument('<labels...>', 'KEY=VALUE or KEY-')
     .action(async (uid: string, labels: string[], opts: NodeOptions) =>
@@ -131,6 +136,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('rack', 'set the rack of a node (no RACK: clear it)')
+    .addHelpText('after', helpExamples('granule node rack node-1 r7', 'granule node rack node-1'))
     .argument('<uid>', 'node uid')
     .argument('[rack]', 'rack name')
     .action(async (uid: string, rack: string | undefined, opts: NodeOptions) =>
@@ -138,6 +144,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('remove', 'remove a node')
+    .addHelpText('after', helpExamples('granule node remove node-1'))
     .argument('<uid>', 'node uid')
     .action(async (uid: string, opts: NodeOptions) =>
       show(await withConfigStore(opts, (c) => c.request('node.remove', { uid })), opts.output),

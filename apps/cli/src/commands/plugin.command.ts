@@ -16,7 +16,7 @@ import {
   type BuiltPackage,
 } from '@granule/plugin-files';
 import { EXIT_INVALID } from '../cli-error-handler';
-import { renderFinding, summaryLine } from '../messages';
+import { helpExamples, renderFinding, summaryLine } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 
 /** One finding in `plugin validate` output. */
@@ -124,10 +124,10 @@ export function registerPluginCommand(program: Command): Command {
       [
         '',
         'Examples:',
-        '  $ granule plugin validate examples/plugins/example-v5',
-        '  $ granule plugin load examples/releases/example-release -o yaml',
-        '  $ granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz',
-        '  $ granule plugin create my_plugin --dir /tmp',
+        '  granule plugin validate examples/plugins/example-v5',
+        '  granule plugin load examples/releases/example-release -o yaml',
+        '  granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz',
+        '  granule plugin create my_plugin --dir /tmp',
         '',
       ].join('\n'),
     );
@@ -139,7 +139,11 @@ export function registerPluginCommand(program: Command): Command {
     .option('-o, --output <format>', 'json | text', 'text')
     .addHelpText(
       'after',
-      '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n',
+      '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n' +
+        helpExamples(
+          'granule plugin validate examples/plugins/example-v5',
+          'granule plugin validate my_plugin-1.0.0.tar.gz -o json',
+        ),
     )
     .action(async (dir: string, opts: { output: string }) => {
       const format = parseFormat(opts.output, ['json', 'text'] as const);
@@ -163,6 +167,13 @@ export function registerPluginCommand(program: Command): Command {
       'Fuel version for fuel-version constraints; default: the highest of metadata fuel_version',
     )
     .option('-o, --output <format>', 'json | yaml', 'yaml')
+    .addHelpText(
+      'after',
+      helpExamples(
+        'granule plugin load examples/releases/example-release -o yaml',
+        'granule plugin load examples/plugins/example-v5 --os debian --release-version 1.0.0 -o json',
+      ),
+    )
     .action(
       async (
         dir: string,
@@ -179,6 +190,10 @@ export function registerPluginCommand(program: Command): Command {
     .description('validate and write a reproducible <name>-<version>.tar.gz (same input, same bytes)')
     .argument('<dir>', 'plugin directory')
     .option('--out <file>', 'package file; default: <name>-<version>.tar.gz next to the directory')
+    .addHelpText(
+      'after',
+      helpExamples('granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz'),
+    )
     .action(async (dir: string, opts: { out?: string }) => {
       const built = await buildPlugin(dir, opts.out);
       await writeOut(`${built.file}\nsha256 ${built.sha256}\n`);
@@ -190,6 +205,13 @@ export function registerPluginCommand(program: Command): Command {
     .argument('<name>', 'plugin name (lower-case letters, digits, _ and -)')
     .option('--package-version <version>', TEMPLATE_PACKAGE_VERSIONS.join(' | '), '5.0.0')
     .option('--dir <parent>', 'directory to create the plugin in', '.')
+    .addHelpText(
+      'after',
+      helpExamples(
+        'granule plugin create my_plugin --dir /tmp',
+        'granule plugin create legacy --package-version 4.0.0',
+      ),
+    )
     .action(async (name: string, opts: { packageVersion: string; dir: string }) => {
       if (!(TEMPLATE_PACKAGE_VERSIONS as readonly string[]).includes(opts.packageVersion)) {
         throw new UsageError(
