@@ -37,7 +37,7 @@ describe('granule strategy (built CLI)', () => {
     expect(JSON.parse(invalid.stdout)).toEqual({
       valid: false,
       errors: [
-        'examples/strategies/nodes.yaml:3: expected a DeploymentStrategy document (schema: shipyard/DeploymentStrategy/v1 with data.groups) or a map with groups, got a map without groups',
+        'examples/strategies/nodes.yaml:3: expected a DeploymentStrategy document (schema: shipyard/DeploymentStrategy/v1 with data.groups) or a mapping with groups, got a mapping without groups (keys: nodes)',
       ],
       warnings: [],
     });
