@@ -236,6 +236,20 @@ describe('granule plan (built CLI)', () => {
     ]);
   });
 
+  it('text - a header row, then one aligned row per instance', () => {
+    const run = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--skip', 'setup_network');
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0].split(/\s+/)).toEqual(['PRIORITY', 'INSTANCE', 'TYPE', 'STAGE', 'SKIPPED']);
+    const starts = ['INSTANCE', 'TYPE', 'STAGE'].map((h) => lines[0].indexOf(h));
+    const skipped = lines.find((l) => l.includes('setup_network@node-1')) as string;
+    expect(skipped.trimEnd().endsWith('filter')).toBe(true);
+    for (const line of lines.slice(1)) {
+      const cells = line.split(/\s{2,}/);
+      expect(starts.map((at, i) => line.indexOf(cells[i + 1], i === 0 ? 0 : starts[i - 1]))).toEqual(starts);
+    }
+  });
+
   it('exports dot and mermaid graphs', () => {
     const dot = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--node', 'node-1', '-o', 'dot');
     expect(dot.status).toBe(0);

@@ -3,7 +3,9 @@ import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import { InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import {
+  PlanCycleError,
   buildPlan,
+  cycleDiagnostic,
   planInstances,
   renderPlanDot,
   renderPlanMermaid,
@@ -190,6 +192,16 @@ async function printPlan(plan: Plan, format: (typeof PLAN_FORMATS)[number]): Pro
   }
 }
 
+/** Builds the plan; a dependency cycle is reported with the files and lines of its tasks. */
+function planOrExplain(request: Parameters<typeof buildPlan>[0]): Plan {
+  try {
+    return buildPlan(request);
+  } catch (err) {
+    if (err instanceof PlanCycleError) throw new InvalidInputError([cycleDiagnostic(err.cycle, request.tasks)]);
+    throw err;
+  }
+}
+
 export async function runPlanCommand(options: PlanCommandOptions): Promise<void> {
   const format = options.simulate
     ? parseFormat(options.output, SIMULATE_FORMATS)
@@ -198,7 +210,7 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
     throw new UsageError('--durations gives the seconds of a simulation: add --simulate');
   const { request, warnings } = await loadPlanRequest(options);
   writeFindings(warnings);
-  const plan = buildPlan(request);
+  const plan = planOrExplain(request);
   if (!options.simulate) return printPlan(plan, format as (typeof PLAN_FORMATS)[number]);
   const known = new Set([...request.tasks, ...plan.tasks].map((t) => t.id));
   const result = simulatePlan(plan, {
