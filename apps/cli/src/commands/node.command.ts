@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '@granule/core';
 import type { AddNodeRequest, NodeView, UpdateNodeRequest } from '@granule/contracts';
+import type { ConfigStoreClient } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
 import { helpExamples } from '../messages';
 
@@ -58,10 +59,24 @@ export function registerNodeCommand(program: Command): void {
       'json | yaml | table',
       'table',
     );
-  const show = async (n: NodeView | NodeView[], format: string): Promise<void> =>
-    printResult(n, format, { columns: COLUMNS });
+  // A table names each node's environment (the view carries its id); json and yaml keep the view as it is.
+  const show = async (
+    opts: NodeOptions,
+    ask: (c: ConfigStoreClient) => Promise<NodeView | NodeView[]>,
+  ): Promise<void> => {
+    const [result, envs] = await withConfigStore(opts, async (c) => {
+      const nodes = await ask(c);
+      return [nodes, opts.output === 'table' ? await c.request('env.list', {}) : []] as const;
+    });
+    const names = new Map(envs.map((e) => [e.id, e.name]));
+    const rows = (Array.isArray(result) ? result : [result]).map((n) => ({
+      ...n,
+      environment: n.environment === null ? '' : (names.get(n.environment) ?? n.environment),
+    }));
+    await printResult(result, opts.output, { rows, columns: COLUMNS });
+  };
   const update = async (opts: NodeOptions, req: UpdateNodeRequest): Promise<void> =>
-    show(await withConfigStore(opts, (c) => c.request('node.update', req)), opts.output);
+    show(opts, (c) => c.request('node.update', req));
 
   leaf('add', 'register a node')
     .argument('<uid>', 'node uid')
@@ -84,25 +99,20 @@ export function registerNodeCommand(program: Command): void {
       if (opts.label) req.labels = parseLabels(opts.label, false) as Record<string, string>;
       if (opts.rack) req.rack = opts.rack;
       if (opts.env) req.environment = opts.env;
-      await show(await withConfigStore(opts, (c) => c.request('node.add', req)), opts.output);
+      await show(opts, (c) => c.request('node.add', req));
     });
 
   leaf('list', 'list nodes')
     .addHelpText('after', helpExamples('granule node list --env prod', 'granule node list -o json'))
     .option('--env <id>', 'only the nodes of this environment')
     .action(async (opts: NodeOptions) =>
-      show(
-        await withConfigStore(opts, (c) => c.request('node.list', opts.env ? { environment: opts.env } : {})),
-        opts.output,
-      ),
+      show(opts, (c) => c.request('node.list', opts.env ? { environment: opts.env } : {})),
     );
 
   leaf('show', 'show one node')
     .addHelpText('after', helpExamples('granule node show node-1 -o yaml'))
     .argument('<uid>', 'node uid')
-    .action(async (uid: string, opts: NodeOptions) =>
-      show(await withConfigStore(opts, (c) => c.request('node.get', { uid })), opts.output),
-    );
+    .action(async (uid: string, opts: NodeOptions) => show(opts, (c) => c.request('node.get', { uid })));
 
   leaf('assign', 'put a node in an environment with pending roles')
     .argument('<uid>', 'node uid')
@@ -110,11 +120,8 @@ export function registerNodeCommand(program: Command): void {
     .requiredOption('--roles <a,b>', 'roles to deploy on it')
     .addHelpText('after', '\nExample:\n  granule node assign node-1 --env prod --roles controller')
     .action(async (uid: string, opts: NodeOptions) =>
-      show(
-        await withConfigStore(opts, (c) =>
-          c.request('node.assign', { uid, environment: opts.env as string, roles: list(opts.roles as string) }),
-        ),
-        opts.output,
+      show(opts, (c) =>
+        c.request('node.assign', { uid, environment: opts.env as string, roles: list(opts.roles as string) }),
       ),
     );
 
@@ -146,7 +153,5 @@ export function registerNodeCommand(program: Command): void {
   leaf('remove', 'remove a node')
     .addHelpText('after', helpExamples('granule node remove node-1'))
     .argument('<uid>', 'node uid')
-    .action(async (uid: string, opts: NodeOptions) =>
-      show(await withConfigStore(opts, (c) => c.request('node.remove', { uid })), opts.output),
-    );
+    .action(async (uid: string, opts: NodeOptions) => show(opts, (c) => c.request('node.remove', { uid })));
 }
