@@ -68,6 +68,11 @@ export default [
     },
   },
   {
+    // Tests speak through assertions: a console line in a spec ends up in every CI log.
+    files: ['**/*.spec.ts', 'test/**/*.ts', '**/testing/**/*.ts'],
+    rules: { 'no-console': 'error' },
+  },
+  {
     // Pure libraries never load the contracts' validation DTOs.
     files: ['libs/domain/*/src/**/*.ts', 'libs/application/*/src/**/*.ts'],
     rules: {

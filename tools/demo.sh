@@ -58,10 +58,13 @@ start graph-planner node dist/apps/graph-planner/src/main.js
 start orchestrator node dist/apps/orchestrator/src/main.js
 wait_for "orchestrator" "./granule runs list"
 
-step "starting 4 node agents (each a process with its own root directory)"
+# On a real fleet every agent has its host to itself; here four share one, so each gets its own
+# health port (8421-8424) instead of all asking for the default 8414.
+AGENT_HEALTH_BASE=${AGENT_HEALTH_BASE:-8420}
+step "starting 4 node agents (each a process with its own root directory and health port)"
 for uid in 1 2 3 4; do
   GRANULE_NODE_UID=$uid GRANULE_ROOT="$DEMO_DIR/node-$uid" GRANULE_HEARTBEAT_SECONDS=1 GRANULE_PRESENCE_TTL_SECONDS=4 \
-    start "agent-$uid" node dist/apps/node-agent/src/main.js
+    GRANULE_HEALTH_PORT=$((AGENT_HEALTH_BASE + uid)) start "agent-$uid" node dist/apps/node-agent/src/main.js
 done
 wait_for "agents" "[ \$(redis-cli -u $GRANULE_REDIS_URL --scan --pattern '$GRANULE_SUBJECT_PREFIX:presence:*' | wc -l) -ge 4 ]"
 
@@ -97,16 +100,31 @@ done
 step "what happened on the hosts"
 for uid in 1 2 3 4; do echo "node-$uid:"; find "$DEMO_DIR/node-$uid/state" -type f 2>/dev/null | sed "s#$DEMO_DIR/##" | sed 's/^/  /'; done
 
-cat <<EOF
+# The hints are commands to paste: with DEMO_KEEP=1 the services answer them; without, only the
+# offline plan does, and the hint says how to keep the services up.
+offline="./granule plan --release $RELEASE --nodes $RELEASE/nodes.yaml --simulate -o table"
+if [ "${DEMO_KEEP:-}" = 1 ]; then
+  cat <<EOF
 
-Next (run the demo with DEMO_KEEP=1 to keep the services up for these):
-  export GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX
+Next (the services keep running; paste these here):
+  export GRANULE_NATS_URL=$GRANULE_NATS_URL GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX
   ./granule runs list
-  ./granule runs events demo-1            (--at N: the run as it was after event N)
+  ./granule runs events demo-1                     # add --at N: the run as it was after event N
   ./granule runs show demo-1
-  ./granule graph --run demo-1-2-deploy -o dot     (a phase run, coloured by outcome)
+  ./granule graph --run demo-1-2-deploy -o dot     # a phase run, coloured by outcome
   ./granule graph --env demo -o mermaid
-Offline, no services: ./granule plan --release $RELEASE --nodes $RELEASE/nodes.yaml --simulate -o table
+  curl -s http://127.0.0.1:$((AGENT_HEALTH_BASE + 1))/readyz               # agent 1's health; agents 2-4 use the next ports
+  $offline
 Logs: $DEMO_DIR/logs   Data: database $db, $DEMO_DIR
 EOF
+else
+  cat <<EOF
+
+The services stop as the demo ends. To look around afterwards (runs list, runs events demo-1, graph --env demo),
+run the demo with them kept up:  DEMO_KEEP=1 bash tools/demo.sh
+Offline, no services needed:
+  $offline
+Logs: $DEMO_DIR/logs   Data: database $db, $DEMO_DIR
+EOF
+fi
 exit $status

@@ -33,7 +33,12 @@ describe('example release on four agents (whole stack)', () => {
   it('deploy --watch without a TTY - exit 0, timestamped plain lines on stderr, the recap on stdout', async () => {
     const r = await stack.granule(['deploy', ...RELEASE_ARGS, '--run-id', runId, '--watch']);
     expect({ code: r.code, stderr: r.stderr }).toMatchObject({ code: 0 });
-    const lines = r.stderr.trimEnd().split('\n');
+    // The example-v4 plugin's validator warning comes first, as plugin validate and install print it.
+    const all = r.stderr.trimEnd().split('\n');
+    expect(all.filter((l) => l.startsWith('warning: '))).toEqual([
+      expect.stringMatching(/^warning: \S+example-v4\/tasks\.yaml:2: tasks\.yaml is deprecated/),
+    ]);
+    const lines = all.filter((l) => !l.startsWith('warning: '));
     expect(lines[0]).toBe(`run ${runId}`);
     // eslint-disable-next-line no-control-regex -- asserting there is no escape sequence
     expect(r.stderr).not.toMatch(/\x1b\[|\r/);

@@ -70,6 +70,8 @@ export interface StackOptions {
   databaseAdminUrl?: string;
   /** Extra environment for the orchestrator. */
   orchestratorEnv?: Record<string, string>;
+  /** Extra environment for the config-store (e.g. its HTTP port and API token). */
+  configStoreEnv?: Record<string, string>;
 }
 
 /** An exited CLI run. */
@@ -289,6 +291,7 @@ export class E2eStack {
         GRANULE_RUN_MIGRATIONS: 'true',
         GRANULE_DATABASE_CREATE: 'false',
         GRANULE_PREINSTALLED_RELEASE: '',
+        ...o.configStoreEnv,
       };
       const proc = new StackProcess(name, MAINS[name], env, 'NATS API on', path.join(this.dir, 'logs', `${name}.log`));
       this.processes.set(name, proc);

@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
+import { renderFinding } from './messages';
 
 /** Exit codes are part of the CLI contract: 0 ok, 1 invalid input, 2 usage error. */
 export const EXIT_OK = 0;
@@ -15,10 +16,17 @@ export function exitCodeFor(err: unknown): number {
   return EXIT_INTERNAL;
 }
 
-/** Prints an error for a person: messages only, a stack trace only with GRANULE_DEBUG=1. */
+/**
+ * Prints an error for a person: messages only, a stack trace only with GRANULE_DEBUG=1. Invalid
+ * input prints its findings one per line, errors first, then the warnings that came with them
+ * (a plugin refused by `plan` reads as `plugin validate` reports it).
+ */
 export function reportError(err: unknown, debug: boolean): void {
   if (err instanceof CommanderError) return; // commander already printed it
-  if (err instanceof GranuleError) {
+  if (err instanceof InvalidInputError && err.diagnostics.some((d) => d.severity === 'error')) {
+    for (const severity of ['error', 'warning'] as const)
+      for (const d of err.diagnostics) if (d.severity === severity) process.stderr.write(`${renderFinding(d)}\n`);
+  } else if (err instanceof GranuleError) {
     process.stderr.write(`error: ${err.message.replace(/\n/g, '\nerror: ')}\n`);
   } else {
     const message = err instanceof Error ? err.message : String(err);

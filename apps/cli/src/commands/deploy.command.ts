@@ -26,6 +26,7 @@ import {
 } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
 import { readInputFile } from '../inputs/read-input';
+import { writeFindings } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import type { PlanInputFlags } from './plan.command';
@@ -197,7 +198,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     for (const graph of wanted) {
       try {
         const { request, warnings } = await loadPlanRequest({ ...opts, graph, nodes: opts.nodes, output: 'json' });
-        if (!base) for (const w of warnings) process.stderr.write(`warning: ${w.message}\n`);
+        if (!base) writeFindings(warnings);
         graphs[graph] = request.tasks;
         base = request;
       } catch (err) {

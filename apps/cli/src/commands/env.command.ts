@@ -5,6 +5,7 @@ import { ENVIRONMENT_STATUSES } from '@granule/config-model';
 import type { EnvironmentStatus } from '@granule/config-model';
 import type { EnvironmentView, UpdateEnvironmentRequest } from '@granule/contracts';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { helpExamples } from '../messages';
 
 interface EnvOptions {
   natsUrl?: string;
@@ -64,7 +65,7 @@ export function registerEnvCommand(program: Command): void {
     .option('--setting <path=value>', 'set a setting, e.g. common.debug.value=true (repeatable)', collect)
     .addHelpText(
       'after',
-      '\nExample:\n  ./granule env create prod --release example-release --setting common.debug.value=true',
+      '\nExample:\n  granule env create prod --release example-release --setting common.debug.value=true',
     )
     .action(async (name: string, opts: EnvOptions) => {
       const settings: Record<string, unknown> = {};
@@ -85,12 +86,15 @@ export function registerEnvCommand(program: Command): void {
       await printResult(e, opts.output, { rows: [row(e)], columns: COLUMNS });
     });
 
-  leaf('list', 'list environments').action(async (opts: EnvOptions) => {
-    const list = await withConfigStore(opts, (c) => c.request('env.list', {}));
-    await printResult(list, opts.output, { rows: list.map(row), columns: COLUMNS });
-  });
+  leaf('list', 'list environments')
+    .addHelpText('after', helpExamples('granule env list', 'granule env list -o json'))
+    .action(async (opts: EnvOptions) => {
+      const list = await withConfigStore(opts, (c) => c.request('env.list', {}));
+      await printResult(list, opts.output, { rows: list.map(row), columns: COLUMNS });
+    });
 
   leaf('show', 'show one environment')
+    .addHelpText('after', helpExamples('granule env show prod -o yaml'))
     .argument('<id>', 'environment id or name')
     .action(async (id: string, opts: EnvOptions) => {
       const e = await withConfigStore(opts, (c) => c.request('env.get', { id }));
@@ -105,10 +109,7 @@ export function registerEnvCommand(program: Command): void {
     .option('--name <name>', 'new name')
     .option('--status <status>', ENVIRONMENT_STATUSES.join(' | '))
     .option('--setting <path=value>', 'set a setting (VALUE is YAML; null removes it; repeatable)', collect)
-    .addHelpText(
-      'after',
-      '\nExample:\n  ./granule env set prod --status operational --setting storage.ceph.value=false',
-    )
+    .addHelpText('after', '\nExample:\n  granule env set prod --status operational --setting storage.ceph.value=false')
     .action(async (id: string, opts: EnvOptions) => {
       const req: UpdateEnvironmentRequest = { id };
       if (opts.name !== undefined) req.name = opts.name;

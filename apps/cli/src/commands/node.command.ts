@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { UsageError } from '@granule/core';
 import type { AddNodeRequest, NodeView, UpdateNodeRequest } from '@granule/contracts';
+import type { ConfigStoreClient } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { helpExamples } from '../messages';
 
 interface NodeOptions {
   natsUrl?: string;
@@ -57,10 +59,24 @@ export function registerNodeCommand(program: Command): void {
       'json | yaml | table',
       'table',
     );
-  const show = async (n: NodeView | NodeView[], format: string): Promise<void> =>
-    printResult(n, format, { columns: COLUMNS });
+  // A table names each node's environment (the view carries its id); json and yaml keep the view as it is.
+  const show = async (
+    opts: NodeOptions,
+    ask: (c: ConfigStoreClient) => Promise<NodeView | NodeView[]>,
+  ): Promise<void> => {
+    const [result, envs] = await withConfigStore(opts, async (c) => {
+      const nodes = await ask(c);
+      return [nodes, opts.output === 'table' ? await c.request('env.list', {}) : []] as const;
+    });
+    const names = new Map(envs.map((e) => [e.id, e.name]));
+    const rows = (Array.isArray(result) ? result : [result]).map((n) => ({
+      ...n,
+      environment: n.environment === null ? '' : (names.get(n.environment) ?? n.environment),
+    }));
+    await printResult(result, opts.output, { rows, columns: COLUMNS });
+  };
   const update = async (opts: NodeOptions, req: UpdateNodeRequest): Promise<void> =>
-    show(await withConfigStore(opts, (c) => c.request('node.update', req)), opts.output);
+    show(opts, (c) => c.request('node.update', req));
 
   leaf('add', 'register a node')
     .argument('<uid>', 'node uid')
@@ -73,7 +89,7 @@ export function registerNodeCommand(program: Command): void {
     .option('--env <id>', 'environment id or name')
     .addHelpText(
       'after',
-      '\nExample:\n  ./granule node add node-1 --hostname ctl01 --address 10.0.0.11 --rack r1 --label zone=a',
+      '\nExample:\n  granule node add node-1 --hostname ctl01 --address 10.0.0.11 --rack r1 --label zone=a',
     )
     .action(async (uid: string, opts: NodeOptions) => {
       const req: AddNodeRequest = { uid, hostname: opts.hostname as string };
@@ -83,39 +99,34 @@ export function registerNodeCommand(program: Command): void {
       if (opts.label) req.labels = parseLabels(opts.label, false) as Record<string, string>;
       if (opts.rack) req.rack = opts.rack;
       if (opts.env) req.environment = opts.env;
-      await show(await withConfigStore(opts, (c) => c.request('node.add', req)), opts.output);
+      await show(opts, (c) => c.request('node.add', req));
     });
 
   leaf('list', 'list nodes')
+    .addHelpText('after', helpExamples('granule node list --env prod', 'granule node list -o json'))
     .option('--env <id>', 'only the nodes of this environment')
     .action(async (opts: NodeOptions) =>
-      show(
-        await withConfigStore(opts, (c) => c.request('node.list', opts.env ? { environment: opts.env } : {})),
-        opts.output,
-      ),
+      show(opts, (c) => c.request('node.list', opts.env ? { environment: opts.env } : {})),
     );
 
   leaf('show', 'show one node')
+    .addHelpText('after', helpExamples('granule node show node-1 -o yaml'))
     .argument('<uid>', 'node uid')
-    .action(async (uid: string, opts: NodeOptions) =>
-      show(await withConfigStore(opts, (c) => c.request('node.get', { uid })), opts.output),
-    );
+    .action(async (uid: string, opts: NodeOptions) => show(opts, (c) => c.request('node.get', { uid })));
 
   leaf('assign', 'put a node in an environment with pending roles')
     .argument('<uid>', 'node uid')
     .requiredOption('--env <id>', 'environment id or name')
     .requiredOption('--roles <a,b>', 'roles to deploy on it')
-    .addHelpText('after', '\nExample:\n  ./granule node assign node-1 --env prod --roles controller')
+    .addHelpText('after', '\nExample:\n  granule node assign node-1 --env prod --roles controller')
     .action(async (uid: string, opts: NodeOptions) =>
-      show(
-        await withConfigStore(opts, (c) =>
-          c.request('node.assign', { uid, environment: opts.env as string, roles: list(opts.roles as string) }),
-        ),
-        opts.output,
+      show(opts, (c) =>
+        c.request('node.assign', { uid, environment: opts.env as string, roles: list(opts.roles as string) }),
       ),
     );
 
   leaf('tag', 'add tags to a node (or remove them with --remove)')
+    .addHelpText('after', helpExamples('granule node tag node-1 gpu ssd', 'granule node tag node-1 ssd --remove'))
     .argument('<uid>', 'node uid')
     .argument('<tags...>', 'tags')
     .option('--remove', 'remove the tags instead')
@@ -124,6 +135,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('label', 'set labels (KEY=VALUE) or remove them (KEY-)')
+    .addHelpText('after', helpExamples('granule node label node-1 zone=a tier=web', 'granule node label node-1 tier-'))
     .argument('<uid>', 'node uid')
     .argument('<labels...>', 'KEY=VALUE or KEY-')
     .action(async (uid: string, labels: string[], opts: NodeOptions) =>
@@ -131,6 +143,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('rack', 'set the rack of a node (no RACK: clear it)')
+    .addHelpText('after', helpExamples('granule node rack node-1 r7', 'granule node rack node-1'))
     .argument('<uid>', 'node uid')
     .argument('[rack]', 'rack name')
     .action(async (uid: string, rack: string | undefined, opts: NodeOptions) =>
@@ -138,8 +151,7 @@ export function registerNodeCommand(program: Command): void {
     );
 
   leaf('remove', 'remove a node')
+    .addHelpText('after', helpExamples('granule node remove node-1'))
     .argument('<uid>', 'node uid')
-    .action(async (uid: string, opts: NodeOptions) =>
-      show(await withConfigStore(opts, (c) => c.request('node.remove', { uid })), opts.output),
-    );
+    .action(async (uid: string, opts: NodeOptions) => show(opts, (c) => c.request('node.remove', { uid })));
 }

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 // Runs the built CLI as operators do (./granule builds dist/ when sources changed).
 const root = join(__dirname, '..', '..', '..', '..');
@@ -89,6 +89,56 @@ describe('granule plan (built CLI)', () => {
     expect(unknown.stderr).toBe(
       'error: --graph deletion: the tasks define no such graph (available: default, provisioning)\n',
     );
+  });
+
+  it("a release's graphs folder - each file plans in the graph its release declares, an undeclared one is refused", () => {
+    const graphs = 'examples/releases/example-release/graphs';
+    const nodes = 'examples/releases/example-release/nodes.yaml';
+    const tasksOf = (run: ReturnType<typeof granule>): string[] => [
+      ...new Set((JSON.parse(run.stdout).instances as Instance[]).filter((i) => i.node !== 'sync').map((i) => i.task)),
+    ];
+    const byDefault = granule('plan', '--tasks', graphs, '--nodes', nodes, '-o', 'json');
+    expect(byDefault.status).toBe(0);
+    expect(tasksOf(byDefault).sort()).toEqual(['hello-shell', 'puppet-motd', 'sync-configs', 'upload-marker']);
+    const provisioning = granule('plan', '--tasks', graphs, '--nodes', nodes, '--graph', 'provisioning', '-o', 'json');
+    expect(tasksOf(provisioning)).toEqual(['provision-prepare']);
+
+    const release = join(dir, 'rel');
+    file('rel/metadata.yaml', readFileSync('examples/releases/example-release/metadata.yaml', 'utf8'));
+    file('rel/base/_base.yaml', readFileSync('examples/releases/example-release/base/_base.yaml', 'utf8'));
+    file('rel/metadata/roles.yaml', readFileSync('examples/releases/example-release/metadata/roles.yaml', 'utf8'));
+    file(
+      'rel/graphs/deployment/10-a.yaml',
+      '- {id: a, type: shell, version: 2.0.0, roles: "*", parameters: {cmd: "true"}}\n',
+    );
+    file(
+      'rel/graphs/provisioning.yaml',
+      '- {id: p, type: shell, version: 2.0.0, roles: "*", parameters: {cmd: "true"}}\n',
+    );
+    const stray = file(
+      'rel/graphs/extra.yaml',
+      '- {id: x, type: shell, version: 2.0.0, roles: "*", parameters: {cmd: "true"}}\n',
+    );
+    const refused = granule('plan', '--tasks', join(release, 'graphs'), '--nodes', nodes);
+    expect([refused.status, refused.stderr]).toEqual([
+      1,
+      `error: ${stray}: no graph of release 'example-release' reads this file (default: graphs/deployment/*.yaml; provisioning: graphs/provisioning.yaml): plan the release with --release ${relative(process.cwd(), release)}, or name the file in a graph's tasks_path\n`,
+    ]);
+  });
+
+  it('--durations - an id no task has is an error naming the line (and the likely id); without --simulate a usage error', () => {
+    const durations = file('typo-durations.yaml', 'setup_network: 2\nsetup_servics: 10\n');
+    const typo = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--simulate', '--durations', durations);
+    expect([typo.status, typo.stdout, typo.stderr]).toEqual([
+      1,
+      '',
+      `error: ${durations}:2: setup_servics: no task of the planned graph has this id (did you mean 'setup_services'?)\n`,
+    ]);
+    const alone = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--durations', durations);
+    expect([alone.status, alone.stderr]).toEqual([
+      2,
+      'error: --durations gives the seconds of a simulation: add --simulate\n',
+    ]);
   });
 
   it('merges a plugin folder and a cluster file; conditions read the cluster settings', () => {
@@ -184,6 +234,20 @@ describe('granule plan (built CLI)', () => {
       2,
       'error: give the tasks with --tasks PATH... or --release DIR\n',
     ]);
+  });
+
+  it('text - a header row, then one aligned row per instance', () => {
+    const run = granule('plan', '--tasks', SEED_TASKS, '--nodes', SEED_NODES, '--skip', 'setup_network');
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0].split(/\s+/)).toEqual(['PRIORITY', 'INSTANCE', 'TYPE', 'STAGE', 'SKIPPED']);
+    const starts = ['INSTANCE', 'TYPE', 'STAGE'].map((h) => lines[0].indexOf(h));
+    const skipped = lines.find((l) => l.includes('setup_network@node-1')) as string;
+    expect(skipped.trimEnd().endsWith('filter')).toBe(true);
+    for (const line of lines.slice(1)) {
+      const cells = line.split(/\s{2,}/);
+      expect(starts.map((at, i) => line.indexOf(cells[i + 1], i === 0 ? 0 : starts[i - 1]))).toEqual(starts);
+    }
   });
 
   it('exports dot and mermaid graphs', () => {

@@ -1,9 +1,11 @@
 import { Command, Option } from 'commander';
-import { parse } from 'yaml';
-import { formatDiagnostic, InvalidInputError, UsageError } from '@granule/core';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import {
+  PlanCycleError,
   buildPlan,
+  cycleDiagnostic,
   planInstances,
   renderPlanDot,
   renderPlanMermaid,
@@ -23,6 +25,7 @@ import {
   selectGraph,
 } from '../inputs/plan-inputs';
 import type { LoadedTasks } from '../inputs/plan-inputs';
+import { closest, writeFindings } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 
 const PLAN_FORMATS = ['json', 'yaml', 'text', 'dot', 'mermaid'] as const;
@@ -106,45 +109,56 @@ async function loadReleaseWithExtraTasks(release: string, extra: string[]): Prom
   return { graphs: fromRelease.graphs, warnings: [...fromRelease.warnings, ...(fromFiles?.warnings ?? [])] };
 }
 
-async function loadDurations(file: string): Promise<Record<string, number>> {
-  let data: unknown;
-  try {
-    data = parse(await readInputFile(file));
-  } catch (err) {
-    if (err instanceof InvalidInputError) throw err;
-    throw new InvalidInputError([
-      {
+/**
+ * `--durations FILE`: `{task_id: seconds}`. Every problem is reported with its line; an id no task
+ * of the planned graph has is an error (a typo would otherwise fall back to 1 unit unnoticed).
+ */
+async function loadDurations(file: string, known: ReadonlySet<string>): Promise<Record<string, number>> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(await readInputFile(file), { lineCounter });
+  const lineOf = (node: unknown): number | undefined => {
+    const range = (node as { range?: [number, number, number] } | null)?.range;
+    return range ? lineCounter.linePos(range[0]).line : undefined;
+  };
+  if (doc.errors.length > 0)
+    throw new InvalidInputError(
+      doc.errors.map((e) => ({
         severity: 'error',
         code: 'DURATIONS_SYNTAX',
         file,
-        message: `YAML/JSON syntax error: ${(err as Error).message.split('\n')[0]}`,
-      },
-    ]);
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+        line: e.linePos?.[0].line,
+        message: `YAML syntax error: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
+      })),
+    );
+  if (!isMap(doc.contents))
     throw new InvalidInputError([
       {
         severity: 'error',
         code: 'DURATIONS_BAD',
         file,
-        message: 'expected a mapping of task id to seconds, e.g. {netconfig: 30}',
+        line: lineOf(doc.contents) ?? 1,
+        message: `expected a mapping of task id to seconds such as {netconfig: 30}, got ${doc.contents === null ? 'an empty file' : isSeq(doc.contents) ? 'a list' : 'a single value'}`,
       },
     ]);
-  }
   const errors: Diagnostic[] = [];
-  for (const [id, value] of Object.entries(data)) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+  const out: Record<string, number> = {};
+  for (const pair of doc.contents.items) {
+    const id = String(isScalar(pair.key) ? pair.key.value : pair.key);
+    const value: unknown = isScalar(pair.value) ? pair.value.value : pair.value?.toJSON();
+    const at = { severity: 'error' as const, code: 'DURATIONS_BAD', file, path: id, line: lineOf(pair.key) };
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      errors.push({ ...at, message: `expected a non-negative number of seconds, got ${JSON.stringify(value)}` });
+    else if (!known.has(id)) {
+      const near = closest(id, known);
       errors.push({
-        severity: 'error',
-        code: 'DURATIONS_BAD',
-        file,
-        path: id,
-        message: `expected a non-negative number of seconds, got ${JSON.stringify(value)}`,
+        ...at,
+        code: 'DURATIONS_UNKNOWN_TASK',
+        message: `no task of the planned graph has this id${near ? ` (did you mean '${near}'?)` : ''}`,
       });
-    }
+    } else out[id] = value;
   }
   if (errors.length > 0) throw new InvalidInputError(errors);
-  return data as Record<string, number>;
+  return out;
 }
 
 function simulationTable(result: SimulationResult): string {
@@ -178,16 +192,29 @@ async function printPlan(plan: Plan, format: (typeof PLAN_FORMATS)[number]): Pro
   }
 }
 
+/** Builds the plan; a dependency cycle is reported with the files and lines of its tasks. */
+function planOrExplain(request: Parameters<typeof buildPlan>[0]): Plan {
+  try {
+    return buildPlan(request);
+  } catch (err) {
+    if (err instanceof PlanCycleError) throw new InvalidInputError([cycleDiagnostic(err.cycle, request.tasks)]);
+    throw err;
+  }
+}
+
 export async function runPlanCommand(options: PlanCommandOptions): Promise<void> {
   const format = options.simulate
     ? parseFormat(options.output, SIMULATE_FORMATS)
     : parseFormat(options.output, PLAN_FORMATS);
+  if (options.durations && !options.simulate)
+    throw new UsageError('--durations gives the seconds of a simulation: add --simulate');
   const { request, warnings } = await loadPlanRequest(options);
-  for (const w of warnings) process.stderr.write(`warning: ${formatDiagnostic(w)}\n`);
-  const plan = buildPlan(request);
+  writeFindings(warnings);
+  const plan = planOrExplain(request);
   if (!options.simulate) return printPlan(plan, format as (typeof PLAN_FORMATS)[number]);
+  const known = new Set([...request.tasks, ...plan.tasks].map((t) => t.id));
   const result = simulatePlan(plan, {
-    durations: options.durations ? await loadDurations(options.durations) : undefined,
+    durations: options.durations ? await loadDurations(options.durations, known) : undefined,
   });
   if (format === 'json') return writeOut(toJson(result));
   if (format === 'yaml') return writeOut(toYaml(result));

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { PluginView } from '@granule/contracts';
 import { readPluginSourceFiles } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { helpExamples } from '../messages';
 
 interface ServiceOptions {
   natsUrl?: string;
@@ -32,7 +33,7 @@ export function registerPluginServiceCommands(program: Command): void {
 
   leaf('install', 'validate and install a plugin into the config-store from a folder or .tar.gz package')
     .argument('<source>', 'DIR or FILE.tar.gz')
-    .addHelpText('after', '\nExample:\n  ./granule plugin install examples/plugins/example-v5')
+    .addHelpText('after', '\nExample:\n  granule plugin install examples/plugins/example-v5')
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
       const result = await withConfigStore(opts, (c) => c.request('plugin.install', body));
@@ -44,12 +45,15 @@ export function registerPluginServiceCommands(program: Command): void {
       );
     });
 
-  leaf('list', 'list plugins installed in the config-store').action(async (opts: ServiceOptions) => {
-    const list = await withConfigStore(opts, (c) => c.request('plugin.list', {}));
-    await printResult(list, opts.output, { rows: list.map(row), columns: COLUMNS });
-  });
+  leaf('list', 'list plugins installed in the config-store')
+    .addHelpText('after', helpExamples('granule plugin list', 'granule plugin list -o json'))
+    .action(async (opts: ServiceOptions) => {
+      const list = await withConfigStore(opts, (c) => c.request('plugin.list', {}));
+      await printResult(list, opts.output, { rows: list.map(row), columns: COLUMNS });
+    });
 
   leaf('show', 'show one installed plugin')
+    .addHelpText('after', helpExamples('granule plugin show example-v5 -o yaml'))
     .argument('<id>', 'plugin id or name')
     .action(async (id: string, opts: ServiceOptions) => {
       const p = await withConfigStore(opts, (c) => c.request('plugin.get', { id }));
@@ -61,6 +65,7 @@ export function registerPluginServiceCommands(program: Command): void {
     ['disable', 'env.plugin.disable', 'disable a plugin in an environment'],
   ] as const) {
     leaf(name, what)
+      .addHelpText('after', helpExamples(`granule plugin ${name} example-v5 --env prod`))
       .argument('<plugin>', 'plugin id or name')
       .requiredOption('--env <id>', 'environment id or name')
       .action(async (ref: string, opts: ServiceOptions) => {
@@ -73,6 +78,7 @@ export function registerPluginServiceCommands(program: Command): void {
   }
 
   leaf('remove', 'remove a plugin no environment has enabled')
+    .addHelpText('after', helpExamples('granule plugin remove example-v5'))
     .argument('<id>', 'plugin id or name')
     .action(async (id: string, opts: ServiceOptions) => {
       const p = await withConfigStore(opts, (c) => c.request('plugin.remove', { id }));

@@ -26,7 +26,7 @@ describe('plugin validate', () => {
     expect(out.warnings).toEqual([]);
   });
 
-  it('json findings carry code, message, file, path and line; text groups them by file', async () => {
+  it('json findings carry code, message, file, path and line; text is one line per finding, then the summary', async () => {
     const { dir } = await createPluginFromTemplate('broken', { parent: tmp });
     const { writeFile } = await import('node:fs/promises');
     await writeFile(
@@ -43,7 +43,7 @@ describe('plugin validate', () => {
       {
         code: 'TASK_BAD_FIELD',
         message: `task 'broken-install': expected a number, got "ten"`,
-        file: 'deployment_tasks.yaml',
+        file: `${dir}/deployment_tasks.yaml`,
         path: '[0].parameters.timeout',
         line: 7,
       },
@@ -51,24 +51,17 @@ describe('plugin validate', () => {
         code: 'PLUGIN_TASKS_YAML_V5',
         message:
           'tasks.yaml is not supported in package 5.0.0 and must be empty; move its tasks to deployment_tasks.yaml with version: 2.0.0 and a stage',
-        file: 'tasks.yaml',
+        file: `${dir}/tasks.yaml`,
         line: 1,
       },
     ]);
-    expect(
-      renderPluginValidation(out, 'broken')
-        .split('\n')
-        .filter((l) => !l.startsWith('  ') || l.includes('error')),
-    ).toEqual([
-      'deployment_tasks.yaml',
-      `  7: error: [0].parameters.timeout: task 'broken-install': expected a number, got "ten" [TASK_BAD_FIELD]`,
-      'metadata.yaml',
-      'node_roles.yaml',
-      'tasks.yaml',
-      '  1: error: tasks.yaml is not supported in package 5.0.0 and must be empty; move its tasks to deployment_tasks.yaml with version: 2.0.0 and a stage [PLUGIN_TASKS_YAML_V5]',
-      'broken: invalid (2 errors, 2 warnings, 1 info)',
-      '',
+    const text = renderPluginValidation(out, dir).split('\n');
+    expect(text.filter((l) => l.startsWith('error: '))).toEqual([
+      `error: ${dir}/deployment_tasks.yaml:7: [0].parameters.timeout: task 'broken-install': expected a number, got "ten"`,
+      `error: ${dir}/tasks.yaml:1: tasks.yaml is not supported in package 5.0.0 and must be empty; move its tasks to deployment_tasks.yaml with version: 2.0.0 and a stage`,
     ]);
+    expect(text.filter((l) => l.startsWith('warning: '))).toHaveLength(2);
+    expect(text.slice(-2)).toEqual([`${dir}: invalid (2 errors, 2 warnings, 1 info)`, '']);
   });
 });
 
@@ -84,6 +77,19 @@ describe('plugin load', () => {
     ]);
   });
 
+  it('an invalid plugin - refused with the validator report, as plugin validate gives it', async () => {
+    const { dir } = await createPluginFromTemplate('unfit', { parent: tmp });
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(path.join(dir, 'metadata.yaml'), 'name: unfit\nreleases: []\n');
+    const err = await loadPluginTree(dir).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidInputError);
+    const report = await validatePluginSource(dir);
+    expect(report.errors.length).toBeGreaterThan(3);
+    expect(
+      (err as InvalidInputError).diagnostics.filter((d) => d.severity === 'error').map((d) => [d.code, d.file, d.line]),
+    ).toEqual(report.errors.map((f) => [f.code, f.file, f.line]));
+  });
+
   it('an unknown release is an input error; --os without --release-version a usage error', async () => {
     await expect(loadPluginTree(FIXTURE_V5, { release: 'nope' })).rejects.toThrow(
       new InvalidInputError([
@@ -91,7 +97,7 @@ describe('plugin load', () => {
           severity: 'error',
           code: 'X',
           message: "no release matches release 'nope'; the plugin has: (debian 1.0.0)",
-          file: 'metadata.yaml',
+          file: `${FIXTURE_V5}/metadata.yaml`,
         },
       ]).message,
     );

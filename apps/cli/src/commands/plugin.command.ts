@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { InvalidInputError, UsageError, type Diagnostic } from '@granule/core';
 import {
   TEMPLATE_PACKAGE_VERSIONS,
+  assertValidPlugin,
   effectiveTree,
   loadPlugin,
   selectRelease,
@@ -14,6 +15,8 @@ import {
   openPluginSource,
   type BuiltPackage,
 } from '@granule/plugin-files';
+import { EXIT_INVALID } from '../cli-error-handler';
+import { helpExamples, renderFinding, summaryLine } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 
 /** One finding in `plugin validate` output. */
@@ -52,30 +55,17 @@ export async function validatePluginSource(source: string): Promise<PluginValida
   return { valid: report.valid, errors: by('error'), warnings: by('warning'), info: by('info') };
 }
 
-/** Text form of a validation: findings grouped by file, then a summary line. */
+/**
+ * Text form of a validation: one line per finding, as every command prints them (plan, deploy and
+ * install print the same error and warning lines for an invalid plugin), then the summary.
+ */
 export function renderPluginValidation(out: PluginValidateOutput, source: string): string {
-  const all = [
-    ...out.errors.map((f) => ({ f, s: 'error' })),
-    ...out.warnings.map((f) => ({ f, s: 'warning' })),
-    ...out.info.map((f) => ({ f, s: 'info' })),
+  const lines = [
+    ...out.errors.map((f) => renderFinding({ severity: 'error', ...f })),
+    ...out.warnings.map((f) => renderFinding({ severity: 'warning', ...f })),
+    ...out.info.map((f) => renderFinding({ severity: 'info', ...f })),
   ];
-  const files = [...new Set(all.map((x) => x.f.file ?? '(plugin)'))].sort();
-  const lines: string[] = [];
-  for (const file of files) {
-    lines.push(file);
-    const items = all
-      .filter((x) => (x.f.file ?? '(plugin)') === file)
-      .sort((a, b) => (a.f.line ?? 0) - (b.f.line ?? 0));
-    for (const { f, s } of items) {
-      lines.push(
-        `  ${f.line !== undefined ? `${f.line}: ` : ''}${s}: ${f.path ? `${f.path}: ` : ''}${f.message} [${f.code}]`,
-      );
-    }
-  }
-  const n = (k: number, word: string): string => `${k} ${word}${k === 1 ? '' : 's'}`;
-  lines.push(
-    `${source}: ${out.valid ? 'valid' : 'invalid'} (${n(out.errors.length, 'error')}, ${n(out.warnings.length, 'warning')}, ${out.info.length} info)`,
-  );
+  lines.push(summaryLine(source, { errors: out.errors.length, warnings: out.warnings.length, info: out.info.length }));
   return `${lines.join('\n')}\n`;
 }
 
@@ -95,12 +85,19 @@ export async function loadPluginTree(source: string, opts: PluginLoadOptions = {
   if ((opts.os === undefined) !== (opts.releaseVersion === undefined) && opts.release === undefined) {
     throw new UsageError('--os and --release-version go together (or name the release with --release NAME)');
   }
-  const plugin = await loadPlugin(await openPluginSource(source));
+  const files = await openPluginSource(source);
+  await assertValidPlugin(files);
+  const plugin = await loadPlugin(files);
   const selected = selectRelease(plugin, opts);
-  const errors = plugin.diagnostics.filter((d) => d.severity === 'error');
   if ('error' in selected)
-    errors.push({ severity: 'error', code: 'PLUGIN_NO_SUCH_RELEASE', message: selected.error, file: 'metadata.yaml' });
-  if (errors.length > 0 || 'error' in selected) throw new InvalidInputError(errors);
+    throw new InvalidInputError([
+      {
+        severity: 'error',
+        code: 'PLUGIN_NO_SUCH_RELEASE',
+        message: selected.error,
+        file: `${source.replace(/\/+$/, '')}/metadata.yaml`,
+      },
+    ]);
   const tree = effectiveTree(plugin, selected);
   const late = plugin.diagnostics.filter((d) => d.severity === 'error');
   if (late.length > 0) throw new InvalidInputError(late);
@@ -127,10 +124,10 @@ export function registerPluginCommand(program: Command): Command {
       [
         '',
         'Examples:',
-        '  $ granule plugin validate examples/plugins/example-v5',
-        '  $ granule plugin load examples/releases/example-release -o yaml',
-        '  $ granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz',
-        '  $ granule plugin create my_plugin --dir /tmp',
+        '  granule plugin validate examples/plugins/example-v5',
+        '  granule plugin load examples/releases/example-release -o yaml',
+        '  granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz',
+        '  granule plugin create my_plugin --dir /tmp',
         '',
       ].join('\n'),
     );
@@ -142,21 +139,18 @@ export function registerPluginCommand(program: Command): Command {
     .option('-o, --output <format>', 'json | text', 'text')
     .addHelpText(
       'after',
-      '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n',
+      '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n' +
+        helpExamples(
+          'granule plugin validate examples/plugins/example-v5',
+          'granule plugin validate my_plugin-1.0.0.tar.gz -o json',
+        ),
     )
     .action(async (dir: string, opts: { output: string }) => {
       const format = parseFormat(opts.output, ['json', 'text'] as const);
       const out = await validatePluginSource(dir);
       await writeOut(format === 'json' ? toJson(out) : renderPluginValidation(out, dir));
-      if (!out.valid) {
-        throw new InvalidInputError([
-          {
-            severity: 'error',
-            code: 'PLUGIN_INVALID',
-            message: `${dir} is invalid (${out.errors.length} error${out.errors.length === 1 ? '' : 's'})`,
-          },
-        ]);
-      }
+      // The report ends with its summary: exit 1 without saying it a second time.
+      if (!out.valid) process.exitCode = EXIT_INVALID;
     });
 
   plugin
@@ -173,6 +167,13 @@ export function registerPluginCommand(program: Command): Command {
       'Fuel version for fuel-version constraints; default: the highest of metadata fuel_version',
     )
     .option('-o, --output <format>', 'json | yaml', 'yaml')
+    .addHelpText(
+      'after',
+      helpExamples(
+        'granule plugin load examples/releases/example-release -o yaml',
+        'granule plugin load examples/plugins/example-v5 --os debian --release-version 1.0.0 -o json',
+      ),
+    )
     .action(
       async (
         dir: string,
@@ -189,6 +190,10 @@ export function registerPluginCommand(program: Command): Command {
     .description('validate and write a reproducible <name>-<version>.tar.gz (same input, same bytes)')
     .argument('<dir>', 'plugin directory')
     .option('--out <file>', 'package file; default: <name>-<version>.tar.gz next to the directory')
+    .addHelpText(
+      'after',
+      helpExamples('granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz'),
+    )
     .action(async (dir: string, opts: { out?: string }) => {
       const built = await buildPlugin(dir, opts.out);
       await writeOut(`${built.file}\nsha256 ${built.sha256}\n`);
@@ -200,6 +205,13 @@ export function registerPluginCommand(program: Command): Command {
     .argument('<name>', 'plugin name (lower-case letters, digits, _ and -)')
     .option('--package-version <version>', TEMPLATE_PACKAGE_VERSIONS.join(' | '), '5.0.0')
     .option('--dir <parent>', 'directory to create the plugin in', '.')
+    .addHelpText(
+      'after',
+      helpExamples(
+        'granule plugin create my_plugin --dir /tmp',
+        'granule plugin create legacy --package-version 4.0.0',
+      ),
+    )
     .action(async (name: string, opts: { packageVersion: string; dir: string }) => {
       if (!(TEMPLATE_PACKAGE_VERSIONS as readonly string[]).includes(opts.packageVersion)) {
         throw new UsageError(

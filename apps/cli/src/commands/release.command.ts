@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ReleaseView } from '@granule/contracts';
 import { readPluginSourceFiles } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { helpExamples } from '../messages';
 
 interface ServiceOptions {
   natsUrl?: string;
@@ -32,12 +33,15 @@ export function registerReleaseCommand(program: Command): void {
       'table',
     );
 
-  leaf('list', 'list installed releases').action(async (opts: ServiceOptions) => {
-    const list = await withConfigStore(opts, (c) => c.request('release.list', {}));
-    await printResult(list, opts.output, { rows: list.map(releaseRow), columns: RELEASE_COLUMNS });
-  });
+  leaf('list', 'list installed releases')
+    .addHelpText('after', helpExamples('granule release list', 'granule release list -o json'))
+    .action(async (opts: ServiceOptions) => {
+      const list = await withConfigStore(opts, (c) => c.request('release.list', {}));
+      await printResult(list, opts.output, { rows: list.map(releaseRow), columns: RELEASE_COLUMNS });
+    });
 
   leaf('show', 'show one release')
+    .addHelpText('after', helpExamples('granule release show example-release -o yaml'))
     .argument('<id>', 'release id or name')
     .action(async (id: string, opts: ServiceOptions) => {
       const r = await withConfigStore(opts, (c) => c.request('release.get', { id }));
@@ -46,7 +50,7 @@ export function registerReleaseCommand(program: Command): void {
 
   leaf('install', 'validate and install a release plugin from a folder or .tar.gz package')
     .argument('<source>', 'DIR or FILE.tar.gz')
-    .addHelpText('after', '\nExample:\n  ./granule release install examples/releases/example-release')
+    .addHelpText('after', '\nExample:\n  granule release install examples/releases/example-release')
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
       const result = await withConfigStore(opts, (c) => c.request('release.install', body));
@@ -59,6 +63,7 @@ export function registerReleaseCommand(program: Command): void {
     });
 
   leaf('remove', 'remove a release no environment uses')
+    .addHelpText('after', helpExamples('granule release remove example-release'))
     .argument('<id>', 'release id or name')
     .action(async (id: string, opts: ServiceOptions) => {
       const r = await withConfigStore(opts, (c) => c.request('release.remove', { id }));

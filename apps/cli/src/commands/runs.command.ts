@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type {
   RunEventEntry,
   RunEventsRequest,
@@ -158,8 +158,13 @@ export function registerRunsCommands(program: Command): void {
     addCommandTtlOption(program.command('retry'))
       .argument('<RUN>', 'run id of an ended run')
       .summary('rerun the failed task instances of a run in a new run')
-      .option('--failed-only', 'only failed and dep_failed task instances (default)', true)
-      .option('--all-unfinished', 'every task instance that did not succeed')
+      .addOption(
+        new Option(
+          '--failed-only',
+          'only the failed and dep_failed task instances (what retry does by default)',
+        ).conflicts('allUnfinished'),
+      )
+      .option('--all-unfinished', 'every task instance that did not succeed, including those a stop left pending')
       .option('--watch', 'follow the new run')
       .option('--run-id <ID>', 'id of the new run')
       .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { InvalidInputError } from '@granule/core';
 import type { StrategyView } from '@granule/contracts';
+import { readInputFile } from '../inputs/read-input';
 import { writeOut } from '../output';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { helpExamples } from '../messages';
 
 interface StrategyOptions {
   natsUrl?: string;
@@ -39,21 +39,9 @@ export function registerStrategyServiceCommands(program: Command): void {
     .argument('<file>', 'deployment strategy YAML (groups, selectors, success criteria)')
     .option('--name <name>', "name to store it under; default: the document's metadata.name")
     .option('--replace', 'replace a stored strategy of the same name')
-    .addHelpText('after', '\nExample:\n  ./granule strategy upload examples/strategies/deployment-strategy.yaml')
+    .addHelpText('after', '\nExample:\n  granule strategy upload examples/strategies/deployment-strategy.yaml')
     .action(async (file: string, opts: StrategyOptions) => {
-      let document: string;
-      try {
-        document = await readFile(file, 'utf8');
-      } catch (err) {
-        throw new InvalidInputError([
-          {
-            severity: 'error',
-            code: 'FILE_UNREADABLE',
-            file,
-            message: `cannot read ${file}: ${(err as Error).message}`,
-          },
-        ]);
-      }
+      const document = await readInputFile(file);
       const s = await withConfigStore(opts, (c) =>
         c.request('strategy.upload', {
           document,
@@ -65,12 +53,15 @@ export function registerStrategyServiceCommands(program: Command): void {
       await printResult(row(s), opts.output, { columns: COLUMNS });
     });
 
-  leaf('list', 'list stored strategies').action(async (opts: StrategyOptions) => {
-    const list = await withConfigStore(opts, (c) => c.request('strategy.list', {}));
-    await printResult(list.map(row), opts.output, { columns: COLUMNS });
-  });
+  leaf('list', 'list stored strategies')
+    .addHelpText('after', helpExamples('granule strategy list'))
+    .action(async (opts: StrategyOptions) => {
+      const list = await withConfigStore(opts, (c) => c.request('strategy.list', {}));
+      await printResult(list.map(row), opts.output, { columns: COLUMNS });
+    });
 
   leaf('show', 'print a stored strategy (table: the document as uploaded)')
+    .addHelpText('after', helpExamples('granule strategy show example', 'granule strategy show example -o json'))
     .argument('<name>', 'strategy name')
     .action(async (name: string, opts: StrategyOptions) => {
       const s = await withConfigStore(opts, (c) => c.request('strategy.get', { name }));
@@ -79,6 +70,7 @@ export function registerStrategyServiceCommands(program: Command): void {
     });
 
   leaf('remove', 'remove a stored strategy')
+    .addHelpText('after', helpExamples('granule strategy remove example'))
     .argument('<name>', 'strategy name')
     .action(async (name: string, opts: StrategyOptions) => {
       const s = await withConfigStore(opts, (c) => c.request('strategy.remove', { name }));

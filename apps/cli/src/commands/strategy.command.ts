@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { formatDiagnostic, InvalidInputError, UsageError, type Diagnostic } from '@granule/core';
 import { parseNodesFile, type NodeSpec } from '@granule/task-model';
@@ -15,6 +14,9 @@ import {
   type StrategyOutcome,
   type StrategyReport,
 } from '@granule/deployment-strategy';
+import { EXIT_INVALID } from '../cli-error-handler';
+import { readInputFile } from '../inputs/read-input';
+import { summaryLine, writeFindings } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 
 /** `strategy validate` output. Errors and warnings are rendered diagnostics: `file:line: path: message`. */
@@ -44,29 +46,16 @@ export interface Computed<T> {
   report?: StrategyReport;
 }
 
-async function readInput(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    // Not `instanceof Error`: errors from node built-ins may come from another realm (jest).
-    const message = (err as { message?: unknown } | null)?.message;
-    const reason = typeof message === 'string' ? message : String(err);
-    throw new InvalidInputError([
-      { severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${file}: ${reason}` },
-    ]);
-  }
-}
-
 const errorsIn = (diagnostics: Diagnostic[]): Diagnostic[] => diagnostics.filter((d) => d.severity === 'error');
 const warningsIn = (diagnostics: Diagnostic[]): Diagnostic[] => diagnostics.filter((d) => d.severity === 'warning');
 
 /** Reads and checks a strategy file (and a NODES file, for the node warnings); never throws on bad content. */
 export async function validateStrategyFile(file: string, nodesFile?: string): Promise<ValidateOutput> {
-  const text = await readInput(file);
+  const text = await readInputFile(file);
   const diagnostics: Diagnostic[] = [];
   let nodes: NodeSpec[] | undefined;
   if (nodesFile !== undefined) {
-    const parsed = parseNodesFile(await readInput(nodesFile), nodesFile);
+    const parsed = parseNodesFile(await readInputFile(nodesFile), nodesFile);
     diagnostics.push(...parsed.diagnostics);
     if (errorsIn(parsed.diagnostics).length === 0) nodes = parsed.nodes;
   }
@@ -80,7 +69,7 @@ async function load(
   file: string,
   nodesFile: string,
 ): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[]; warnings: Diagnostic[] }> {
-  const [text, nodesText] = await Promise.all([readInput(file), readInput(nodesFile)]);
+  const [text, nodesText] = await Promise.all([readInputFile(file), readInputFile(nodesFile)]);
   const nodesParsed = parseNodesFile(nodesText, nodesFile);
   const parsed = parseStrategyDocument(
     text,
@@ -145,10 +134,7 @@ const formatFailure = (f: GroupFailure): string =>
 export function renderValidate(out: ValidateOutput, file: string, format: 'json' | 'text'): string {
   if (format === 'json') return toJson(out);
   const lines = [...out.errors.map((e) => `error: ${e}`), ...out.warnings.map((w) => `warning: ${w}`)];
-  const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  lines.push(
-    `${file}: ${out.valid ? 'valid' : 'invalid'} (${count(out.errors.length, 'error')}, ${count(out.warnings.length, 'warning')})`,
-  );
+  lines.push(summaryLine(file, { errors: out.errors.length, warnings: out.warnings.length }));
   return `${lines.join('\n')}\n`;
 }
 
@@ -199,10 +185,6 @@ function collectUids(value: string, previous: string[] = []): string[] {
   ];
 }
 
-function writeWarnings(warnings: Diagnostic[]): void {
-  for (const w of warnings) process.stderr.write(`warning: ${formatDiagnostic(w)}\n`);
-}
-
 /**
  * `granule strategy validate|plan|simulate`: deployment strategies (Airship DeploymentStrategy)
  * offline. Returns the `strategy` command so service-backed subcommands can be added to it.
@@ -216,9 +198,9 @@ export function registerStrategyCommand(program: Command): Command {
       [
         '',
         'Examples:',
-        '  $ granule strategy validate examples/strategies/deployment-strategy.yaml',
-        '  $ granule strategy plan examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml',
-        '  $ granule strategy simulate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml --fail-deploy cmp201,cmp202',
+        '  granule strategy validate examples/strategies/deployment-strategy.yaml',
+        '  granule strategy plan examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml',
+        '  granule strategy simulate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml --fail-deploy cmp201,cmp202',
         '',
       ].join('\n'),
     );
@@ -231,21 +213,14 @@ export function registerStrategyCommand(program: Command): Command {
     .option('-o, --output <format>', 'json | text', 'text')
     .addHelpText(
       'after',
-      '\nJSON output: {"valid": bool, "errors": [string], "warnings": [string]}, each entry "file:line: path: message".\n\nExample:\n  $ granule strategy validate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml -o json\n',
+      '\nJSON output: {"valid": bool, "errors": [string], "warnings": [string]}, each entry "file:line: path: message".\n\nExample:\n  granule strategy validate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml -o json\n',
     )
     .action(async (file: string, opts: { nodes?: string; output: string }) => {
       const format = parseFormat(opts.output, ['json', 'text'] as const);
       const out = await validateStrategyFile(file, opts.nodes);
       await writeOut(renderValidate(out, file, format));
-      if (!out.valid) {
-        throw new InvalidInputError([
-          {
-            severity: 'error',
-            code: 'STRATEGY_INVALID',
-            message: `${file} is invalid (${out.errors.length} error${out.errors.length === 1 ? '' : 's'})`,
-          },
-        ]);
-      }
+      // The report ends with its summary: exit 1 without saying it a second time.
+      if (!out.valid) process.exitCode = EXIT_INVALID;
     });
 
   strategy
@@ -256,12 +231,12 @@ export function registerStrategyCommand(program: Command): Command {
     .option('-o, --output <format>', 'json | yaml | table', 'table')
     .addHelpText(
       'after',
-      '\n"nodes" are every node a group selects (all count in its success criteria); "actionable" are the ones it\nacts on, i.e. those no earlier group selects.\n\nExample:\n  $ granule strategy plan examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml -o json\n',
+      '\n"nodes" are every node a group selects (all count in its success criteria); "actionable" are the ones it\nacts on, i.e. those no earlier group selects.\n\nExample:\n  granule strategy plan examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml -o json\n',
     )
     .action(async (file: string, opts: { nodes: string; output: string }) => {
       const format = parseFormat(opts.output, ['json', 'yaml', 'table'] as const);
       const computed = await planStrategyFile(file, opts.nodes);
-      writeWarnings(computed.warnings);
+      writeFindings(computed.warnings);
       await writeOut(renderPlan(computed.output, format));
     });
 
@@ -275,7 +250,7 @@ export function registerStrategyCommand(program: Command): Command {
     .option('-o, --output <format>', 'json | yaml | table', 'table')
     .addHelpText(
       'after',
-      '\nOutcome: success, partial (some non-critical group or some node failed) or failed (a critical group failed).\n\nExample:\n  $ granule strategy simulate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml --fail-prepare ntp01 -o json\n',
+      '\nOutcome: success, partial (some non-critical group or some node failed) or failed (a critical group failed).\n\nExample:\n  granule strategy simulate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml --fail-prepare ntp01 -o json\n',
     )
     .action(
       async (file: string, opts: { nodes: string; failPrepare?: string[]; failDeploy?: string[]; output: string }) => {
@@ -284,7 +259,7 @@ export function registerStrategyCommand(program: Command): Command {
           prepare: opts.failPrepare,
           deploy: opts.failDeploy,
         });
-        writeWarnings(computed.warnings);
+        writeFindings(computed.warnings);
         await writeOut(renderSimulate(computed, format));
       },
     );

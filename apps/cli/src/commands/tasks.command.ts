@@ -1,10 +1,11 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parse } from 'yaml';
 import { InvalidInputError, UsageError } from '@granule/core';
 import type { TaskScope } from '@granule/contracts';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
+import { readInputFile } from '../inputs/read-input';
 import { toYaml } from '../output';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
 
@@ -51,7 +52,7 @@ export function registerTasksCommand(program: Command): void {
     .option('--end <task>', 'only this task and everything it needs')
     .addHelpText(
       'after',
-      '\nExamples:\n  ./granule tasks download --release 1 --dir ./tasks\n  ./granule tasks download --env prod --start netconfig --end galera',
+      '\nExamples:\n  granule tasks download --release 1 --dir ./tasks\n  granule tasks download --env prod --start netconfig --end galera',
     )
     .action(async (opts: TasksOptions) => {
       const { scope, id } = scopeOf(opts);
@@ -73,24 +74,12 @@ export function registerTasksCommand(program: Command): void {
   leaf('upload', "replace a release's tasks, or an environment's task overrides, with DIR/deployment_tasks.yaml")
     .addHelpText(
       'after',
-      '\nExamples:\n  ./granule tasks upload --release 1 --dir ./tasks\n  ./granule tasks upload --env prod --dir ./overrides',
+      '\nExamples:\n  granule tasks upload --release 1 --dir ./tasks\n  granule tasks upload --env prod --dir ./overrides',
     )
     .action(async (opts: TasksOptions) => {
       const { scope, id } = scopeOf(opts);
       const file = path.join(opts.dir, taskFileName(opts.graph));
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (err) {
-        throw new InvalidInputError([
-          {
-            severity: 'error',
-            code: 'FILE_UNREADABLE',
-            file,
-            message: `cannot read ${file}: ${(err as Error).message}`,
-          },
-        ]);
-      }
+      const text = await readInputFile(file);
       // Checked here first so errors name the file and line; the config-store checks again.
       assertNoErrors(parseTaskFile(text, file, {}));
       const records = (parse(text) ?? []) as unknown[];

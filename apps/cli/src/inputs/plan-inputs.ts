@@ -8,6 +8,7 @@ import type { PluginTasks } from '@granule/planner';
 import { mergeParseResults, parseNodesFile, parseTaskData, parseTaskFile } from '@granule/task-model';
 import type { ClusterSpec, NodeSpec, ParseResult, TaskDefinition } from '@granule/task-model';
 import { expandYamlPaths, readInputFile, throwOnErrors } from './read-input';
+import { releaseFolderOf, type ReleaseFolder } from './release-graphs';
 
 /** `provisioning_graph.yaml` belongs to graph `provisioning`; `deployment_graph.yaml` and all other files to `default`. */
 export function graphOfFile(file: string): string {
@@ -22,17 +23,39 @@ export interface LoadedTasks {
   warnings: Diagnostic[];
 }
 
-/** Reads `--tasks` paths (files or folders of `*.yaml`) into tasks per graph type. */
+/**
+ * Reads `--tasks` paths (files or folders of `*.yaml`) into tasks per graph type. A file inside a
+ * release folder belongs to the graph the release's metadata.yaml names it in (`tasks_path`); a
+ * task file there that no graph names is an error rather than a guess. Other files belong to the
+ * graph their name gives ({@link graphOfFile}).
+ */
 export async function loadTaskPaths(inputs: string[], options: { plugin?: string } = {}): Promise<LoadedTasks> {
   const files = (await Promise.all(inputs.map(expandYamlPaths))).flat();
   const byGraph = new Map<string, ParseResult[]>();
+  const releases = new Map<string, Promise<ReleaseFolder | undefined>>();
+  const diagnostics: Diagnostic[] = [];
   for (const file of files) {
     const result = parseTaskFile(await readInputFile(file), file, options);
-    const graph = graphOfFile(file);
+    const release = await releaseFolderOf(file, releases);
+    let graph = graphOfFile(file);
+    if (release) {
+      const declared = release.graphOf.get(path.resolve(file));
+      if (declared === undefined) {
+        const empty = result.tasks.length === 0 && !result.diagnostics.some((d) => d.severity === 'error');
+        if (!empty)
+          diagnostics.push({
+            severity: 'error',
+            code: 'PLAN_FILE_IN_NO_GRAPH',
+            file,
+            message: `no graph of release '${release.name}' reads this file (${release.declared.join('; ')}): plan the release with --release ${path.relative('.', release.root) || '.'}, or name the file in a graph's tasks_path`,
+          });
+        continue;
+      }
+      graph = declared;
+    }
     byGraph.set(graph, [...(byGraph.get(graph) ?? []), result]);
   }
   const graphs = new Map<string, TaskDefinition[]>();
-  const diagnostics: Diagnostic[] = [];
   for (const [graph, results] of byGraph) {
     const merged = mergeParseResults(results);
     diagnostics.push(...merged.diagnostics);

@@ -2,16 +2,14 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
+import { unreadable } from '../messages';
 
 /** Reads a text file the user named; a failure is an input error naming the file. */
 export async function readInputFile(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    throw new InvalidInputError([
-      { severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${file}: ${reason}` },
-    ]);
+    throw unreadable(file, err);
   }
 }
 
@@ -20,10 +18,8 @@ export async function expandYamlPaths(input: string): Promise<string[]> {
   let info;
   try {
     info = await stat(input);
-  } catch {
-    throw new InvalidInputError([
-      { severity: 'error', code: 'FILE_UNREADABLE', message: `cannot read ${input}: no such file or directory` },
-    ]);
+  } catch (err) {
+    throw unreadable(input, err);
   }
   if (!info.isDirectory()) return [input];
   const out: string[] = [];

@@ -1,4 +1,4 @@
-import { createTestDatabase } from '@granule/event-store';
+import { createTestDatabase, pendingSchemaQueries } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
 import { EVENT_STORE_MIGRATIONS } from '@granule/event-store';
 import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
@@ -17,8 +17,7 @@ describe('config-store schema', () => {
   });
 
   it('entities and migrations agree - the schema builder has nothing to change after the migrations', async () => {
-    const pending = await db.dataSource.driver.createSchemaBuilder().log();
-    expect(pending.upQueries.map((q) => q.query)).toEqual([]);
+    expect(await pendingSchemaQueries(db.dataSource)).toEqual([]);
   });
 
   it('one migration run covers the event store, the plan store and the config-store, in timestamp order', async () => {
@@ -38,6 +37,6 @@ describe('config-store schema', () => {
     );
     expect(tables.map((t) => t.table_name)).toEqual([]);
     await db.dataSource.runMigrations({ transaction: 'all' });
-    expect((await db.dataSource.driver.createSchemaBuilder().log()).upQueries).toEqual([]);
+    expect(await pendingSchemaQueries(db.dataSource)).toEqual([]);
   });
 });

@@ -1,6 +1,13 @@
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
-import { CONF_KEYS, loadPlugin, loadPluginTasks, releaseOs, validatePlugin, anchorScriptPaths } from '@granule/plugin';
+import {
+  CONF_KEYS,
+  anchorScriptPaths,
+  assertValidPlugin,
+  loadPlugin,
+  loadPluginTasks,
+  releaseOs,
+} from '@granule/plugin';
 import type { PluginFiles, PluginTaskOptions } from '@granule/plugin';
 import type { GraphRecords } from './config-model';
 import { toGraphRecords } from './task-record';
@@ -46,13 +53,11 @@ const text = (v: unknown): string | undefined =>
 async function graphsFor(
   files: PluginFiles,
   query: PluginTaskOptions,
-  warnings: Diagnostic[],
   scriptsDir: string | undefined,
 ): Promise<GraphRecords> {
+  // The validator already reported every warning; only a release the query cannot select is new here.
   const set = await loadPluginTasks(files, query);
   if (set.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(set.diagnostics);
-  for (const d of set.diagnostics)
-    if (!warnings.some((w) => w.code === d.code && w.message === d.message && w.file === d.file)) warnings.push(d);
   const graphs = scriptsDir
     ? Object.fromEntries(
         Object.entries(set.graphs).map(([type, tasks]) => [type, anchorScriptPaths(tasks, scriptsDir)]),
@@ -62,7 +67,7 @@ async function graphsFor(
 }
 
 /**
- * Validates a plugin (folder or package, read through the port) with `validatePlugin` and
+ * Validates a plugin (folder or package, read through the port) with `assertValidPlugin` and
  * loads its tasks for every release it names. Throws `InvalidInputError` with every problem
  * when anything is wrong, so nothing is stored for an invalid plugin.
  */
@@ -70,8 +75,7 @@ export async function preparePlugin(
   files: PluginFiles,
   options: { scriptsDir?: string } = {},
 ): Promise<PreparedPlugin> {
-  const validation = await validatePlugin(files);
-  if (!validation.valid) throw new InvalidInputError(validation.diagnostics);
+  const validation = await assertValidPlugin(files);
   const warnings = validation.diagnostics.filter((d) => d.severity !== 'error');
   const loaded = await loadPlugin(files);
   const meta = loaded.metadata;
@@ -112,7 +116,7 @@ export async function preparePlugin(
         version,
         operatingSystem: os,
         attributes,
-        graphs: await graphsFor(files, { release: name }, warnings, options.scriptsDir),
+        graphs: await graphsFor(files, { release: name }, options.scriptsDir),
       };
       if (text(rec.description) !== undefined) release.description = text(rec.description);
       prepared.releases.push(release);
@@ -120,7 +124,7 @@ export async function preparePlugin(
       prepared.pluginReleases.push({
         os,
         version,
-        graphs: await graphsFor(files, { os, releaseVersion: version }, warnings, options.scriptsDir),
+        graphs: await graphsFor(files, { os, releaseVersion: version }, options.scriptsDir),
       });
     }
   }

@@ -16,11 +16,11 @@ export const CRITERIA_KEYS: readonly CriterionName[] = [
   'maximum_failed_nodes',
 ];
 
-/** `"text"`, `5`, `true`, `null`, `a list`, `a map` — how a found value is named in messages. */
+/** `"text"`, `5`, `true`, `null`, `a list`, `a mapping` — how a found value is named in messages. */
 export function describe(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return value.length === 0 ? 'an empty list' : 'a list';
-  if (typeof value === 'object') return Object.keys(value).length === 0 ? 'an empty map' : 'a map';
+  if (typeof value === 'object') return Object.keys(value).length === 0 ? 'an empty mapping' : 'a mapping';
   if (typeof value === 'string') return JSON.stringify(value);
   return String(value);
 }
@@ -100,7 +100,7 @@ export function checkDependencies(entries: readonly GroupEntry[], report: Report
           'STRATEGY_UNKNOWN_DEPENDENCY',
           ['groups', e.index, 'depends_on', i],
           `${groupPath(e.index, e.group.name)}.depends_on[${i}]`,
-          `unknown group '${dep}'`,
+          `unknown group '${dep}' (the groups are ${[...byName.keys()].join(', ')})`,
         );
       }
     });

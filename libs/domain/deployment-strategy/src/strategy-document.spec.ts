@@ -107,20 +107,20 @@ describe('parseStrategyDocument', () => {
       's.yaml: groups[0].name: required, expected a non-empty string',
       's.yaml: groups[0].critical: expected true or false, got "yes"',
       's.yaml: groups[0].depends_on: expected a list of group names, got "a"',
-      's.yaml: groups[0].selectors: expected a list of selectors, got an empty map',
+      's.yaml: groups[0].selectors: expected a list of selectors, got an empty mapping',
       's.yaml: groups[1].name: expected a non-empty string, got ""',
       "s.yaml: groups[1].selectors[0].rack: unknown key 'rack' (expected node_names, node_tags, node_labels, rack_names)",
       's.yaml: groups[1].selectors[0].node_names[0]: expected a non-empty string, got true',
       's.yaml: groups[1].selectors[0].node_tags: expected a list, got "control"',
-      's.yaml: groups[1].selectors[1]: expected a map with node_names, node_tags, node_labels, rack_names (any of them), got "all"',
+      's.yaml: groups[1].selectors[1]: expected a mapping with node_names, node_tags, node_labels, rack_names (any of them), got "all"',
       's.yaml: groups[2] (c).success_criteria.percent_successful_nodes: expected an integer 0-100, got 75.5',
       's.yaml: groups[2] (c).success_criteria.minimum_successful_nodes: expected an integer >= 0, got -1',
       's.yaml: groups[2] (c).success_criteria.maximum_failed_nodes: expected an integer >= 0, got "2"',
       "s.yaml: groups[2] (c).success_criteria.max_failed: unknown key 'max_failed' (expected percent_successful_nodes, minimum_successful_nodes, maximum_failed_nodes)",
-      's.yaml: groups[3] (d).success_criteria: expected a map with at least one of percent_successful_nodes, minimum_successful_nodes, maximum_failed_nodes, got an empty map',
+      's.yaml: groups[3] (d).success_criteria: expected a mapping with at least one of percent_successful_nodes, minimum_successful_nodes, maximum_failed_nodes, got an empty mapping',
       's.yaml: groups[4] (e).depends_on[0]: expected a group name, got 7',
-      's.yaml: groups[4] (e).success_criteria: expected a map with at least one of percent_successful_nodes, minimum_successful_nodes, maximum_failed_nodes, got null',
-      's.yaml: groups[5]: expected a map with name, critical, depends_on, selectors, success_criteria, got "not-a-group"',
+      's.yaml: groups[4] (e).success_criteria: expected a mapping with at least one of percent_successful_nodes, minimum_successful_nodes, maximum_failed_nodes, got null',
+      's.yaml: groups[5]: expected a mapping with name, critical, depends_on, selectors, success_criteria, got "not-a-group"',
     ]);
     expect(parseStrategyDocument(data, 's.yaml').strategy).toBeUndefined();
   });
@@ -155,7 +155,7 @@ describe('parseStrategyDocument', () => {
     };
     expect(errorsOf(data)).toEqual([
       "s.yaml: groups[2] (a).name: duplicate group name 'a', first used by groups[0]",
-      "s.yaml: groups[1] (b).depends_on[1]: unknown group 'zz'",
+      "s.yaml: groups[1] (b).depends_on[1]: unknown group 'zz' (the groups are a, b)",
     ]);
   });
 
@@ -201,10 +201,10 @@ describe('parseStrategyDocument', () => {
       's.yaml:3: groups: expected a non-empty list of groups, got an empty list',
     ]);
     expect(errorsOf('name: x\n')).toEqual([
-      's.yaml:1: expected a DeploymentStrategy document (schema: shipyard/DeploymentStrategy/v1 with data.groups) or a map with groups, got a map without groups',
+      's.yaml:1: expected a DeploymentStrategy document (schema: shipyard/DeploymentStrategy/v1 with data.groups) or a mapping with groups, got a mapping without groups (keys: name)',
     ]);
     expect(errorsOf('- a\n')).toEqual([
-      's.yaml:1: expected a DeploymentStrategy document (schema: shipyard/DeploymentStrategy/v1 with data.groups) or a map with groups, got a list',
+      's.yaml:1: expected a DeploymentStrategy document (schema: shipyard/DeploymentStrategy/v1 with data.groups) or a mapping with groups, got a list',
     ]);
     expect(errorsOf('')).toEqual(['s.yaml: expected a DeploymentStrategy document, got an empty file']);
   });
@@ -260,7 +260,7 @@ describe('validateStrategy', () => {
       'groups[0].name: expected a non-empty string, got " "',
       'groups[1] (b).success_criteria.percent_successful_nodes: expected an integer 0-100, got 101',
       'groups[1] (b).selectors[0].node_labels[0]: expected a label "key:value" with one colon and a non-empty key and value, got "k:"',
-      'groups[2] (c).success_criteria: expected at least one of percent_successful_nodes, minimum_successful_nodes, maximum_failed_nodes, got an empty map',
+      'groups[2] (c).success_criteria: expected at least one of percent_successful_nodes, minimum_successful_nodes, maximum_failed_nodes, got an empty mapping',
       'groups[1] (b).depends_on: circular dependency: b -> c -> b',
     ]);
   });

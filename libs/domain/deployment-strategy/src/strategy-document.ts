@@ -66,7 +66,7 @@ export function parseStrategyDocument(
         diagnostics: syntax.map((e) => ({
           severity: 'error' as const,
           code: 'STRATEGY_YAML_SYNTAX',
-          message: e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''),
+          message: `YAML syntax error: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
           file,
           ...(e.linePos ? { line: e.linePos[0].line } : {}),
         })),
@@ -116,7 +116,7 @@ export function parseStrategyDocument(
 
   if (!isRecord(data))
     return fail(
-      `expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a map with groups, got ${describe(data)}`,
+      `expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a mapping with groups, got ${describe(data)}`,
       [],
     );
   let body: Record<string, unknown>;
@@ -124,7 +124,8 @@ export function parseStrategyDocument(
   if ('schema' in data || 'data' in data) {
     if ('schema' in data && data.schema !== DEPLOYMENT_STRATEGY_SCHEMA)
       return fail(`expected ${DEPLOYMENT_STRATEGY_SCHEMA}, got ${describe(data.schema)}`, ['schema'], 'schema');
-    if (!isRecord(data.data)) return fail(`expected a map with groups, got ${describe(data.data)}`, ['data'], 'data');
+    if (!isRecord(data.data))
+      return fail(`expected a mapping with groups, got ${describe(data.data)}`, ['data'], 'data');
     body = data.data;
     base = ['data'];
     if (isRecord(data.metadata) && typeof data.metadata.name === 'string') name = data.metadata.name;
@@ -132,7 +133,7 @@ export function parseStrategyDocument(
     body = data;
   } else {
     return fail(
-      `expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a map with groups, got a map without groups`,
+      `expected a DeploymentStrategy document (schema: ${DEPLOYMENT_STRATEGY_SCHEMA} with data.groups) or a mapping with groups, got a mapping without groups (keys: ${Object.keys(data).slice(0, 5).join(', ')})`,
       [],
     );
   }
@@ -164,7 +165,7 @@ function readGroup(raw: unknown, index: number, report: Report): GroupEntry | un
       'STRATEGY_INVALID_FIELD',
       ['groups', index],
       `groups[${index}]`,
-      `expected a map with ${GROUP_KEYS.join(', ')}, got ${describe(raw)}`,
+      `expected a mapping with ${GROUP_KEYS.join(', ')}, got ${describe(raw)}`,
     );
     return undefined;
   }
@@ -233,7 +234,7 @@ type Invalid = (rest: Segment[], message: string, code?: string) => void;
 
 function readSelector(raw: unknown, at: Segment[], invalid: Invalid): GroupSelector | undefined {
   if (!isRecord(raw)) {
-    invalid(at, `expected a map with ${SELECTOR_KEYS.join(', ')} (any of them), got ${describe(raw)}`);
+    invalid(at, `expected a mapping with ${SELECTOR_KEYS.join(', ')} (any of them), got ${describe(raw)}`);
     return undefined;
   }
   for (const key of Object.keys(raw)) {
@@ -287,7 +288,7 @@ function readCriteria(raw: unknown, invalid: Invalid): SuccessCriteria | undefin
   if (!isRecord(raw) || Object.keys(raw).length === 0) {
     invalid(
       ['success_criteria'],
-      `expected a map with at least one of ${CRITERIA_KEYS.join(', ')}, got ${describe(raw)}`,
+      `expected a mapping with at least one of ${CRITERIA_KEYS.join(', ')}, got ${describe(raw)}`,
     );
     return undefined;
   }

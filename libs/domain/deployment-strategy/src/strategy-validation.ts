@@ -48,7 +48,7 @@ export function validateStrategy(
           'STRATEGY_INVALID_FIELD',
           ['groups', index, 'success_criteria'],
           `${where}.success_criteria`,
-          `expected at least one of ${CRITERIA_KEYS.join(', ')}, got an empty map`,
+          `expected at least one of ${CRITERIA_KEYS.join(', ')}, got an empty mapping`,
         );
       }
       for (const key of present) {

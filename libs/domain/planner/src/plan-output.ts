@@ -96,17 +96,21 @@ export function writePlanJson(plan: Plan, write: (chunk: string) => void, chunkS
   write(`\n],\n"groups":${JSON.stringify(plan.groups)},\n"concurrency":${JSON.stringify(plan.concurrency)}}\n`);
 }
 
-/** One line per instance in execution order: `priority  task@node  type  (skipped: reason)`. */
+/** A table of the instances in execution order: a header, then priority, task@node, type, stage and skip reason, aligned. */
 export function renderPlanText(plan: Plan): string {
-  const lines: string[] = [];
+  const rows: string[][] = [['PRIORITY', 'INSTANCE', 'TYPE', 'STAGE', 'SKIPPED']];
   for (const i of plan.order) {
     if (plan.instKind[i] === 'barrier') continue;
-    const skip = plan.skipped[i] ? `  (skipped: ${plan.skipped[i]})` : '';
-    lines.push(
-      `${String(plan.priority[i]).padStart(4)}  ${instanceName(plan, i)}  ${instanceType(plan, i)}  [${plan.stage[i]}]${skip}`,
-    );
+    rows.push([
+      String(plan.priority[i]),
+      instanceName(plan, i),
+      instanceType(plan, i),
+      plan.stage[i],
+      plan.skipped[i] ? String(plan.skipped[i]) : '',
+    ]);
   }
-  return `${lines.join('\n')}\n`;
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return rows.map((r) => `${r.map((v, c) => v.padEnd(widths[c])).join('  ')}`.trimEnd()).join('\n') + '\n';
 }
 
 const quote = (s: string): string => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

@@ -37,7 +37,7 @@ export {
   loadPluginTasks,
 } from './plugin-tasks';
 export type { EffectiveConf, PluginTaskOptions, PluginTaskSet } from './plugin-tasks';
-export { validatePlugin } from './plugin-validator';
+export { assertValidPlugin, validatePlugin } from './plugin-validator';
 export type { PluginValidation } from './plugin-validator';
 export { TEMPLATE_NAME_RE, TEMPLATE_PACKAGE_VERSIONS, pluginTemplate } from './plugin-template';
 export type { TemplatePackageVersion } from './plugin-template';

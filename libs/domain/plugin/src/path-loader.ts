@@ -39,7 +39,7 @@ export class LoadContext {
       this.diagnostics.push({
         severity: 'error',
         code: 'PLUGIN_FILE_UNREADABLE',
-        message: `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`,
+        message: `cannot read: ${readFailure(err)}`,
         file: path,
       });
       return undefined;
@@ -239,4 +239,14 @@ export function deepMerge(base: unknown, override: unknown): unknown {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(override)) out[k] = k in base ? deepMerge(base[k], v) : v;
   return out;
+}
+
+/** Why the port could not read a file, in words: no raw error code, no path (the finding names the file). */
+function readFailure(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'is a folder, expected a file';
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '');
 }

@@ -121,7 +121,7 @@ export async function loadPlugin(files: PluginFiles): Promise<LoadedPlugin> {
     ctx.diagnostics.push({
       severity: 'error',
       code: 'PLUGIN_NO_METADATA',
-      message: `no metadata.yaml in ${files.label}: is this a plugin directory?`,
+      message: `no such file: a plugin (or release) folder has a metadata.yaml at its top`,
       file: 'metadata.yaml',
     });
     return result;
@@ -244,7 +244,7 @@ export function releaseOs(record: Record<string, unknown>): string | undefined {
  */
 export function selectRelease(plugin: LoadedPlugin, query: ReleaseQuery = {}): SelectedRelease | { error: string } {
   const all = plugin.releases;
-  if (all.length === 0) return { error: `${plugin.files.label} defines no releases in metadata.yaml` };
+  if (all.length === 0) return { error: `releases: the plugin declares no release` };
   let matches = all;
   if (query.release !== undefined)
     matches = matches.filter((r) => r.record.release_name === query.release || r.record.name === query.release);

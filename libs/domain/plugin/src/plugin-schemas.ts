@@ -32,7 +32,8 @@ const metadataProps: Record<string, Schema> = {
   homepage: str(),
   groups: list(str({ enum: PLUGIN_GROUPS }), { unique: true }),
   is_hotpluggable: { t: 'boolean' },
-  releases: list({ t: 'object' }),
+  // A plugin that names no release can be neither planned nor installed.
+  releases: list({ t: 'object' }, { minItems: 1 }),
 };
 
 /** metadata.yaml by package version. */

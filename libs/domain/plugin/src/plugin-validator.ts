@@ -1,3 +1,4 @@
+import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { STANDARD_STAGE_IDS } from '@granule/planner';
 import { ParseResult, TaskDefinition, mergeParseResults } from '@granule/task-model';
@@ -83,7 +84,7 @@ export async function validatePlugin(files: PluginFiles): Promise<PluginValidati
   const plugin = await loadPlugin(files);
   const out: Diagnostic[] = [...plugin.diagnostics];
   const result = (): PluginValidation => {
-    const diagnostics = dedupe(out);
+    const diagnostics = inReportOrder(dedupe(out).map((d) => underSource(d, files.label)));
     const v: PluginValidation = {
       valid: !diagnostics.some((d) => d.severity === 'error'),
       kind: plugin.kind,
@@ -100,6 +101,8 @@ export async function validatePlugin(files: PluginFiles): Promise<PluginValidati
   const pv = meta.package_version === undefined ? undefined : String(meta.package_version);
   if (pv === undefined) {
     r.at('error', 'PLUGIN_MISSING_FIELD', metaOrigin, [], `missing required field 'package_version' (4.0.0 or 5.0.0)`);
+    // The other fields are still checked (against 5.0.0, the current format), so one run names every missing key.
+    r.schema(meta, withoutRequired(METADATA_SCHEMAS['5.0.0'], 'package_version'), metaOrigin);
     return result();
   }
   if ((UNSUPPORTED_PACKAGE_VERSIONS as readonly string[]).includes(pv)) {
@@ -136,6 +139,17 @@ export async function validatePlugin(files: PluginFiles): Promise<PluginValidati
   checkReleases(plugin, r, pv);
   checkConfFiles(plugin, r, pv);
   return result();
+}
+
+/**
+ * The one gate in front of every use of a plugin (plan, deploy, install, build): validates it
+ * and throws `InvalidInputError` carrying the validator's whole report (errors, warnings, notes)
+ * when it is invalid, so each entry point refuses the same plugins with the same findings.
+ */
+export async function assertValidPlugin(files: PluginFiles): Promise<PluginValidation> {
+  const validation = await validatePlugin(files);
+  if (!validation.valid) throw new InvalidInputError(validation.diagnostics);
+  return validation;
 }
 
 function checkReleases(plugin: LoadedPlugin, r: Reporter, pv: string): void {
@@ -553,6 +567,29 @@ function checkDependencies(r: Reporter, tasks: TaskDefinition[]): void {
       r.out.push(d);
     }
   }
+}
+
+/**
+ * The plugin validator's findings name files as the user named the plugin: `DIR/metadata.yaml`,
+ * `FILE.tar.gz/metadata.yaml`, the request's `source` for an upload. Every entry point (validate,
+ * plan, deploy, install over NATS or HTTP, build) prints these same findings.
+ */
+function underSource(d: Diagnostic, label: string): Diagnostic {
+  const root = label.replace(/\/+$/, '');
+  if (root === '') return d;
+  return { ...d, file: d.file === undefined ? root : `${root}/${d.file}` };
+}
+
+/** By file, then line; findings without a line first; otherwise in the order they were found. */
+function inReportOrder(diagnostics: Diagnostic[]): Diagnostic[] {
+  return diagnostics
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => (a.d.file ?? '').localeCompare(b.d.file ?? '') || (a.d.line ?? 0) - (b.d.line ?? 0) || a.i - b.i)
+    .map((x) => x.d);
+}
+
+function withoutRequired(schema: Schema, key: string): Schema {
+  return schema.t === 'object' ? { ...schema, required: schema.required?.filter((k) => k !== key) } : schema;
 }
 
 function dedupe(diagnostics: Diagnostic[]): Diagnostic[] {

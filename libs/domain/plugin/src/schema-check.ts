@@ -87,7 +87,11 @@ export function checkSchema(value: unknown, schema: Schema, path: PathSegment[] 
       if (!Array.isArray(value)) return bad(got);
       const out: SchemaProblem[] = [];
       if (schema.minItems !== undefined && value.length < schema.minItems)
-        out.push(...bad(`expected at least ${schema.minItems} item(s), got ${value.length}`));
+        out.push(
+          ...bad(
+            `expected at least ${schema.minItems} ${schema.minItems === 1 ? 'entry' : 'entries'}, got ${value.length === 0 ? 'none' : value.length}`,
+          ),
+        );
       if (schema.unique) {
         value.forEach((v, i) => {
           if (value.findIndex((w) => JSON.stringify(w) === JSON.stringify(v)) < i)

@@ -73,11 +73,11 @@ describe('parseNodesFile', () => {
       'NODES.yaml:4: nodes[1].uid: expected a non-empty string or a number, got true',
       'NODES.yaml:9: nodes[1].name: expected a string, got a list',
       'NODES.yaml:5: nodes[1].roles[1]: expected a string, got 5',
-      'NODES.yaml:6: nodes[1].tags: expected a list of strings, got a map',
-      'NODES.yaml:7: nodes[1].labels: expected a map of label names to values, got a list',
+      'NODES.yaml:6: nodes[1].tags: expected a list of strings, got a mapping',
+      'NODES.yaml:7: nodes[1].labels: expected a mapping of label names to values, got a list',
       'NODES.yaml:8: nodes[1].rack: expected a string, got 3',
       'NODES.yaml:11: nodes[2].labels.k: expected a string, number or boolean label value, got a list',
-      'NODES.yaml:12: nodes[3]: expected a map with uid and roles, got "just-a-string"',
+      'NODES.yaml:12: nodes[3]: expected a mapping with uid and roles, got "just-a-string"',
     ]);
     expect(parseNodesFile(text, 'NODES.yaml').nodes).toEqual([]);
   });
@@ -99,7 +99,7 @@ describe('parseNodesFile', () => {
 
   it('rejects a document that is neither a list nor a map with nodes', () => {
     expect(messages('hosts: []\n')).toEqual([
-      "NODES.yaml:1: expected a map with 'nodes' or a list of nodes, got a map",
+      "NODES.yaml:1: expected a 'nodes' list (nodes: [{uid, roles}]) or a bare list of nodes, got a mapping with keys hosts",
     ]);
     expect(messages('nodes: 3\n')).toEqual(['NODES.yaml:1: nodes: expected a list of nodes, got 3']);
   });
@@ -114,6 +114,7 @@ describe('parseNodesFile', () => {
       file: 'NODES.yaml',
       line: expect.any(Number),
     });
+    expect(result.diagnostics[0].message).toMatch(/^YAML syntax error: /);
   });
 
   it('treats an empty nodes list as no nodes', () => {

@@ -37,7 +37,7 @@ export function parseNodesFile(text: string, file: string): NodesFile {
   if (doc.errors.length > 0) {
     for (const e of doc.errors) {
       const first = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
-      error('NODES_YAML_SYNTAX', first, undefined, e.linePos?.[0].line);
+      error('NODES_YAML_SYNTAX', `YAML syntax error: ${first}`, undefined, e.linePos?.[0].line);
     }
     return { nodes: [], diagnostics };
   }
@@ -58,7 +58,9 @@ export function parseNodesFile(text: string, file: string): NodesFile {
   } else {
     error(
       'NODES_INVALID_DOCUMENT',
-      `expected a map with 'nodes' or a list of nodes, got ${describe(data)}`,
+      isRecord(data)
+        ? `expected a 'nodes' list (nodes: [{uid, roles}]) or a bare list of nodes, got a mapping with ${Object.keys(data).length === 0 ? 'no keys' : `keys ${Object.keys(data).slice(0, 5).join(', ')}`}`
+        : `expected a 'nodes' list (nodes: [{uid, roles}]) or a bare list of nodes, got ${describe(data)}`,
       undefined,
       1,
     );
@@ -70,7 +72,7 @@ export function parseNodesFile(text: string, file: string): NodesFile {
   (list as unknown[]).forEach((entry, index) => {
     const at = [...base, index];
     if (!isRecord(entry)) {
-      error('NODES_INVALID_TYPE', `expected a map with uid and roles, got ${describe(entry)}`, at);
+      error('NODES_INVALID_TYPE', `expected a mapping with uid and roles, got ${describe(entry)}`, at);
       return;
     }
     const before = diagnostics.length;
@@ -156,7 +158,7 @@ export function parseNodesFile(text: string, file: string): NodesFile {
   function labelMap(value: unknown, path: (string | number)[]): Record<string, string> | undefined {
     if (value === undefined || value === null) return undefined;
     if (!isRecord(value)) {
-      error('NODES_INVALID_TYPE', `expected a map of label names to values, got ${describe(value)}`, path);
+      error('NODES_INVALID_TYPE', `expected a mapping of label names to values, got ${describe(value)}`, path);
       return undefined;
     }
     const out: Record<string, string> = {};
@@ -180,7 +182,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function describe(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a map';
+  if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return JSON.stringify(value);
   return String(value);
 }

@@ -47,9 +47,9 @@ export async function readPluginSourceFiles(source: string): Promise<PluginSourc
     const code = (err as NodeJS.ErrnoException).code;
     const message =
       code === 'ENOENT'
-        ? `${source} does not exist`
+        ? 'no such file or directory'
         : code === 'ENOTDIR'
-          ? `${source} is neither a plugin folder nor a .tar.gz package`
+          ? 'expected a plugin folder or a .tar.gz package, got a file'
           : (err as Error).message;
     throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_NOT_FOUND', message, file: source }]);
   }

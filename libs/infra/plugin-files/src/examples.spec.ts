@@ -10,7 +10,6 @@ describe('examples', () => {
   it.each(dirs)('%s validates with no errors', async (dir) => {
     const report = await validatePlugin(new NodePluginFiles(path.join(root, dir)));
     const errors = report.diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic);
-    console.log(dir, report.diagnostics.map(formatDiagnostic));
     expect(errors).toEqual([]);
     expect(report.valid).toBe(true);
   });

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Parser, ReadEntry, create } from 'tar';
-import { InvalidInputError } from '@granule/core';
-import { MemoryPluginFiles, PluginError, normalizePluginPath, validatePlugin } from '@granule/plugin';
+import { MemoryPluginFiles, PluginError, assertValidPlugin, normalizePluginPath } from '@granule/plugin';
 import { NodePluginFiles } from './node-plugin-files';
 
 /** Default limit on the uncompressed size of a package being read or extracted: 512 MiB. */
@@ -74,8 +73,7 @@ export interface BuiltPackage {
  * carries no timestamp: the same input gives byte-identical output.
  */
 export async function buildPluginPackage(dir: string, out?: string): Promise<BuiltPackage> {
-  const report = await validatePlugin(new NodePluginFiles(dir));
-  if (!report.valid) throw new InvalidInputError(report.diagnostics);
+  const report = await assertValidPlugin(new NodePluginFiles(dir));
   const name = report.name ?? path.basename(path.resolve(dir));
   const version = await readVersion(dir);
   const target = path.resolve(out ?? path.join(dir, '..', `${name}-${version}.tar.gz`));

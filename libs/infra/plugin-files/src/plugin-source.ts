@@ -8,9 +8,11 @@ import {
   PluginError,
   TEMPLATE_NAME_RE,
   type TemplatePackageVersion,
+  assertValidPlugin,
   loadPluginTasks,
   pluginTemplate,
 } from '@granule/plugin';
+import type { TaskDefinition } from '@granule/task-model';
 import { NodePluginFiles } from './node-plugin-files';
 import { type PackageReadOptions, readPluginPackage } from './plugin-package';
 
@@ -28,7 +30,7 @@ export async function openPluginSource(source: string, options: PackageReadOptio
   const s = await stat(source).catch(() => undefined);
   if (!s)
     throw new InvalidInputError([
-      { severity: 'error', code: 'PLUGIN_NOT_FOUND', message: `${source} does not exist`, file: source },
+      { severity: 'error', code: 'PLUGIN_NOT_FOUND', message: 'no such file or directory', file: source },
     ]);
   if (s.isDirectory()) return new NodePluginFiles(source);
   if (isPackageFile(source)) return readPluginPackage(source, options);
@@ -36,28 +38,40 @@ export async function openPluginSource(source: string, options: PackageReadOptio
     {
       severity: 'error',
       code: 'PLUGIN_NOT_FOUND',
-      message: `${source} is neither a plugin directory nor a .tar.gz package`,
+      message: 'expected a plugin folder or a .tar.gz package, got a file',
       file: source,
     },
   ]);
 }
 
 /**
- * What `granule plan --plugin DIR|FILE.tar.gz` and `--release DIR` call: loads the plugin or
- * release-as-a-plugin, selects the release (`options.release` / `os` + `releaseVersion`, else
- * the first) and the Fuel version, applies multi-release selection, and returns
- * `{ name, kind, tasks, graphs, release, diagnostics }` where `tasks` is the `options.graph`
- * graph (default `default`) and `graphs` has every graph by type. Throws `InvalidInputError`
- * carrying every diagnostic when any is an error; warnings stay in `diagnostics`.
+ * What `granule plan|deploy --plugin DIR|FILE.tar.gz` and `--release DIR` call: validates the
+ * plugin or release-as-a-plugin with the plugin validator (an invalid one throws
+ * `InvalidInputError` with the validator's report, exactly as `plugin validate` and `plugin
+ * install` refuse it), then loads it: selects the release (`options.release` / `os` +
+ * `releaseVersion`, else the first) and the Fuel version, applies multi-release selection, and
+ * returns `{ name, kind, tasks, graphs, release, diagnostics }` where `tasks` is the
+ * `options.graph` graph (default `default`), `graphs` has every graph by type, and
+ * `diagnostics` are the validator's warnings and notes.
  */
 export async function loadPluginForPlan(
   source: string,
   options: PluginTaskOptions & PackageReadOptions = {},
 ): Promise<PluginTaskSet> {
   const files = await openPluginSource(source, options);
+  const validation = await assertValidPlugin(files);
   const set = await loadPluginTasks(files, options);
   if (set.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(set.diagnostics);
-  return set;
+  // The planner's errors then name a plugin task's file as the validator does: under the source.
+  const root = source.replace(/\/+$/, '');
+  const located = (tasks: TaskDefinition[]): TaskDefinition[] =>
+    tasks.map((t) => ({ ...t, source: { ...t.source, file: `${root}/${t.source.file}` } }));
+  return {
+    ...set,
+    tasks: located(set.tasks),
+    graphs: Object.fromEntries(Object.entries(set.graphs).map(([type, tasks]) => [type, located(tasks)])),
+    diagnostics: validation.diagnostics,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { DataSource, type MigrationInterface } from 'typeorm';
+import { DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { EVENT_STORE_MIGRATIONS } from '../event-store-schema.migration';
 
 /** Server the throwaway databases are created on, unless `adminUrl` or GRANULE_TEST_DATABASE_URL says otherwise. */
@@ -72,4 +72,36 @@ export async function createTestDatabase(prefix: string, options: TestDatabaseOp
     throw error;
   }
   return { name, url: url.toString(), dataSource, drop };
+}
+
+/**
+ * The SQL TypeORM's schema builder would run to make the database match the entities: empty when
+ * the migrations and the entities agree (twenty's pending-migration check).
+ *
+ * The builder reads the schema through one query runner, i.e. one PostgreSQL client, and TypeORM
+ * (1.1) loads the tables' columns with `Promise.all`: every enum or array column asks for its type
+ * while the other columns' queries still run on the same client, which pg 8 warns about and pg 9
+ * refuses. The runner handed to the builder here runs its queries one after another instead.
+ */
+export async function pendingSchemaQueries(dataSource: DataSource): Promise<string[]> {
+  const builder = dataSource.driver.createSchemaBuilder();
+  const createQueryRunner = dataSource.createQueryRunner;
+  dataSource.createQueryRunner = (...args) => oneQueryAtATime(createQueryRunner.apply(dataSource, args));
+  try {
+    return (await builder.log()).upQueries.map((q) => q.query);
+  } finally {
+    dataSource.createQueryRunner = createQueryRunner;
+  }
+}
+
+/** Makes a query runner wait for its previous query before it sends the next one. */
+function oneQueryAtATime(runner: QueryRunner): QueryRunner {
+  const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+  let previous: Promise<unknown> = Promise.resolve();
+  runner.query = ((...args: unknown[]) => {
+    const next = previous.then(() => query(...args));
+    previous = next.catch(() => undefined);
+    return next;
+  }) as QueryRunner['query'];
+  return runner;
 }

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { buildProgram } from './program';
+
+/** Every command of the CLI with its full `--help` text (including the text added after it). */
+function everyCommand(): { name: string; cmd: Command; help: string }[] {
+  const out: { name: string; cmd: Command; help: string }[] = [];
+  const visit = (cmd: Command, prefix: string): void => {
+    let help = '';
+    cmd.configureOutput({ writeOut: (s) => (help += s), writeErr: (s) => (help += s) });
+    cmd.outputHelp();
+    out.push({ name: prefix, cmd, help });
+    for (const sub of cmd.commands) visit(sub, `${prefix} ${sub.name()}`);
+  };
+  visit(buildProgram(), 'granule');
+  return out;
+}
+
+const commands = everyCommand();
+const leaves = commands.filter((c) => c.cmd.commands.length === 0);
+
+describe('granule --help - one way to write things', () => {
+  it('walks every command', () => {
+    expect(leaves.map((c) => c.name)).toEqual(
+      expect.arrayContaining(['granule plan', 'granule retry', 'granule plugin validate']),
+    );
+    expect(leaves.length).toBeGreaterThan(40);
+  });
+
+  it.each(leaves.map((c) => [c.name, c] as const))('%s - has examples, each written "granule ..."', (_name, c) => {
+    const lines = c.help.split('\n');
+    const start = lines.findIndex((l) => /^Examples?:$/.test(l));
+    expect(start).toBeGreaterThan(-1);
+    const examples = lines.slice(start + 1).filter((l) => l.startsWith('  '));
+    expect(examples.length).toBeGreaterThan(0);
+    for (const line of examples) expect(line).toMatch(/^ {2}(granule |# )/);
+  });
+
+  it.each(commands.map((c) => [c.name, c] as const))(
+    '%s - no "./granule", "$ granule", or a default said twice',
+    (_name, c) => {
+      expect(c.help).not.toMatch(/\.\/granule|\$ granule/);
+      for (const option of c.cmd.options)
+        if (option.defaultValue !== undefined) expect(`${option.flags}: ${option.description}`).not.toMatch(/default/i);
+    },
+  );
+});
