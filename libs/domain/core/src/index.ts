@@ -1,1 +1,6 @@
 export * from './errors';
+export * from './identifiers';
+export * from './input-limits';
+export * from './text-input';
+export * from './untrusted-data';
+export * from './json-text';
