@@ -1,12 +1,11 @@
 import 'reflect-metadata';
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { GranuleError } from '@granule/core';
 import { configSubjectWildcard } from '@granule/contracts';
 import { createMetrics, natsCheck, postgresCheck, serveHealthChecks } from '@granule/observability';
 import { ConfigService } from './config/config.service';
-import { ConfigStoreHttpModule } from './app.module';
+import { startHttpApi } from './http/http-server';
 import { startConfigStore } from './config-store.runtime';
 
 // JSON lines, like the orchestrator's and the agents' logs.
@@ -40,13 +39,8 @@ async function main(): Promise<void> {
 
   let app: NestExpressApplication | undefined;
   if (config.apiToken) {
-    app = await NestFactory.create<NestExpressApplication>(
-      ConfigStoreHttpModule.register(runtime.api, config.apiToken),
-      { logger: ['log', 'warn', 'error'] },
-    );
-    app.useBodyParser('json', { limit: '16mb' });
     try {
-      await app.listen(config.httpPort, config.httpHost);
+      app = await startHttpApi(runtime.api, { token: config.apiToken, port: config.httpPort, host: config.httpHost });
     } catch (err) {
       await runtime.stop();
       fail(
