@@ -1,4 +1,4 @@
-import { InvalidInputError } from '@granule/core';
+import { InvalidInputError, identifierProblem } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import type { ConfigStoreClient } from '@granule/config-store-client';
 import type { NodeView } from '@granule/contracts';
@@ -63,6 +63,17 @@ export class ConfigStoreInputs implements EnvironmentInputsSource {
         code: 'PLAN_NO_NODES',
         message: `environment '${env.name}' has no nodes: assign nodes to it before planning a deployment`,
       });
+    }
+    // Nodes stored before the uid rule existed (e.g. 'web.1') cannot be dispatched to.
+    for (const n of nodeViews) {
+      const problem = identifierProblem('nodeUid', n.uid);
+      if (problem)
+        diagnostics.push({
+          severity: 'error',
+          code: 'INVALID_IDENTIFIER',
+          path: `nodes.${n.uid}`,
+          message: `${problem}: remove the node and add it again with a valid uid`,
+        });
     }
     if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
     const nodes = nodeViews.map(nodeSpecOf);

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '@granule/core';
+import { IDENTIFIER_RULES, InvalidInputError, isIdentifier } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { mergeTaskLayers } from '@granule/planner';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
@@ -117,7 +117,7 @@ function taskDefinitionProblems(r: Record<string, unknown>): Array<{ field: stri
         message: `expected ${expected} in a normalised task definition, got ${JSON.stringify(r[field]) ?? 'nothing'}`,
       });
   };
-  need('id', typeof r.id === 'string' && r.id !== '', 'a non-empty string');
+  need('id', isIdentifier('taskId', r.id), `a task id (${IDENTIFIER_RULES.taskId.rule})`);
   need('type', (TASK_TYPES as readonly unknown[]).includes(r.type), `one of ${TASK_TYPES.join(', ')}`);
   need('version', typeof r.version === 'string', 'a string');
   need(
