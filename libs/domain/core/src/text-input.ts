@@ -26,15 +26,12 @@ export function textProblem(text: string, file: string, code = 'INPUT_NOT_TEXT')
     line: lineAt(text, index),
     message,
   });
+  const nul = text.indexOf('\u0000');
+  if (nul >= 0) return at(nul, 'not a text file: it has a NUL byte (a binary file?); expected UTF-8 YAML or JSON');
   const control = CONTROL.exec(text);
   if (control) {
-    const c = control[0].charCodeAt(0);
-    return at(
-      control.index,
-      c === 0
-        ? 'not a text file: it has a NUL byte (a binary file?); expected UTF-8 YAML or JSON'
-        : `not a text file: it has the control character U+${c.toString(16).padStart(4, '0').toUpperCase()}; expected UTF-8 YAML or JSON`,
-    );
+    const c = control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase();
+    return at(control.index, `not a text file: it has the control character U+${c}; expected UTF-8 YAML or JSON`);
   }
   const replacement = text.indexOf('\ufffd');
   if (replacement >= 0)
