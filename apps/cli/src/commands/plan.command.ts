@@ -1,5 +1,4 @@
 import { Command, Option } from 'commander';
-import { parse } from 'yaml';
 import { formatDiagnostic, InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import {
@@ -13,7 +12,7 @@ import {
 } from '@granule/planner';
 import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
-import { commaList, readInputFile } from '../inputs/read-input';
+import { commaList, parseYamlText, readInputFile } from '../inputs/read-input';
 import {
   loadCluster,
   loadNodes,
@@ -107,20 +106,7 @@ async function loadReleaseWithExtraTasks(release: string, extra: string[]): Prom
 }
 
 async function loadDurations(file: string): Promise<Record<string, number>> {
-  let data: unknown;
-  try {
-    data = parse(await readInputFile(file));
-  } catch (err) {
-    if (err instanceof InvalidInputError) throw err;
-    throw new InvalidInputError([
-      {
-        severity: 'error',
-        code: 'DURATIONS_SYNTAX',
-        file,
-        message: `YAML/JSON syntax error: ${(err as Error).message.split('\n')[0]}`,
-      },
-    ]);
-  }
+  const data = parseYamlText(await readInputFile(file), file, 'DURATIONS_SYNTAX');
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new InvalidInputError([
       {
