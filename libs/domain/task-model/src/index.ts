@@ -21,3 +21,4 @@ export {
 export type { ParseResult, TaskDataOptions, TaskFileFormat, TaskParseOptions } from './task-file-parser';
 export { readYaml } from './yaml-limits';
 export type { YamlBounds, YamlRead } from './yaml-limits';
+export { countPlanInstances, planSizeProblems } from './plan-bounds';
