@@ -3,7 +3,7 @@ import type { Diagnostic } from '@granule/core';
 import type { ConfigStoreClient } from '@granule/config-store-client';
 import type { NodeView } from '@granule/contracts';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
-import { parseTaskData } from '@granule/task-model';
+import { parseTaskData, planSizeProblems } from '@granule/task-model';
 import type { NodeSpec, TaskDefinition } from '@granule/task-model';
 
 /** Where an environment's plan inputs come from (the config-store, over NATS). */
@@ -75,6 +75,7 @@ export class ConfigStoreInputs implements EnvironmentInputsSource {
           message: `${problem}: remove the node and add it again with a valid uid`,
         });
     }
+    if (diagnostics.length === 0) diagnostics.push(...planSizeProblems(parsed.tasks, nodeViews.map(nodeSpecOf)));
     if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
     const nodes = nodeViews.map(nodeSpecOf);
     return {

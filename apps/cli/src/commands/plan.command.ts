@@ -11,6 +11,7 @@ import {
   writePlanJson,
 } from '@granule/planner';
 import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
+import { planSizeProblems } from '@granule/task-model';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
 import { commaList, parseYamlText, readInputFile } from '../inputs/read-input';
 import {
@@ -170,6 +171,8 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
     : parseFormat(options.output, PLAN_FORMATS);
   const { request, warnings } = await loadPlanRequest(options);
   for (const w of warnings) process.stderr.write(`warning: ${formatDiagnostic(w)}\n`);
+  const tooLarge = planSizeProblems(request.tasks, request.nodes);
+  if (tooLarge.length > 0) throw new InvalidInputError(tooLarge);
   const plan = buildPlan(request);
   if (!options.simulate) return printPlan(plan, format as (typeof PLAN_FORMATS)[number]);
   const result = simulatePlan(plan, {
