@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import fc from 'fast-check';
 import { readPluginSourceFiles } from '@granule/config-store-client';
 import { createTestDatabase } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
@@ -47,6 +48,20 @@ describe('config-store HTTP - hostile input (built service, real PostgreSQL and 
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as unknown };
   };
   const message = (r: { body: unknown }): string => (r.body as ErrorBody).error.message;
+  const snapshot = async (): Promise<string> => {
+    const tables = [
+      'config_releases',
+      'config_plugins',
+      'config_environments',
+      'config_environment_plugins',
+      'config_nodes',
+      'config_strategies',
+    ];
+    const rows: unknown[] = [];
+    for (const t of tables)
+      rows.push(await db.dataSource.query(`SELECT to_jsonb(t) AS row FROM ${t} t ORDER BY 1::text`));
+    return JSON.stringify(rows);
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase('config_store_hard_e2e', { migrations: ALL_MIGRATIONS });
@@ -167,4 +182,48 @@ describe('config-store HTTP - hostile input (built service, real PostgreSQL and 
     expect([broken.status, (broken.body as ErrorBody).error.diagnostics?.[0].code]).toEqual([400, 'INPUT_NOT_JSON']);
     expect(JSON.stringify(broken.body)).not.toContain('secret-token-value');
   });
+
+  it('generated bodies on every route - never a 500, a refusal writes nothing, the service stays up (property)', async () => {
+    const routes: Array<[string, string]> = [
+      ['POST', '/releases'],
+      ['PUT', '/releases/1/deployment_tasks?graph=prop'],
+      ['POST', '/plugins'],
+      ['POST', '/clusters'],
+      ['PATCH', '/clusters/demo'],
+      ['POST', '/clusters/demo/plugins'],
+      ['PUT', '/clusters/demo/deployment_tasks'],
+      ['POST', '/nodes'],
+      ['PATCH', '/nodes/lab'],
+      ['PUT', '/nodes/lab/assignment'],
+      ['POST', '/strategies'],
+    ];
+    const key = fc.oneof(
+      fc.constantFrom('__proto__', 'constructor', 'settings_patch', 'labels', 'uid', 'name'),
+      fc.string(),
+    );
+    const json = fc.letrec<{ v: unknown }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.dictionary(key, tie('v'), { maxKeys: 4 }),
+        fc.array(tie('v'), { maxLength: 3 }),
+      ),
+    })).v;
+    const body = fc.oneof(
+      json.map((v) => JSON.stringify(v) ?? 'null'),
+      fc.string(),
+      fc.constantFrom('{', '[[[[', '{"a":1}}', '\u0000', '{"uid": "\u0000"}'),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), body, async ([method, route], raw) => {
+        const before = await snapshot();
+        const r = await http(method, route, undefined, raw).catch((err: Error) => ({ status: 0, body: err.message }));
+        expect([method, route, r.status < 500 && r.status > 0]).toEqual([method, route, true]);
+        if (r.status >= 400) expect(await snapshot()).toBe(before);
+      }),
+      { numRuns: 150 },
+    );
+    expect(service.exitCode).toBeNull();
+    expect((await http('GET', '/releases')).status).toBe(200);
+  }, 60_000);
 });
