@@ -7,7 +7,6 @@ type Next = (err?: unknown) => void;
 function refuse(res: ServerResponse, status: number, diagnostics: Diagnostic[]): void {
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('connection', 'close');
   res.end(
     JSON.stringify({
       error: {
@@ -41,18 +40,23 @@ export function jsonBodyMiddleware(limitBytes: number = INPUT_LIMITS.httpBodyByt
           message: `the request body is too large: expected at most ${formatBytes(limitBytes)}, got ${size}`,
         },
       ]);
+    // A refused body is read to its end without keeping it (a client still sending would get
+    // EPIPE instead of the answer), up to a few times the bound; past that the socket is closed.
+    const drainLimit = 4 * limitBytes;
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limitBytes) {
-      tooLarge(formatBytes(declared));
-      req.resume();
-      return;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    if (Number.isFinite(declared) && declared > limitBytes) {
+      done = true;
+      tooLarge(formatBytes(declared));
+    }
     req.on('data', (chunk: Buffer) => {
-      if (done) return;
       size += chunk.length;
+      if (done) {
+        if (size > drainLimit) req.socket.destroy();
+        return;
+      }
       if (size > limitBytes) {
         done = true;
         tooLarge(`more than ${formatBytes(limitBytes)}`);
