@@ -23,6 +23,11 @@ export const LIMIT_NOTES: Record<InputLimit, { what: string; unit: 'bytes' | 'co
   labelsJsonBytes: { what: 'labels of one node, as JSON', unit: 'bytes', where: 'config-store' },
   tagCount: { what: 'roles or tags of one node', unit: 'count', where: 'config-store' },
   settingsJsonBytes: { what: "an environment's settings, as JSON", unit: 'bytes', where: 'config-store' },
+  releaseAttributesJsonBytes: {
+    what: "a release's attributes (metadata beyond its graphs), as JSON",
+    unit: 'bytes',
+    where: 'config-store (installs)',
+  },
   strategyDocumentBytes: { what: 'a strategy document', unit: 'bytes', where: 'config-store' },
   tasksPerGraph: { what: 'task records of one graph', unit: 'count', where: 'config-store (uploads, installs)' },
   graphJsonBytes: {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
+import { parse, stringify } from 'yaml';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readPluginSourceFiles } from '@granule/config-store-client';
 import { createTestDatabase } from '@granule/event-store';
@@ -9,7 +10,12 @@ import { ConfigService } from './config/config.service';
 import { startConfigStore } from './config-store.runtime';
 import type { ConfigStoreRuntime } from './config-store.runtime';
 import { ALL_MIGRATIONS } from './migrations';
-import { CONFIG_STORE_ENTITIES, EnvironmentEntity, NodeEntity } from './persistence/config-store.entities';
+import {
+  CONFIG_STORE_ENTITIES,
+  EnvironmentEntity,
+  NodeEntity,
+  ReleaseEntity,
+} from './persistence/config-store.entities';
 
 const root = path.resolve(__dirname, '../../..');
 const RELEASE_DIR = path.join(root, 'examples/releases/example-release');
@@ -139,5 +145,20 @@ describe('config-store - hostile input over NATS (real PostgreSQL and NATS)', ()
       ok: false,
       error: { message: 'tasks: expected at most 5000 tasks, got 5001 tasks' },
     });
+  });
+
+  it('a release whose attributes are over the bound - refused at install, nothing stored', async () => {
+    const body = await readPluginSourceFiles(RELEASE_DIR);
+    const meta = parse(body.files['metadata.yaml']) as { releases: Record<string, unknown>[] };
+    meta.releases[0] = { ...meta.releases[0], release_name: 'fat-release', notes: 'x'.repeat(300 * 1024) };
+    body.files['metadata.yaml'] = stringify(meta);
+    expect(await nats('release.install', body)).toMatchObject({
+      ok: false,
+      error: {
+        code: 'INVALID_INPUT',
+        message: `${RELEASE_DIR}: releases[0]: the release's attributes: expected at most 256 KiB as JSON, got 300.5 KiB`,
+      },
+    });
+    expect(await db.dataSource.getRepository(ReleaseEntity).countBy({ name: 'fat-release' })).toBe(0);
   });
 });

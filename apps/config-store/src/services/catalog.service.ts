@@ -81,6 +81,14 @@ export function checkPreparedPlugin(prepared: PreparedPlugin, source: string): v
         path: `releases[${i}].release_name`,
         message: problem,
       });
+    if (jsonBytes(r.attributes) > INPUT_LIMITS.releaseAttributesJsonBytes)
+      diagnostics.push({
+        severity: 'error',
+        code: 'INPUT_TOO_LARGE',
+        file: source,
+        path: `releases[${i}]`,
+        message: `the release's attributes: ${overLimitMessage(INPUT_LIMITS.releaseAttributesJsonBytes, jsonBytes(r.attributes), 'bytes', 'as JSON')}`,
+      });
     graphs.push([`releases[${i}]`, r.graphs]);
   });
   prepared.pluginReleases.forEach((r, i) => graphs.push([`releases[${i}]`, r.graphs]));

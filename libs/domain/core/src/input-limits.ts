@@ -28,6 +28,8 @@ export const INPUT_LIMITS = {
   tagCount: 256,
   /** An environment's settings as JSON. */
   settingsJsonBytes: 256 * 1024,
+  /** A release's attributes (its metadata beyond graphs), as JSON. */
+  releaseAttributesJsonBytes: 256 * 1024,
   /** A strategy document. */
   strategyDocumentBytes: 256 * 1024,
   /** Task records of one graph (one upload, one plugin graph). */
