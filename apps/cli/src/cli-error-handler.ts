@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
+import { GranuleError, InvalidInputError, UsageError, escapeControlCharacters } from '@granule/core';
 
 /** Exit codes are part of the CLI contract: 0 ok, 1 invalid input, 2 usage error. */
 export const EXIT_OK = 0;
@@ -18,11 +18,12 @@ export function exitCodeFor(err: unknown): number {
 /** Prints an error for a person: messages only, a stack trace only with GRANULE_DEBUG=1. */
 export function reportError(err: unknown, debug: boolean): void {
   if (err instanceof CommanderError) return; // commander already printed it
+  // Messages can quote what a service or a file sent: never pass its control bytes on.
   if (err instanceof GranuleError) {
-    process.stderr.write(`error: ${err.message.replace(/\n/g, '\nerror: ')}\n`);
+    process.stderr.write(`error: ${escapeControlCharacters(err.message).replace(/\n/g, '\nerror: ')}\n`);
   } else {
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`internal error: ${message}\n`);
+    process.stderr.write(`internal error: ${escapeControlCharacters(message)}\n`);
   }
   if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
 }
