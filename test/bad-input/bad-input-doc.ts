@@ -16,7 +16,11 @@ export const LIMIT_NOTES: Record<InputLimit, { what: string; unit: 'bytes' | 'co
     where: 'tasks, nodes, cluster, strategy and plugin files',
   },
   inputFileBytes: { what: 'a text input file', unit: 'bytes', where: 'the CLI' },
-  fieldBytes: { what: 'a string field of a request without a bound of its own', unit: 'bytes', where: 'config-store' },
+  fieldBytes: {
+    what: 'a string field of a request without a bound of its own; a plugin or release title or description',
+    unit: 'bytes',
+    where: 'config-store',
+  },
   labelKeyBytes: { what: 'a node label key', unit: 'bytes', where: 'config-store' },
   labelValueBytes: { what: 'a node label value', unit: 'bytes', where: 'config-store' },
   labelCount: { what: 'labels of one node', unit: 'count', where: 'config-store' },

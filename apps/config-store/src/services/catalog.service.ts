@@ -1,6 +1,13 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
-import { INPUT_LIMITS, InvalidInputError, identifierProblem, jsonBytes, overLimitMessage } from '@granule/core';
+import {
+  INPUT_LIMITS,
+  InvalidInputError,
+  identifierProblem,
+  jsonBytes,
+  overLimitMessage,
+  utf8Bytes,
+} from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { ConfigStoreError, preparePlugin } from '@granule/config-model';
 import type { GraphRecords, PreparedPlugin } from '@granule/config-model';
@@ -70,6 +77,19 @@ export function checkPreparedPlugin(prepared: PreparedPlugin, source: string): v
       path: 'name',
       message: nameProblem,
     });
+  const text = (path: string, value: string | undefined): void => {
+    if (value !== undefined && utf8Bytes(value) > INPUT_LIMITS.fieldBytes)
+      diagnostics.push({
+        severity: 'error',
+        code: 'INPUT_TOO_LARGE',
+        file: source,
+        path,
+        message: overLimitMessage(INPUT_LIMITS.fieldBytes, utf8Bytes(value), 'bytes'),
+      });
+  };
+  text('title', prepared.title);
+  text('description', prepared.description);
+  prepared.releases.forEach((r, i) => text(`releases[${i}].description`, r.description));
   const graphs: Array<[string, GraphRecords]> = [];
   prepared.releases.forEach((r, i) => {
     const problem = identifierProblem('releaseName', r.name);
