@@ -227,7 +227,11 @@ describe('createPluginFromTemplate', () => {
 
   it('refuses a bad name and a non-empty target', async () => {
     await expect(createPluginFromTemplate('My Plugin', { parent: tmp })).rejects.toThrow(
-      "plugin name 'My Plugin' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)",
+      `plugin name: expected a plugin name of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit, got "My Plugin"`,
+    );
+    await expect(createPluginFromTemplate('-x', { parent: tmp })).rejects.toThrow('got "-x"');
+    await expect(createPluginFromTemplate('MyPlugin', { parent: tmp })).rejects.toThrow(
+      "plugin name 'MyPlugin' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)",
     );
     await mkdir(path.join(tmp, 'taken'));
     await writeFile(path.join(tmp, 'taken', 'x'), '');
