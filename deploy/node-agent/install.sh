@@ -18,10 +18,17 @@ granule-node-agent.service, enables and (re)starts it.
 USAGE
 }
 
+# The node uid rule of libs/domain/core (IDENTIFIER_RULES.nodeUid); test/packaging/node-uid-rule.spec.ts checks
+# that these two lines equal it.
+NODE_UID_RE='^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$'
+NODE_UID_RULE="1 to 63 letters, digits, '_' or '-', starting with a letter or digit"
+# In the C locale ranges such as A-Z are ASCII only, as in the TS rule.
+valid_uid() { local LC_ALL=C; [[ "$1" =~ $NODE_UID_RE ]]; }
+
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_dir="$(cd "$here/../.." && pwd)"
 dry_run=0
-node_uid="$(hostname -s 2>/dev/null || hostname)"
+node_uid=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry_run=1 ;;
@@ -33,12 +40,20 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+if [ -n "$node_uid" ]; then
+  valid_uid "$node_uid" || { echo "install.sh: --node-uid: expected a node uid of $NODE_UID_RULE, got '$node_uid'" >&2; exit 2; }
+else
+  # The short host name, made into a uid: other characters become '_', at most 63 of them.
+  host="$(hostname -s 2>/dev/null || hostname)"
+  node_uid="$(printf '%s' "$host" | tr -c 'A-Za-z0-9_\n-' '_' | cut -c1-63)"
+  valid_uid "$node_uid" || { echo "install.sh: the host name '$host' does not make a node uid ($NODE_UID_RULE): pass --node-uid" >&2; exit 2; }
+fi
+
 prefix=/opt/granule
 conf_dir=/etc/granule
 env_file="$conf_dir/node-agent.env"
 unit=granule-node-agent.service
 unit_file="/etc/systemd/system/$unit"
-node_uid="$(printf '%s' "$node_uid" | tr -c 'A-Za-z0-9_\n-' '_')"
 
 run() {
   if [ "$dry_run" = 1 ]; then echo "would run: $*"; else "$@"; fi

@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
+import { GranuleError, InvalidInputError, UsageError, escapeControlCharacters } from '@granule/core';
 import { renderFinding } from './messages';
 
 /** Exit codes are part of the CLI contract: 0 ok, 1 invalid input, 2 usage error. */
@@ -23,14 +23,16 @@ export function exitCodeFor(err: unknown): number {
  */
 export function reportError(err: unknown, debug: boolean): void {
   if (err instanceof CommanderError) return; // commander already printed it
+  // Messages can quote what a service or a file sent: never pass its control bytes on.
   if (err instanceof InvalidInputError && err.diagnostics.some((d) => d.severity === 'error')) {
     for (const severity of ['error', 'warning'] as const)
-      for (const d of err.diagnostics) if (d.severity === severity) process.stderr.write(`${renderFinding(d)}\n`);
+      for (const d of err.diagnostics)
+        if (d.severity === severity) process.stderr.write(`${escapeControlCharacters(renderFinding(d))}\n`);
   } else if (err instanceof GranuleError) {
-    process.stderr.write(`error: ${err.message.replace(/\n/g, '\nerror: ')}\n`);
+    process.stderr.write(`error: ${escapeControlCharacters(err.message).replace(/\n/g, '\nerror: ')}\n`);
   } else {
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`internal error: ${message}\n`);
+    process.stderr.write(`internal error: ${escapeControlCharacters(message)}\n`);
   }
   if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
 }

@@ -214,7 +214,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
     );
     expect(r.message.split('\n')).toEqual([
       "color: unknown field 'color'",
-      'uid: must be letters, digits, _ . : - (up to 128 characters) (got "bad uid")',
+      `uid: expected a node uid of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit, got "bad uid"`,
       'hostname: should not be empty (got "")',
       'roles: must be an array (got "controller")',
     ]);

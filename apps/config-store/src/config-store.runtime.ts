@@ -4,13 +4,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
-import { GranuleError } from '@granule/core';
+import { GranuleError, INPUT_LIMITS } from '@granule/core';
 import { CONFIG_STORE_QUEUE } from '@granule/contracts';
 import { connectNats } from '@granule/messaging';
 import { GranuleNatsServer } from '@granule/nats-endpoints';
 import { openPluginSource } from '@granule/plugin-files';
 import { ConfigStoreModule } from './app.module';
 import type { ConfigStoreConfig } from './config/config.service';
+import { jsonBodyMiddleware } from './http/json-body.middleware';
 import { openConfigDatabase } from './persistence/database';
 import { ConfigStoreApi } from './transport/config-store.api';
 
@@ -62,8 +63,13 @@ export async function startConfigStore(
     const logger = new ConsoleLogger({ json: true, colors: false, logLevels: ['log', 'warn', 'error'] });
     let http: NestExpressApplication | undefined;
     if (config.apiToken) {
-      http = await NestFactory.create<NestExpressApplication>(module, { logger, abortOnError: false });
-      http.useBodyParser('json', { limit: '16mb' });
+      // Bodies are read by jsonBodyMiddleware: bounded, depth-checked, refusals in the API's format.
+      http = await NestFactory.create<NestExpressApplication>(module, {
+        logger,
+        abortOnError: false,
+        bodyParser: false,
+      });
+      http.use(jsonBodyMiddleware(INPUT_LIMITS.httpBodyBytes));
       http.connectMicroservice({ strategy }, { inheritAppConfig: true });
       await http.startAllMicroservices();
       app = http;

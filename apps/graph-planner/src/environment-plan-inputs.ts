@@ -1,9 +1,9 @@
-import { InvalidInputError } from '@granule/core';
+import { InvalidInputError, identifierProblem } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import type { ConfigStoreClient } from '@granule/config-store-client';
 import type { NodeView } from '@granule/contracts';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
-import { parseTaskData } from '@granule/task-model';
+import { parseTaskData, planSizeProblems } from '@granule/task-model';
 import type { NodeSpec, TaskDefinition } from '@granule/task-model';
 
 /** Where an environment's plan inputs come from (the config-store, over NATS). */
@@ -64,6 +64,18 @@ export class ConfigStoreInputs implements EnvironmentInputsSource {
         message: `environment '${env.name}' has no nodes: assign nodes to it before planning a deployment`,
       });
     }
+    // Nodes stored before the uid rule existed (e.g. 'web.1') cannot be dispatched to.
+    for (const n of nodeViews) {
+      const problem = identifierProblem('nodeUid', n.uid);
+      if (problem)
+        diagnostics.push({
+          severity: 'error',
+          code: 'INVALID_IDENTIFIER',
+          path: `nodes.${n.uid}`,
+          message: `${problem}: remove the node and add it again with a valid uid`,
+        });
+    }
+    if (diagnostics.length === 0) diagnostics.push(...planSizeProblems(parsed.tasks, nodeViews.map(nodeSpecOf)));
     if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
     const nodes = nodeViews.map(nodeSpecOf);
     return {

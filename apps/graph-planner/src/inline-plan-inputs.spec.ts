@@ -127,4 +127,16 @@ describe('planRequestFromInline', () => {
     ]);
     expect(request.cluster).toMatchObject({ status: 'operational', settings: { a: 1 } });
   });
+
+  it("the identifier rules - node uids '>' and '*' and a normalised task id with '@' are refused with the rule", () => {
+    const bad = [{ ...(normalised[0] as object), id: 'a@n1' }];
+    expect(
+      problems(() =>
+        planRequestFromInline({ graphs: { default: bad }, nodes: [{ uid: '>', roles: ['controller'] }] }, 'default'),
+      ).split('\n'),
+    ).toEqual([
+      `inline.graphs.default: [0].id: task 'a@n1': expected a task id (1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_') in a normalised task definition, got "a@n1"`,
+      `inline.nodes: [0].uid: expected a node uid of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit, got ">"`,
+    ]);
+  });
 });

@@ -1,8 +1,8 @@
-import { InvalidInputError } from '@granule/core';
+import { IDENTIFIER_RULES, InvalidInputError, isIdentifier } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { mergeTaskLayers } from '@granule/planner';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
-import { TASK_TYPES, mergeParseResults, parseNodesFile, parseTaskData } from '@granule/task-model';
+import { TASK_TYPES, mergeParseResults, parseNodesFile, parseTaskData, planSizeProblems } from '@granule/task-model';
 import type { ClusterSpec, NodeSpec, TaskDataOptions, TaskDefinition } from '@granule/task-model';
 
 /** The inline form of a plan request: task records per graph type, nodes and cluster data. */
@@ -51,6 +51,7 @@ export function planRequestFromInline(
   const cluster = inline.cluster === undefined ? undefined : readCluster(inline.cluster, diagnostics);
   const merged = mergeTaskLayers({ release, cluster: graph === 'default' ? (cluster?.overrides ?? []) : [] });
   diagnostics.push(...merged.diagnostics);
+  if (!diagnostics.some((d) => d.severity === 'error')) diagnostics.push(...planSizeProblems(merged.tasks, nodes));
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) throw new InvalidInputError(errors);
   return {
@@ -117,7 +118,7 @@ function taskDefinitionProblems(r: Record<string, unknown>): Array<{ field: stri
         message: `expected ${expected} in a normalised task definition, got ${JSON.stringify(r[field]) ?? 'nothing'}`,
       });
   };
-  need('id', typeof r.id === 'string' && r.id !== '', 'a non-empty string');
+  need('id', isIdentifier('taskId', r.id), `a task id (${IDENTIFIER_RULES.taskId.rule})`);
   need('type', (TASK_TYPES as readonly unknown[]).includes(r.type), `one of ${TASK_TYPES.join(', ')}`);
   need('version', typeof r.version === 'string', 'a string');
   need(

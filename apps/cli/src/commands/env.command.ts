@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { parse } from 'yaml';
-import { UsageError } from '@granule/core';
+import { FORBIDDEN_KEY_MESSAGE, InvalidInputError, UsageError, isForbiddenKey, setDottedPath } from '@granule/core';
 import { ENVIRONMENT_STATUSES } from '@granule/config-model';
 import type { EnvironmentStatus } from '@granule/config-model';
 import type { EnvironmentView, UpdateEnvironmentRequest } from '@granule/contracts';
@@ -41,7 +41,13 @@ export function parseSettings(items: readonly string[]): Record<string, unknown>
     } catch {
       value = raw;
     }
-    out[item.slice(0, eq)] = value === undefined ? '' : value;
+    const key = item.slice(0, eq);
+    const bad = key.split('.').find(isForbiddenKey);
+    if (bad !== undefined)
+      throw new InvalidInputError([
+        { severity: 'error', code: 'INPUT_FORBIDDEN_KEY', path: `--setting ${key}`, message: FORBIDDEN_KEY_MESSAGE },
+      ]);
+    out[key] = value === undefined ? '' : value;
   }
   return out;
 }
@@ -69,12 +75,7 @@ export function registerEnvCommand(program: Command): void {
     )
     .action(async (name: string, opts: EnvOptions) => {
       const settings: Record<string, unknown> = {};
-      for (const [p, v] of Object.entries(parseSettings(opts.setting ?? []))) {
-        let at = settings;
-        const keys = p.split('.');
-        for (const k of keys.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>;
-        at[keys[keys.length - 1]] = v;
-      }
+      for (const [p, v] of Object.entries(parseSettings(opts.setting ?? []))) setDottedPath(settings, p, v);
       const e = await withConfigStore(opts, (c) =>
         c.request('env.create', {
           name,

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, isMap, isScalar, isSeq } from 'yaml';
 import { InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import {
@@ -14,6 +14,7 @@ import {
   writePlanJson,
 } from '@granule/planner';
 import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
+import { planSizeProblems, readYaml } from '@granule/task-model';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
 import { commaList, readInputFile } from '../inputs/read-input';
 import {
@@ -112,37 +113,31 @@ async function loadReleaseWithExtraTasks(release: string, extra: string[]): Prom
 /**
  * `--durations FILE`: `{task_id: seconds}`. Every problem is reported with its line; an id no task
  * of the planned graph has is an error (a typo would otherwise fall back to 1 unit unnoticed).
+ * Read with the bounded YAML reader every input file goes through.
  */
 async function loadDurations(file: string, known: ReadonlySet<string>): Promise<Record<string, number>> {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(await readInputFile(file), { lineCounter });
+  const read = readYaml(await readInputFile(file), file, { syntaxCode: 'DURATIONS_SYNTAX', lineCounter });
+  if (read.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(read.diagnostics);
+  const doc = read.docs[0];
+  const contents = doc?.contents ?? null;
   const lineOf = (node: unknown): number | undefined => {
     const range = (node as { range?: [number, number, number] } | null)?.range;
     return range ? lineCounter.linePos(range[0]).line : undefined;
   };
-  if (doc.errors.length > 0)
-    throw new InvalidInputError(
-      doc.errors.map((e) => ({
-        severity: 'error',
-        code: 'DURATIONS_SYNTAX',
-        file,
-        line: e.linePos?.[0].line,
-        message: `YAML syntax error: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
-      })),
-    );
-  if (!isMap(doc.contents))
+  if (!isMap(contents))
     throw new InvalidInputError([
       {
         severity: 'error',
         code: 'DURATIONS_BAD',
         file,
-        line: lineOf(doc.contents) ?? 1,
-        message: `expected a mapping of task id to seconds such as {netconfig: 30}, got ${doc.contents === null ? 'an empty file' : isSeq(doc.contents) ? 'a list' : 'a single value'}`,
+        line: lineOf(contents) ?? 1,
+        message: `expected a mapping of task id to seconds such as {netconfig: 30}, got ${contents === null ? 'an empty file' : isSeq(contents) ? 'a list' : 'a single value'}`,
       },
     ]);
   const errors: Diagnostic[] = [];
   const out: Record<string, number> = {};
-  for (const pair of doc.contents.items) {
+  for (const pair of contents.items) {
     const id = String(isScalar(pair.key) ? pair.key.value : pair.key);
     const value: unknown = isScalar(pair.value) ? pair.value.value : pair.value?.toJSON();
     const at = { severity: 'error' as const, code: 'DURATIONS_BAD', file, path: id, line: lineOf(pair.key) };
@@ -210,6 +205,8 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
     throw new UsageError('--durations gives the seconds of a simulation: add --simulate');
   const { request, warnings } = await loadPlanRequest(options);
   writeFindings(warnings);
+  const tooLarge = planSizeProblems(request.tasks, request.nodes);
+  if (tooLarge.length > 0) throw new InvalidInputError(tooLarge);
   const plan = planOrExplain(request);
   if (!options.simulate) return printPlan(plan, format as (typeof PLAN_FORMATS)[number]);
   const known = new Set([...request.tasks, ...plan.tasks].map((t) => t.id));

@@ -1,13 +1,12 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parse } from 'yaml';
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { mergeTaskLayers } from '@granule/planner';
 import type { PluginTasks } from '@granule/planner';
 import { mergeParseResults, parseNodesFile, parseTaskData, parseTaskFile } from '@granule/task-model';
 import type { ClusterSpec, NodeSpec, ParseResult, TaskDefinition } from '@granule/task-model';
-import { expandYamlPaths, readInputFile, throwOnErrors } from './read-input';
+import { expandYamlPaths, parseYamlText, readInputFile, throwOnErrors } from './read-input';
 import { releaseFolderOf, type ReleaseFolder } from './release-graphs';
 
 /** `provisioning_graph.yaml` belongs to graph `provisioning`; `deployment_graph.yaml` and all other files to `default`. */
@@ -74,19 +73,7 @@ export async function loadCluster(
   file: string,
 ): Promise<{ cluster: ClusterSpec; overrides: TaskDefinition[]; warnings: Diagnostic[] }> {
   const text = await readInputFile(file);
-  let data: unknown;
-  try {
-    data = parse(text);
-  } catch (err) {
-    throw new InvalidInputError([
-      {
-        severity: 'error',
-        code: 'CLUSTER_YAML_SYNTAX',
-        file,
-        message: `YAML syntax error: ${(err as Error).message.split('\n')[0]}`,
-      },
-    ]);
-  }
+  let data = parseYamlText(text, file, 'CLUSTER_YAML_SYNTAX');
   const diagnostics: Diagnostic[] = [];
   const bad = (p: string, message: string): void => {
     diagnostics.push({ severity: 'error', code: 'CLUSTER_BAD_FIELD', file, path: p, message });

@@ -98,8 +98,17 @@ export class ConfigStoreController {
   }
 
   @Put('releases/:id/deployment_tasks')
-  async putReleaseTasks(@Param('id') id: string, @Body() body: unknown) {
-    return (await this.api.handle('tasks.put', { scope: 'release', id, tasks: taskList(body) })).tasks;
+  async putReleaseTasks(@Param('id') id: string, @Query() query: QueryParams, @Body() body: unknown) {
+    // `graph` names the graph replaced; without it, the default graph (never another one).
+    checkQuery(query, ['graph']);
+    return (
+      await this.api.handle('tasks.put', {
+        scope: 'release',
+        id,
+        tasks: taskList(body),
+        ...(query.graph !== undefined ? { graph: query.graph } : {}),
+      })
+    ).tasks;
   }
 
   @Get('plugins')
@@ -159,8 +168,16 @@ export class ConfigStoreController {
   }
 
   @Put('clusters/:id/deployment_tasks')
-  async putClusterTasks(@Param('id') id: string, @Body() body: unknown) {
-    return (await this.api.handle('tasks.put', { scope: 'environment', id, tasks: taskList(body) })).tasks;
+  async putClusterTasks(@Param('id') id: string, @Query() query: QueryParams, @Body() body: unknown) {
+    checkQuery(query, ['graph']);
+    return (
+      await this.api.handle('tasks.put', {
+        scope: 'environment',
+        id,
+        tasks: taskList(body),
+        ...(query.graph !== undefined ? { graph: query.graph } : {}),
+      })
+    ).tasks;
   }
 
   @Get('clusters/:id/graphs/:type')

@@ -1,8 +1,16 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
-import { InvalidInputError } from '@granule/core';
+import {
+  INPUT_LIMITS,
+  InvalidInputError,
+  identifierProblem,
+  jsonBytes,
+  overLimitMessage,
+  utf8Bytes,
+} from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { ConfigStoreError, preparePlugin } from '@granule/config-model';
+import type { GraphRecords, PreparedPlugin } from '@granule/config-model';
 import type { InstallResult, PluginView, ReleaseView } from '@granule/contracts';
 import { MemoryPluginFiles } from '@granule/plugin';
 import type { PluginFiles } from '@granule/plugin';
@@ -52,6 +60,80 @@ export function pluginFilesFromMap(files: Record<string, unknown>, source: strin
     });
   if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
   return new MemoryPluginFiles(entries, source);
+}
+
+/**
+ * What a prepared plugin would store, against the identifier rules and size bounds: names
+ * (plugin, releases) and each graph's task count and size. Every problem is named.
+ */
+export function checkPreparedPlugin(prepared: PreparedPlugin, source: string): void {
+  const diagnostics: Diagnostic[] = [];
+  const nameProblem = identifierProblem('pluginName', prepared.name);
+  if (nameProblem)
+    diagnostics.push({
+      severity: 'error',
+      code: 'INVALID_IDENTIFIER',
+      file: source,
+      path: 'name',
+      message: nameProblem,
+    });
+  const text = (path: string, value: string | undefined): void => {
+    if (value !== undefined && utf8Bytes(value) > INPUT_LIMITS.fieldBytes)
+      diagnostics.push({
+        severity: 'error',
+        code: 'INPUT_TOO_LARGE',
+        file: source,
+        path,
+        message: overLimitMessage(INPUT_LIMITS.fieldBytes, utf8Bytes(value), 'bytes'),
+      });
+  };
+  text('title', prepared.title);
+  text('description', prepared.description);
+  prepared.releases.forEach((r, i) => text(`releases[${i}].description`, r.description));
+  const graphs: Array<[string, GraphRecords]> = [];
+  prepared.releases.forEach((r, i) => {
+    const problem = identifierProblem('releaseName', r.name);
+    if (problem)
+      diagnostics.push({
+        severity: 'error',
+        code: 'INVALID_IDENTIFIER',
+        file: source,
+        path: `releases[${i}].release_name`,
+        message: problem,
+      });
+    if (jsonBytes(r.attributes) > INPUT_LIMITS.releaseAttributesJsonBytes)
+      diagnostics.push({
+        severity: 'error',
+        code: 'INPUT_TOO_LARGE',
+        file: source,
+        path: `releases[${i}]`,
+        message: `the release's attributes: ${overLimitMessage(INPUT_LIMITS.releaseAttributesJsonBytes, jsonBytes(r.attributes), 'bytes', 'as JSON')}`,
+      });
+    graphs.push([`releases[${i}]`, r.graphs]);
+  });
+  prepared.pluginReleases.forEach((r, i) => graphs.push([`releases[${i}]`, r.graphs]));
+  for (const [at, byType] of graphs) {
+    for (const [type, records] of Object.entries(byType)) {
+      const path = `${at}.graphs.${type}`;
+      if (records.length > INPUT_LIMITS.tasksPerGraph)
+        diagnostics.push({
+          severity: 'error',
+          code: 'INPUT_TOO_LARGE',
+          file: source,
+          path,
+          message: overLimitMessage(INPUT_LIMITS.tasksPerGraph, records.length, 'tasks'),
+        });
+      else if (jsonBytes(records) > INPUT_LIMITS.graphJsonBytes)
+        diagnostics.push({
+          severity: 'error',
+          code: 'INPUT_TOO_LARGE',
+          file: source,
+          path,
+          message: overLimitMessage(INPUT_LIMITS.graphJsonBytes, jsonBytes(records), 'bytes', 'as JSON'),
+        });
+    }
+  }
+  if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
 }
 
 /** Releases and plugins: install (validated first), list, show, remove. */
@@ -129,6 +211,7 @@ export class CatalogService {
     scriptsDir?: string,
   ): Promise<InstallResult> {
     const prepared = await preparePlugin(files, { scriptsDir });
+    checkPreparedPlugin(prepared, source);
     if (prepared.kind !== expected) {
       throw new ConfigStoreError(
         'CONFIG_WRONG_KIND',

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
-import { InvalidInputError } from '@granule/core';
+import { INPUT_LIMITS, InvalidInputError, assertWithinLimit, jsonBytes } from '@granule/core';
 import { ConfigStoreError, applySettingsPatch, noReleaseInstalled } from '@granule/config-model';
 import type {
   CreateEnvironmentRequest,
@@ -80,19 +80,9 @@ export class EnvironmentService {
         if (req.status !== undefined) env.status = req.status;
         if (req.settings !== undefined) env.settings = req.settings;
         if (req.settings_patch !== undefined) {
-          const bad = Object.keys(req.settings_patch).filter((k) => k === '' || k.split('.').includes(''));
-          if (bad.length > 0) {
-            throw new InvalidInputError(
-              bad.map((k) => ({
-                severity: 'error',
-                code: 'CONFIG_BAD_FIELD',
-                path: `settings_patch.${k}`,
-                message: "expected a dotted path like 'storage.ceph.value'",
-              })),
-            );
-          }
           env.settings = applySettingsPatch(env.settings, req.settings_patch);
         }
+        assertWithinLimit('settings', jsonBytes(env.settings), INPUT_LIMITS.settingsJsonBytes, 'bytes', 'as JSON');
         await em.getRepository(EnvironmentEntity).save(env);
         return this.view(em, env);
       });

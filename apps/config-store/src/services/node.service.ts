@@ -1,5 +1,13 @@
 import type { DataSource } from 'typeorm';
-import { InvalidInputError } from '@granule/core';
+import {
+  INPUT_LIMITS,
+  InvalidInputError,
+  assertWithinLimit,
+  jsonBytes,
+  overLimitMessage,
+  quoteFound,
+  utf8Bytes,
+} from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { ConfigStoreError } from '@granule/config-model';
 import type {
@@ -13,27 +21,41 @@ import { NodeEntity } from '../persistence/config-store.entities';
 import { findEnvironment, findNode, mapDatabaseError } from './lookups';
 import { nodeView } from './views';
 
+const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
+
+/** Each label's key and value: characters, sizes (INPUT_LIMITS), and string values. */
 function checkLabels(labels: Record<string, unknown>, allowNull: boolean): void {
   const diagnostics: Diagnostic[] = [];
+  const bad = (key: string, message: string): void => {
+    diagnostics.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path: `labels.${quoteKey(key)}`, message });
+  };
   for (const [key, value] of Object.entries(labels)) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_./-]*$/.test(key))
+    if (!LABEL_KEY.test(key))
+      bad(key, 'expected a label key of letters, digits, _ . / -, starting with a letter or digit');
+    else if (utf8Bytes(key) > INPUT_LIMITS.labelKeyBytes)
+      bad(key, `label key: ${overLimitMessage(INPUT_LIMITS.labelKeyBytes, utf8Bytes(key), 'bytes')}`);
+    else if (!(typeof value === 'string' || (allowNull && value === null)))
+      bad(key, `expected a string${allowNull ? ' (or null to remove it)' : ''}, got ${quoteFound(value)}`);
+    else if (typeof value === 'string' && utf8Bytes(value) > INPUT_LIMITS.labelValueBytes)
       diagnostics.push({
         severity: 'error',
-        code: 'CONFIG_BAD_FIELD',
-        path: `labels.${key}`,
-        message: 'expected a label key of letters, digits, _ . / -',
+        code: 'INPUT_TOO_LARGE',
+        path: `labels.${quoteKey(key)}`,
+        message: overLimitMessage(INPUT_LIMITS.labelValueBytes, utf8Bytes(value), 'bytes'),
       });
-    else if (!(typeof value === 'string' || (allowNull && value === null))) {
-      diagnostics.push({
-        severity: 'error',
-        code: 'CONFIG_BAD_FIELD',
-        path: `labels.${key}`,
-        message: `expected a string${allowNull ? ' (or null to remove it)' : ''}, got ${JSON.stringify(value)}`,
-      });
-    }
   }
   if (diagnostics.length > 0) throw new InvalidInputError(diagnostics);
 }
+
+/** A node's labels as they will be stored: at most `labelCount` of them, `labelsJsonBytes` as JSON. */
+function checkLabelTotals(labels: Record<string, string>): void {
+  const count = Object.keys(labels).length;
+  assertWithinLimit('labels', count, INPUT_LIMITS.labelCount, 'labels');
+  assertWithinLimit('labels', jsonBytes(labels), INPUT_LIMITS.labelsJsonBytes, 'bytes', 'as JSON');
+}
+
+// A key cut for messages: a 15 MB key must not come back in the refusal.
+const quoteKey = (key: string): string => (key.length > 80 ? `${key.slice(0, 80)}…` : key);
 
 /** Nodes: register, list, show, change, assign to an environment with roles, remove. */
 export class NodeService {
@@ -41,6 +63,7 @@ export class NodeService {
 
   async add(req: AddNodeRequest): Promise<NodeView> {
     checkLabels(req.labels ?? {}, false);
+    checkLabelTotals(req.labels ?? {});
     try {
       return await this.ds.transaction(async (em) => {
         const repo = em.getRepository(NodeEntity);
@@ -87,11 +110,12 @@ export class NodeService {
       if (req.add_tags !== undefined) node.tags = [...new Set([...node.tags, ...req.add_tags])];
       if (req.remove_tags !== undefined) node.tags = node.tags.filter((t) => !req.remove_tags?.includes(t));
       if (req.labels !== undefined) {
-        const labels = { ...node.labels };
+        const labels: Record<string, string> = { ...node.labels };
         for (const [key, value] of Object.entries(req.labels)) {
           if (value === null) delete labels[key];
           else labels[key] = value;
         }
+        checkLabelTotals(labels);
         node.labels = labels;
       }
       if (req.rack !== undefined) node.rack = req.rack === null || req.rack === '' ? null : req.rack;

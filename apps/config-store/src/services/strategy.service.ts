@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { InvalidInputError } from '@granule/core';
-import { ConfigStoreError, NAME_HINT, NAME_RE, notFound } from '@granule/config-model';
+import { IDENTIFIER_RULES, InvalidInputError, identifierProblem, isIdentifier } from '@granule/core';
+import { ConfigStoreError, notFound } from '@granule/config-model';
 import type { StrategyView, UploadStrategyRequest } from '@granule/contracts';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
 import { StrategyEntity } from '../persistence/config-store.entities';
@@ -17,14 +17,17 @@ export class StrategyService {
     if (!parsed.strategy || parsed.diagnostics.some((d) => d.severity === 'error'))
       throw new InvalidInputError(parsed.diagnostics);
     const name = req.name ?? parsed.strategy.name;
-    if (name === undefined || !NAME_RE.test(name)) {
-      const got = name === undefined ? 'the document has no metadata.name' : `metadata.name is '${name}'`;
+    if (name === undefined || !isIdentifier('strategyName', name)) {
+      const problem =
+        name === undefined
+          ? `expected a ${IDENTIFIER_RULES.strategyName.what} of ${IDENTIFIER_RULES.strategyName.rule}, got none (the document has no metadata.name)`
+          : `metadata.name: ${identifierProblem('strategyName', name)}`;
       throw new InvalidInputError([
         {
           severity: 'error',
           code: 'CONFIG_BAD_FIELD',
           path: 'name',
-          message: `expected ${NAME_HINT}: ${got}; give one with --name`,
+          message: `${problem}; give one with --name`,
           file,
         },
       ]);

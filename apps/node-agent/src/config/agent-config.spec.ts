@@ -91,7 +91,7 @@ describe('loadAgentConfig', () => {
         GRANULE_SPAWN_HELPER: 'fast',
       }),
     ).toEqual([
-      `GRANULE_NODE_UID must be letters, digits, '_' or '-' (got "node.1")`,
+      `GRANULE_NODE_UID: expected a node uid of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit, got "node.1"`,
       'GRANULE_ROOT must be an absolute path (got "relative/dir")',
       'GRANULE_ALLOWED_ROOTS must be a comma-separated list of absolute paths (got ["/ok","tmp"])',
       'GRANULE_NATS_URL must be nats://host:port (or a comma-separated list) (got ["http://x:4222"])',

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { GranuleError } from '@granule/core';
+import { GranuleError, IDENTIFIER_RULES, identifierProblem } from '@granule/core';
 import { DEFAULT_SUBJECT_PREFIX } from '@granule/contracts';
 import {
   DEFAULT_REBOOT_COMMAND,
@@ -99,8 +99,11 @@ const absolute = (value: unknown): boolean => typeof value === 'string' && path.
 
 // Property names are the variable names, so class-validator's messages name what to fix.
 class AgentEnvironment {
-  @Matches(/^[A-Za-z0-9_-]+$/, {
-    message: (a) => `GRANULE_NODE_UID must be letters, digits, '_' or '-' (${got(a.value)})`,
+  @Matches(IDENTIFIER_RULES.nodeUid.pattern, {
+    message: (a) =>
+      a.value === undefined
+        ? `GRANULE_NODE_UID: expected a node uid of ${IDENTIFIER_RULES.nodeUid.rule} (${got(a.value)})`
+        : `GRANULE_NODE_UID: ${identifierProblem('nodeUid', a.value)}`,
   })
   GRANULE_NODE_UID?: string;
 

@@ -10,15 +10,17 @@ import {
   Matches,
   MaxLength,
 } from 'class-validator';
-import { ENVIRONMENT_STATUSES, NAME_RE, NODE_STATUSES } from '@granule/config-model';
+import { INPUT_LIMITS } from '@granule/core';
+import { ENVIRONMENT_STATUSES, NODE_STATUSES } from '@granule/config-model';
 import type { EnvironmentStatus, NodeStatus } from '@granule/config-model';
 import { TASK_SCOPES } from '../config-store/config-store.api';
 import type { TaskScope } from '../config-store/config-store.api';
+import { IsIdentifier, MaxBytes, MaxItems, MaxJsonBytes } from './bounds';
 
 // Request payloads of the config-store API (NATS `<prefix>.config.<operation>`, and HTTP).
 // Field names are snake_case on the wire, as in Fuel's API and the CLI's JSON output.
 
-const NAME_MESSAGE = 'must be a name of letters, digits, _ . - (up to 63 characters, starting with a letter or digit)';
+const FIELD = INPUT_LIMITS.fieldBytes;
 const ROLE_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 const ROLE_MESSAGE = 'each entry must be a role name of letters, digits, _ . -';
 
@@ -29,6 +31,7 @@ export class EmptyRequest {}
 export class RefRequest {
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   id!: string;
 }
 
@@ -37,6 +40,7 @@ export class InstallPluginRequest {
   /** The folder or package the files were read from (for messages). */
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(4096)
   source!: string;
 
   /** Relative path → UTF-8 content; a path ending in `/` is a directory. */
@@ -49,26 +53,30 @@ export class InstallPluginRequest {
    */
   @IsOptional()
   @Matches(/^\//, { message: 'scriptsDir must be an absolute path' })
+  @MaxBytes(4096)
   scriptsDir?: string;
 }
 
 export class CreateEnvironmentRequest {
-  @Matches(NAME_RE, { message: NAME_MESSAGE })
+  @IsIdentifier('environmentName')
   name!: string;
 
   /** Release id or name; may be omitted when exactly one release is installed. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   release?: string;
 
   @IsOptional()
   @IsObject()
+  @MaxJsonBytes(INPUT_LIMITS.settingsJsonBytes)
   settings?: Record<string, unknown>;
 
   /** Plugin ids or names to enable at once. */
   @IsOptional()
   @IsArray()
+  @MaxItems(256, 'plugins')
   @IsString({ each: true })
   @ArrayUnique({ message: 'must not name a plugin twice' })
   plugins?: string[];
@@ -77,10 +85,11 @@ export class CreateEnvironmentRequest {
 export class UpdateEnvironmentRequest {
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   id!: string;
 
   @IsOptional()
-  @Matches(NAME_RE, { message: NAME_MESSAGE })
+  @IsIdentifier('environmentName')
   name?: string;
 
   @IsOptional()
@@ -90,11 +99,13 @@ export class UpdateEnvironmentRequest {
   /** Replaces the settings. */
   @IsOptional()
   @IsObject()
+  @MaxJsonBytes(INPUT_LIMITS.settingsJsonBytes)
   settings?: Record<string, unknown>;
 
   /** Dotted path → value (`null` removes), applied after `settings`. */
   @IsOptional()
   @IsObject()
+  @MaxJsonBytes(INPUT_LIMITS.settingsJsonBytes)
   settings_patch?: Record<string, unknown>;
 }
 
@@ -102,18 +113,17 @@ export class UpdateEnvironmentRequest {
 export class EnvironmentPluginRequest {
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   environment!: string;
 
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   plugin!: string;
 }
 
 export class AddNodeRequest {
-  @IsString()
-  @Matches(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, {
-    message: 'must be letters, digits, _ . : - (up to 128 characters)',
-  })
+  @IsIdentifier('nodeUid')
   uid!: string;
 
   @IsString()
@@ -124,25 +134,32 @@ export class AddNodeRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(253)
   address?: string;
 
   @IsOptional()
   @IsArray()
+  @MaxItems(INPUT_LIMITS.tagCount, 'roles')
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
+  @MaxBytes(253, { each: true })
   roles?: string[];
 
   @IsOptional()
   @IsArray()
+  @MaxItems(INPUT_LIMITS.tagCount, 'tags')
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
+  @MaxBytes(253, { each: true })
   tags?: string[];
 
   @IsOptional()
   @IsObject()
+  @MaxJsonBytes(INPUT_LIMITS.labelsJsonBytes)
   labels?: Record<string, string>;
 
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(253)
   rack?: string;
 
   @IsOptional()
@@ -153,6 +170,7 @@ export class AddNodeRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   environment?: string;
 }
 
@@ -161,28 +179,33 @@ export class ListNodesRequest {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   environment?: string;
 }
 
 export class NodeRefRequest {
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   uid!: string;
 }
 
 export class UpdateNodeRequest {
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   uid!: string;
 
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxLength(253)
   hostname?: string;
 
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(253)
   address?: string;
 
   @IsOptional()
@@ -191,22 +214,28 @@ export class UpdateNodeRequest {
 
   @IsOptional()
   @IsArray()
+  @MaxItems(INPUT_LIMITS.tagCount, 'tags')
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
+  @MaxBytes(253, { each: true })
   add_tags?: string[];
 
   @IsOptional()
   @IsArray()
+  @MaxItems(INPUT_LIMITS.tagCount, 'tags')
   @IsString({ each: true })
+  @MaxBytes(253, { each: true })
   remove_tags?: string[];
 
   /** Key → value; a `null` value removes the label. */
   @IsOptional()
   @IsObject()
+  @MaxJsonBytes(INPUT_LIMITS.labelsJsonBytes)
   labels?: Record<string, string | null>;
 
   /** A rack name, or `null` to clear it. */
   @IsOptional()
   @IsString()
+  @MaxBytes(253)
   rack?: string | null;
 }
 
@@ -214,15 +243,19 @@ export class UpdateNodeRequest {
 export class AssignNodeRequest {
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   uid!: string;
 
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   environment!: string;
 
   @IsArray()
+  @MaxItems(INPUT_LIMITS.tagCount, 'roles')
   @ArrayUnique({ message: 'must not list a role twice' })
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
+  @MaxBytes(253, { each: true })
   roles!: string[];
 }
 
@@ -232,24 +265,28 @@ export class GetTasksRequest {
 
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   id!: string;
 
   /** Graph type; default `default`. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(253)
   graph?: string;
 
   /** Keep this task and everything after it. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   start?: string;
 
   /** Keep this task and everything it needs. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   end?: string;
 }
 
@@ -259,33 +296,39 @@ export class PutTasksRequest {
 
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   id!: string;
 
   /** Releases only: graph type; default `default`. An environment's overrides are for `default`. */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(253)
   graph?: string;
 
   /** Task records in deployment_tasks format. */
   @IsArray()
+  @MaxItems(INPUT_LIMITS.tasksPerGraph, 'tasks')
+  @MaxJsonBytes(INPUT_LIMITS.graphJsonBytes)
   tasks!: unknown[];
 }
 
 export class UploadStrategyRequest {
   /** Default: the document's `metadata.name`. */
   @IsOptional()
-  @Matches(NAME_RE, { message: NAME_MESSAGE })
+  @IsIdentifier('strategyName')
   name?: string;
 
   /** The strategy document as YAML (or JSON) text (seed 004). */
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(INPUT_LIMITS.strategyDocumentBytes)
   document!: string;
 
   /** The file it came from, for messages. */
   @IsOptional()
   @IsString()
+  @MaxBytes(4096)
   file?: string;
 
   /** Replace a strategy of the same name. */
@@ -297,5 +340,6 @@ export class UploadStrategyRequest {
 export class StrategyRefRequest {
   @IsString()
   @IsNotEmpty()
+  @MaxBytes(FIELD)
   name!: string;
 }

@@ -15,6 +15,8 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { INPUT_LIMITS } from '@granule/core';
+import { IsIdentifier, MaxItems } from './bounds';
 
 export class PlanFiltersDto {
   @IsOptional() @IsString() start?: string;
@@ -30,7 +32,7 @@ export class PlanFiltersDto {
  */
 export class InlinePlanInputDto {
   @IsObject() graphs!: Record<string, unknown[]>;
-  @IsArray() nodes!: unknown[];
+  @IsArray() @MaxItems(INPUT_LIMITS.planNodes, 'nodes') nodes!: unknown[];
   @IsOptional() @IsObject() cluster?: Record<string, unknown>;
 }
 
@@ -43,7 +45,7 @@ export class StrategyRefDto {
 export class StartDeploymentCommand {
   @Matches(ID_PATTERN) commandId!: string;
   /** Chosen by the client so it can print it at once; the orchestrator refuses a reused id. */
-  @Matches(ID_PATTERN) runId!: string;
+  @IsIdentifier('runId') runId!: string;
   @IsOptional() @IsString() @MaxLength(128) envId?: string;
   @IsOptional() @ValidateNested() @Type(() => InlinePlanInputDto) inline?: InlinePlanInputDto;
   @IsString() graph = 'default';
@@ -55,19 +57,19 @@ export class StartDeploymentCommand {
 
 export class StopDeploymentCommand {
   @Matches(ID_PATTERN) commandId!: string;
-  @Matches(ID_PATTERN) runId!: string;
+  @IsIdentifier('runId') runId!: string;
 }
 
 export class ResumeDeploymentCommand {
   @Matches(ID_PATTERN) commandId!: string;
-  @Matches(ID_PATTERN) runId!: string;
+  @IsIdentifier('runId') runId!: string;
 }
 
 /** RetryFailed: a new run of the same plan with only the failed (and dep_failed) task-nodes, or all unfinished ones. */
 export class RetryFailedCommand {
   @Matches(ID_PATTERN) commandId!: string;
-  @Matches(ID_PATTERN) runId!: string;
-  @Matches(ID_PATTERN) newRunId!: string;
+  @IsIdentifier('runId') runId!: string;
+  @IsIdentifier('runId') newRunId!: string;
   @IsBoolean() failedOnly = true;
 }
 

@@ -23,7 +23,7 @@ describe('validatePayload', () => {
     expect(
       problems(() => validatePayload(CreateEnvironmentRequest, { name: 'a b', plugins: 'x', settings: [] })),
     ).toEqual([
-      'name: must be a name of letters, digits, _ . - (up to 63 characters, starting with a letter or digit) (got "a b")',
+      `name: expected an environment name of 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit, got "a b"`,
       'settings: must be an object (got a list)',
       'plugins: must not name a plugin twice; must be an array (got "x")',
     ]);

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { ValidationError } from 'class-validator';
-import { InvalidInputError } from '@granule/core';
+import { InvalidInputError, quoteFound, untrustedDataProblems } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 
 function describe(value: unknown): string {
@@ -9,7 +9,7 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  return JSON.stringify(value);
+  return quoteFound(value);
 }
 
 function collect(errors: ValidationError[], parent: string, out: Diagnostic[]): void {
@@ -22,7 +22,9 @@ function collect(errors: ValidationError[], parent: string, out: Diagnostic[]): 
     if (messages.length > 0) {
       const message = messages.some((m) => m.includes('should not exist'))
         ? `unknown field '${e.property}'`
-        : `${messages.join('; ')} (got ${describe(e.value)})`;
+        : messages.every((m) => m.includes(', got '))
+          ? messages.join('; ')
+          : `${messages.join('; ')} (got ${describe(e.value)})`;
       out.push({ severity: 'error', code: 'CONFIG_BAD_FIELD', path, message });
     }
     collect(e.children ?? [], path, out);
@@ -41,6 +43,10 @@ export function validatePayload<T extends object>(cls: new () => T, payload: unk
       { severity: 'error', code: 'CONFIG_BAD_PAYLOAD', message: `expected a JSON object, got ${describe(payload)}` },
     ]);
   }
+  // Checked before class-transformer walks the payload: it recurses per level, so a 50,000-deep
+  // body would overflow the stack, and a `__proto__` key must never reach a merge.
+  const unsafe = untrustedDataProblems(payload);
+  if (unsafe.length > 0) throw new InvalidInputError(unsafe);
   const instance = plainToInstance(cls, payload);
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
   const diagnostics: Diagnostic[] = [];

@@ -188,4 +188,22 @@ describe('applySettingsPatch', () => {
     expect(after).toEqual({ common: {}, storage: { ceph: { value: true } } });
     expect(before).toEqual({ common: { debug: { value: false } }, storage: 'flat' });
   });
+
+  it('a __proto__ or constructor path - refused, every one named, and Object.prototype untouched', () => {
+    const before = { a: 1 };
+    expect(() =>
+      applySettingsPatch(before, { '__proto__.polluted': 'yes', 'a.constructor.prototype.x': 1, 'b..c': 2 }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_INPUT',
+        diagnostics: [
+          expect.objectContaining({ code: 'INPUT_FORBIDDEN_KEY', path: 'settings_patch.__proto__.polluted' }),
+          expect.objectContaining({ code: 'INPUT_FORBIDDEN_KEY', path: 'settings_patch.a.constructor.prototype.x' }),
+          expect.objectContaining({ code: 'CONFIG_BAD_FIELD', path: 'settings_patch.b..c' }),
+        ],
+      }),
+    );
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(before).toEqual({ a: 1 });
+  });
 });

@@ -23,4 +23,10 @@ describe('formatDiagnostic', () => {
     expect(err.message).toBe('a.yaml: broken');
     expect(err.code).toBe('INVALID_INPUT');
   });
+
+  it('escapes control characters from user data, so no raw bytes reach a terminal', () => {
+    expect(
+      formatDiagnostic({ severity: 'error', code: 'X', path: 'labels.\u001b[2J', message: "unknown field 'a\u0000b'" }),
+    ).toBe("labels.\\u001b[2J: unknown field 'a\\u0000b'");
+  });
 });

@@ -30,12 +30,23 @@ export interface Diagnostic {
   taskId?: string;
 }
 
-/** Renders a diagnostic as `file:line: [task id] message`. */
+// eslint-disable-next-line no-control-regex -- control characters are what is escaped
+const CONTROL_CHARS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Escapes control characters (a newline excepted) as `\uXXXX`: keys and values from user data
+ * end up in messages, and a terminal must never receive raw bytes from them.
+ */
+export function escapeControlCharacters(text: string): string {
+  return text.replace(CONTROL_CHARS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Renders a diagnostic as `file:line: [task id] message`, control characters escaped. */
 export function formatDiagnostic(d: Diagnostic): string {
   const where = d.file ? `${d.file}${d.line ? `:${d.line}` : ''}: ` : '';
   const path = d.path ? `${d.path}: ` : '';
   const task = d.taskId && !d.message.includes(`'${d.taskId}'`) ? `task '${d.taskId}': ` : '';
-  return `${where}${path}${task}${d.message}`;
+  return escapeControlCharacters(`${where}${path}${task}${d.message}`);
 }
 
 /** Raised when user input is invalid; carries every error found, not only the first. */

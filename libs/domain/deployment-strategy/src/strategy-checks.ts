@@ -1,5 +1,6 @@
 // Checks shared by the document parser (raw YAML values) and validateStrategy (typed records).
 import type { Diagnostic, Severity } from '@granule/core';
+import { quoteFound } from '@granule/core';
 import type { NodeSpec } from '@granule/task-model';
 import { isEmptySelector, selectNodes } from './node-selector';
 import type { CriterionName, DeploymentGroup, LabelSelector } from './strategy.types';
@@ -21,8 +22,7 @@ export function describe(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return value.length === 0 ? 'an empty list' : 'a list';
   if (typeof value === 'object') return Object.keys(value).length === 0 ? 'an empty mapping' : 'a mapping';
-  if (typeof value === 'string') return JSON.stringify(value);
-  return String(value);
+  return quoteFound(value);
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

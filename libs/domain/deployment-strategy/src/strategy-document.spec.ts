@@ -270,3 +270,27 @@ describe('validateStrategy', () => {
     expect(validateStrategy(strategy as DeploymentStrategy)).toEqual([]);
   });
 });
+
+describe('parseStrategyDocument - hostile YAML', () => {
+  it('an alias bomb - an error with the file and line, no exception', () => {
+    const lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 7; i++)
+      lines.push(
+        `a${i}: &a${i} [${Array(9)
+          .fill(`*a${i - 1}`)
+          .join(',')}]`,
+      );
+    expect(errorsOf(`${lines.join('\n')}\ngroups: []\n`)).toEqual([
+      's.yaml:7: aliases here expand the document to 6,053,453 nodes; the bound is 1,000,000 (an alias bomb?)',
+    ]);
+  });
+
+  it('deep nesting and binary text - errors with the line', () => {
+    expect(errorsOf(`groups: ${'['.repeat(100)}${']'.repeat(100)}\n`)).toEqual([
+      's.yaml:1: nested deeper than 64 levels (mappings and lists inside each other), the bound',
+    ]);
+    expect(errorsOf('groups:\n\u0000\u0001')).toEqual([
+      's.yaml:2: not a text file: it has a NUL byte (a binary file?); expected UTF-8 YAML or JSON',
+    ]);
+  });
+});

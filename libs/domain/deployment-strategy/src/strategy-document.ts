@@ -1,5 +1,6 @@
-import { LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { LineCounter, type Document } from 'yaml';
 import type { Diagnostic } from '@granule/core';
+import { readYaml } from '@granule/task-model';
 import type { NodeSpec } from '@granule/task-model';
 import {
   CRITERIA_KEYS,
@@ -59,19 +60,10 @@ export function parseStrategyDocument(
 
   if (typeof input === 'string') {
     const lineCounter = new LineCounter();
-    const docs = parseAllDocuments(input, { lineCounter });
-    const syntax = docs.flatMap((d) => d.errors);
-    if (syntax.length > 0) {
-      return {
-        diagnostics: syntax.map((e) => ({
-          severity: 'error' as const,
-          code: 'STRATEGY_YAML_SYNTAX',
-          message: `YAML syntax error: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
-          file,
-          ...(e.linePos ? { line: e.linePos[0].line } : {}),
-        })),
-      };
-    }
+    const read = readYaml(input, file, { syntaxCode: 'STRATEGY_YAML_SYNTAX', lineCounter, multi: true });
+    if (read.diagnostics.some((d) => d.severity === 'error'))
+      return { diagnostics: read.diagnostics.filter((d) => d.severity === 'error') };
+    const docs = read.docs;
     const nonEmpty = docs.filter((d) => d.contents !== null);
     let chosen: Document.Parsed | undefined = nonEmpty[0];
     if (nonEmpty.length > 1) {
@@ -103,7 +95,7 @@ export function parseStrategyDocument(
           },
         ],
       };
-    data = chosen.toJS();
+    data = read.values[docs.indexOf(chosen)];
     const doc = chosen;
     locate = (at) => lineAt(doc, lineCounter, [...base, ...at]);
   }

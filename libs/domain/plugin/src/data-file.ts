@@ -1,7 +1,7 @@
 import type { Diagnostic } from '@granule/core';
-import { createLocator } from '@granule/task-model';
+import { createLocator, readYaml } from '@granule/task-model';
 import type { LineLocator, PathSegment } from '@granule/task-model';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter } from 'yaml';
 
 /** A data file read from a plugin: its data, a key-path → line locator, and read problems. */
 export interface DataFile {
@@ -28,27 +28,18 @@ const noLines: LineLocator = () => undefined;
  */
 export function parseDataFile(text: string, file: string): DataFile {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, merge: true, prettyErrors: true });
-  const diagnostics: Diagnostic[] = [];
+  const read = readYaml(text, file, { syntaxCode: 'PLUGIN_YAML_SYNTAX', lineCounter, merge: true });
   const lines = text.split(/\r?\n/);
-  for (const e of doc.errors) {
-    const line = e.linePos?.[0]?.line;
-    const message = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
-    diagnostics.push({
-      severity: 'error',
-      code: 'PLUGIN_YAML_SYNTAX',
-      message: `YAML syntax error: ${message}${line ? stageLineHint(lines[line - 1] ?? '') : ''}`,
-      file,
-      line,
-    });
-  }
-  if (doc.errors.length > 0) return { file, data: null, locate: noLines, diagnostics };
-  return {
-    file,
-    data: doc.toJS({ maxAliasCount: 10000 }) ?? null,
-    locate: createLocator(doc, lineCounter),
-    diagnostics,
-  };
+  const diagnostics = read.diagnostics
+    .filter((d) => d.severity === 'error')
+    .map((d) =>
+      d.code === 'PLUGIN_YAML_SYNTAX' && d.line
+        ? { ...d, message: `${d.message}${stageLineHint(lines[d.line - 1] ?? '')}` }
+        : d,
+    );
+  const doc = read.docs[0];
+  if (diagnostics.length > 0 || !doc) return { file, data: null, locate: noLines, diagnostics };
+  return { file, data: read.values[0] ?? null, locate: createLocator(doc, lineCounter), diagnostics };
 }
 
 function stageLineHint(lineText: string): string {

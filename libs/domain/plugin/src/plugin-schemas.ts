@@ -1,7 +1,10 @@
+import { IDENTIFIER_RULES } from '@granule/core';
 import { Schema, list, obj, str, strings } from './schema-check';
 
-// Field lists follow Fuel Plugin Builder's schemas for packages 4.0.0 and 5.0.0.
-const NAME = /^[A-Za-z0-9_-]+$/;
+// Field lists follow Fuel Plugin Builder's schemas for packages 4.0.0 and 5.0.0; names follow
+// Granule's identifier rules (libs/domain/core), which the config-store applies too.
+const NAME = IDENTIFIER_RULES.pluginName.pattern;
+const RELEASE_NAME = IDENTIFIER_RULES.releaseName.pattern;
 const TASK_NAME = /^[0-9a-zA-Z_-]+$|^\*$/;
 const NETWORK_ROLE = /^[0-9a-z_-]+$/;
 const COMPONENT_TYPES = 'hypervisor|network|storage|additional_service';
@@ -21,7 +24,7 @@ export const PLUGIN_GROUPS = [
 const constraintProps: Record<string, Schema> = { 'os-version': { t: 'any' }, 'fuel-version': { t: 'any' } };
 
 const metadataProps: Record<string, Schema> = {
-  name: str({ pattern: NAME, expected: 'a name of letters, digits, _ and -' }),
+  name: str({ pattern: NAME, expected: `a plugin name of ${IDENTIFIER_RULES.pluginName.rule}` }),
   title: str(),
   version: str(),
   package_version: str(),
@@ -73,7 +76,7 @@ const releaseProps: Record<string, Schema> = {
   deployment_scripts_path: str(),
   repository_path: str(),
   conf_path: str(),
-  release_name: str(),
+  release_name: str({ pattern: RELEASE_NAME, expected: `a release name of ${IDENTIFIER_RULES.releaseName.rule}` }),
   name: str(),
   description: str(),
   is_release: { t: 'boolean' },

@@ -19,3 +19,6 @@ export {
   parseTaskRecords,
 } from './task-file-parser';
 export type { ParseResult, TaskDataOptions, TaskFileFormat, TaskParseOptions } from './task-file-parser';
+export { readYaml } from './yaml-limits';
+export type { YamlBounds, YamlRead } from './yaml-limits';
+export { countPlanInstances, planSizeProblems } from './plan-bounds';

@@ -1,5 +1,7 @@
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { LineCounter, type Document } from 'yaml';
+import { INPUT_LIMITS, identifierProblem, overLimitMessage, quoteFound } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
+import { readYaml } from './yaml-limits';
 import type { NodeSpec } from './types';
 
 /** What {@link parseNodesFile} found: the valid nodes, and every problem in the file. */
@@ -21,7 +23,8 @@ const NODE_KEYS = ['uid', 'name', 'roles', 'tags', 'labels', 'rack'];
  */
 export function parseNodesFile(text: string, file: string): NodesFile {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter });
+  const read = readYaml(text, file, { syntaxCode: 'NODES_YAML_SYNTAX', lineCounter });
+  const doc = read.docs[0];
   const diagnostics: Diagnostic[] = [];
   const error = (code: string, message: string, path: (string | number)[] | undefined, line?: number): void => {
     diagnostics.push({
@@ -34,15 +37,10 @@ export function parseNodesFile(text: string, file: string): NodesFile {
     });
   };
 
-  if (doc.errors.length > 0) {
-    for (const e of doc.errors) {
-      const first = e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
-      error('NODES_YAML_SYNTAX', `YAML syntax error: ${first}`, undefined, e.linePos?.[0].line);
-    }
-    return { nodes: [], diagnostics };
-  }
+  if (read.diagnostics.some((d) => d.severity === 'error')) return { nodes: [], diagnostics: read.diagnostics };
+  diagnostics.push(...read.diagnostics);
 
-  const data: unknown = doc.toJS();
+  const data: unknown = doc ? read.values[0] : null;
   let list: unknown;
   let base: (string | number)[];
   if (Array.isArray(data)) {
@@ -63,6 +61,15 @@ export function parseNodesFile(text: string, file: string): NodesFile {
         : `expected a 'nodes' list (nodes: [{uid, roles}]) or a bare list of nodes, got ${describe(data)}`,
       undefined,
       1,
+    );
+    return { nodes: [], diagnostics };
+  }
+  if ((list as unknown[]).length > INPUT_LIMITS.planNodes) {
+    error(
+      'INPUT_TOO_LARGE',
+      overLimitMessage(INPUT_LIMITS.planNodes, (list as unknown[]).length, 'nodes'),
+      base.length > 0 ? base : undefined,
+      base.length > 0 ? undefined : 1,
     );
     return { nodes: [], diagnostics };
   }
@@ -97,6 +104,11 @@ export function parseNodesFile(text: string, file: string): NodesFile {
       (typeof rawUid === 'number' && Number.isFinite(rawUid))
     ) {
       uid = String(rawUid).trim();
+      const problem = identifierProblem('nodeUid', uid);
+      if (problem !== undefined) {
+        error('NODES_INVALID_UID', problem, [...at, 'uid']);
+        uid = undefined;
+      }
     } else {
       error('NODES_INVALID_TYPE', `expected a non-empty string or a number, got ${describe(rawUid)}`, [...at, 'uid']);
     }
@@ -183,8 +195,7 @@ function describe(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return JSON.stringify(value);
-  return String(value);
+  return quoteFound(value);
 }
 
 /** `['nodes', 2, 'roles']` → `nodes[2].roles`; `[2, 'uid']` → `[2].uid`. */
@@ -193,7 +204,8 @@ function formatPath(path: (string | number)[]): string {
 }
 
 /** Line of the deepest existing node on `path` (a missing key points at its parent). */
-function lineOf(doc: Document, lineCounter: LineCounter, path: (string | number)[]): number | undefined {
+function lineOf(doc: Document | undefined, lineCounter: LineCounter, path: (string | number)[]): number | undefined {
+  if (!doc) return undefined;
   for (let depth = path.length; depth >= 0; depth--) {
     const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth), true);
     const range = (node as { range?: [number, number, number] } | undefined)?.range;

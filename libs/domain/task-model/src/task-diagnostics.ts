@@ -1,4 +1,4 @@
-import { GranuleError } from '@granule/core';
+import { GranuleError, quoteFound } from '@granule/core';
 
 /** Stable codes of the diagnostics the task parsers emit. */
 export const TASK_DIAGNOSTIC_CODES = [
@@ -38,8 +38,7 @@ export function describeValue(value: unknown): string {
   if (value === null || value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return JSON.stringify(value);
-  return String(value);
+  return quoteFound(value);
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -488,7 +488,7 @@ describe('errors', () => {
       `${FILE}:6: [0].fault_tolerance: task 'a': expected a node count like 2, a percent like '10%', or a negative one like -2 or '-10%' (that many must succeed), got "many"`,
       `${FILE}:4: [0].fail_on_error: task 'a': expected true or false, got "no"`,
       `${FILE}:9: [1].parameters: task 'b': expected a mapping, got a list`,
-      `${FILE}:10: [2].id: expected a non-empty string, got 7`,
+      `${FILE}:10: [2].id: expected a task id of 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_', got 7`,
     ]);
   });
 
@@ -707,13 +707,16 @@ describe('legacy tasks.yaml', () => {
     expect(parseLegacyTasks(legacy, 'p/deployment_tasks.yaml').tasks[0].generatedId).toBe(true);
   });
 
-  it('a legacy task without a stage - TASK_BAD_STAGE; n still counts it', () => {
+  it('a tasks.yaml record without id or stage - says the id is missing too; n still counts it', () => {
     const r = parseTaskFile(
       yaml(["- role: '*'", '  type: reboot', "- role: '*'", '  type: reboot', '  stage: post_deployment']),
       'p/tasks.yaml',
     );
     expect(r.diagnostics.map((d) => [d.code, formatDiagnostic(d)])).toEqual([
-      ['TASK_BAD_STAGE', "p/tasks.yaml:1: [0]: a tasks.yaml task needs a stage, e.g. 'post_deployment/100'"],
+      [
+        'TASK_MISSING_FIELD',
+        "p/tasks.yaml:1: [0]: task has no 'id' and no 'stage': give it an id (a granular task), or a stage such as 'post_deployment/100' (a legacy tasks.yaml task)",
+      ],
     ]);
     expect(r.tasks.map((t) => t.id)).toEqual(['p.post_deployment.2']);
   });

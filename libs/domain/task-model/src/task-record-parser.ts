@@ -1,4 +1,4 @@
-import { Diagnostic, Severity } from '@granule/core';
+import { Diagnostic, Severity, identifierProblem } from '@granule/core';
 import { readFaultTolerance } from './fault-tolerance';
 import { isRegexLiteral, readRoleSelector, regexError } from './role-selector';
 import { readStageRef } from './stage-ref';
@@ -126,8 +126,9 @@ export function parseTaskRecord(
 
   let id: string | undefined;
   if (raw.id !== undefined && raw.id !== null) {
-    if (typeof raw.id === 'string' && raw.id.trim() !== '') id = raw.id;
-    else r.error('TASK_BAD_FIELD', ['id'], `expected a non-empty string, got ${describeValue(raw.id)}`);
+    const problem = identifierProblem('taskId', raw.id);
+    if (problem === undefined) id = raw.id as string;
+    else r.error('TASK_BAD_FIELD', ['id'], problem);
   } else if (!opts.legacy) {
     r.error('TASK_MISSING_FIELD', [], `task has no 'id'`);
   }
@@ -149,7 +150,12 @@ export function parseTaskRecord(
     if ('code' in s) r.problem(s, ['stage']);
     else stage = s;
   } else if (opts.legacy) {
-    r.error('TASK_BAD_STAGE', [], `a tasks.yaml task needs a stage, e.g. 'post_deployment/100'`);
+    // Without an id the record was read as a legacy task; the id is as likely what is missing.
+    r.error(
+      'TASK_MISSING_FIELD',
+      [],
+      `task has no 'id' and no 'stage': give it an id (a granular task), or a stage such as 'post_deployment/100' (a legacy tasks.yaml task)`,
+    );
   }
 
   let faultTolerance;

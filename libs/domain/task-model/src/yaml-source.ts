@@ -1,5 +1,6 @@
 import { Diagnostic } from '@granule/core';
-import { Document, LineCounter, Node, isAlias, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { Document, LineCounter, Node, isAlias, isMap, isScalar, isSeq } from 'yaml';
+import { readYaml } from './yaml-limits';
 import { stageHint } from './stage-ref';
 
 /** A step of a key path: a mapping key or a list index. */
@@ -29,34 +30,17 @@ export function formatPath(path: readonly PathSegment[]): string {
  */
 export function loadYaml(text: string, file: string): LoadedYaml {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, merge: true, prettyErrors: true });
-  const diagnostics: Diagnostic[] = [];
+  const read = readYaml(text, file, { syntaxCode: 'TASK_YAML_SYNTAX', lineCounter, merge: true });
   const lines = text.split(/\r?\n/);
-  for (const e of doc.errors) {
-    const line = e.linePos?.[0]?.line;
-    diagnostics.push({
-      severity: 'error',
-      code: 'TASK_YAML_SYNTAX',
-      message: `YAML syntax error: ${firstLine(e.message)}${line ? stageSyntaxHint(lines[line - 1] ?? '') : ''}`,
-      file,
-      line,
-    });
-  }
-  for (const w of doc.warnings) {
-    diagnostics.push({
-      severity: 'warning',
-      code: 'TASK_YAML_WARNING',
-      message: firstLine(w.message),
-      file,
-      line: w.linePos?.[0]?.line,
-    });
-  }
-  const locate = createLocator(doc, lineCounter);
-  return { data: doc.errors.length > 0 ? null : (doc.toJS({ maxAliasCount: 10000 }) ?? null), locate, diagnostics };
-}
-
-function firstLine(message: string): string {
-  return message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+  const diagnostics = read.diagnostics.map((d) =>
+    d.code === 'TASK_YAML_SYNTAX' && d.line
+      ? { ...d, message: `${d.message}${stageSyntaxHint(lines[d.line - 1] ?? '')}` }
+      : d,
+  );
+  const doc = read.docs[0];
+  const locate: LineLocator = doc ? createLocator(doc, lineCounter) : () => undefined;
+  const failed = diagnostics.some((d) => d.severity === 'error');
+  return { data: failed ? null : (read.values[0] ?? null), locate, diagnostics };
 }
 
 // `stage: post_deployment: :50` cannot be read as YAML at all (seed 000 chose `/` for that reason);

@@ -30,4 +30,4 @@ export type { PrivateServer } from './testing/private-servers';
 export { errorReply, isReply, okReply, RemoteError, toReplyError, unwrapReply } from './nats-reply';
 export { request, SERVICES, ServiceUnavailableError, signatureHeaders, signRequestsOn } from './nats-request';
 export type { RequestOptions, RequestSigner, ServiceRef, ServiceUnavailableCode } from './nats-request';
-export { MAX_REQUEST_DEPTH, MAX_REPLY_CHUNKS, encodeChunks, jsonDepth, parseRequestJson } from './nats-payload';
+export { MAX_REPLY_CHUNKS, encodeChunks, parseRequestJson } from './nats-payload';

@@ -1,7 +1,4 @@
-import { InvalidInputError } from '@granule/core';
-
-/** Deepest nesting of arrays and objects a request may have: real requests stay under 10. */
-export const MAX_REQUEST_DEPTH = 64;
+import { InvalidInputError, parseJsonText } from '@granule/core';
 
 /** Most chunks one reply may take (64 MiB at NATS' default 1 MiB max_payload). */
 export const MAX_REPLY_CHUNKS = 64;
@@ -9,32 +6,14 @@ export const MAX_REPLY_CHUNKS = 64;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
 
-/** How deep `text` nests arrays and objects, read without parsing (strings skipped). */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
-    else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
-}
-
 function refused(message: string): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'INVALID_INPUT', message }]);
 }
 
 /**
  * A request's JSON body (`{}` when empty). Refuses, as invalid input naming the subject, bytes
- * that are not UTF-8, text that is not JSON, and nesting deeper than `MAX_REQUEST_DEPTH`
- * (validation recurses into it).
+ * that are not UTF-8, and what core's `parseJsonText` refuses (nesting past the bound, control
+ * characters, a syntax error), without quoting the request back.
  */
 export function parseRequestJson(data: Uint8Array, subject: string): unknown {
   if (data.length === 0) return {};
@@ -44,14 +23,9 @@ export function parseRequestJson(data: Uint8Array, subject: string): unknown {
   } catch {
     throw refused(`the request on ${subject} is not UTF-8 text`);
   }
-  const depth = jsonDepth(text);
-  if (depth > MAX_REQUEST_DEPTH)
-    throw refused(`the request on ${subject} nests ${depth} levels deep; at most ${MAX_REQUEST_DEPTH} are accepted`);
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw refused(`the request on ${subject} is not JSON: ${(err as Error).message}`);
-  }
+  const parsed = parseJsonText(text, `the request on ${subject}`);
+  if ('problem' in parsed) throw new InvalidInputError([parsed.problem]);
+  return parsed.value;
 }
 
 /**

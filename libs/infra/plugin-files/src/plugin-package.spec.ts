@@ -137,6 +137,41 @@ describe('extractPluginPackage - refuses unsafe packages before writing anything
       [{ path: 'hard', type: 'Link', linkpath: '../outside' }],
       "hard link 'hard' points outside the package ('../outside')",
     ],
+    [
+      'a symlink chain that leaves the package (d/a -> .., then d/a/b -> ../x)',
+      [
+        { path: 'deployment_scripts/', type: 'Directory' },
+        { path: 'deployment_scripts/a', type: 'SymbolicLink', linkpath: '..' },
+        { path: 'deployment_scripts/a/b', type: 'SymbolicLink', linkpath: '../x' },
+      ],
+      "entry 'deployment_scripts/a/b' lies beneath the symlink 'deployment_scripts/a'; an entry may not be written through a link",
+    ],
+    [
+      'a chain of links each inside, resolving outside (a -> d/.., d -> x/.., c -> a/../..)',
+      [
+        { path: 'l1', type: 'SymbolicLink', linkpath: 'sub/..' },
+        { path: 'sub/', type: 'Directory' },
+        { path: 'sub/up', type: 'SymbolicLink', linkpath: '..' },
+        { path: 'l2', type: 'SymbolicLink', linkpath: 'sub/up/sub/up/..' },
+      ],
+      "symlink 'l2' resolves outside the package through other links ('sub/up/sub/up/..')",
+    ],
+    [
+      'a file written through a symlinked directory',
+      [
+        { path: 'dir', type: 'SymbolicLink', linkpath: '.' },
+        { path: 'dir/evil', body: 'x' },
+      ],
+      "entry 'dir/evil' lies beneath the symlink 'dir'; an entry may not be written through a link",
+    ],
+    [
+      'links that loop',
+      [
+        { path: 'a', type: 'SymbolicLink', linkpath: 'b' },
+        { path: 'b', type: 'SymbolicLink', linkpath: 'a' },
+      ],
+      "symlink 'a' resolves outside the package through other links ('b')",
+    ],
   ])('%s', async (_name, entries, message) => {
     const file = path.join(tmp, 'evil.tar.gz');
     await craft(file, entries);
@@ -192,7 +227,11 @@ describe('createPluginFromTemplate', () => {
 
   it('refuses a bad name and a non-empty target', async () => {
     await expect(createPluginFromTemplate('My Plugin', { parent: tmp })).rejects.toThrow(
-      "plugin name 'My Plugin' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)",
+      `plugin name: expected a plugin name of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit, got "My Plugin"`,
+    );
+    await expect(createPluginFromTemplate('-x', { parent: tmp })).rejects.toThrow('got "-x"');
+    await expect(createPluginFromTemplate('MyPlugin', { parent: tmp })).rejects.toThrow(
+      "plugin name 'MyPlugin' is not valid: use lower-case letters, digits, _ and - (e.g. my_plugin)",
     );
     await mkdir(path.join(tmp, 'taken'));
     await writeFile(path.join(tmp, 'taken', 'x'), '');

@@ -1,6 +1,18 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { constants as fsConstants, createReadStream } from 'node:fs';
+import {
+  chmod,
+  copyFile,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -177,6 +189,69 @@ function checkLinkTarget(file: string, entryPath: string, target: string, hard: 
   if (resolved === undefined) throw unsafe(file, `${kind} '${entryPath}' points outside the package ('${target}')`);
 }
 
+const MAX_LINK_HOPS = 40;
+
+/**
+ * Resolves a path inside the package the way the filesystem will once it is extracted: each
+ * component that is a symlink entry is replaced by its target. Undefined when the path leaves
+ * the package (or the links loop).
+ */
+function resolveThroughLinks(components: string[], links: ReadonlyMap<string, string>): string | undefined {
+  const pending = [...components];
+  const out: string[] = [];
+  let hops = 0;
+  while (pending.length > 0) {
+    const c = pending.shift() as string;
+    if (c === '' || c === '.') continue;
+    if (c === '..') {
+      if (out.length === 0) return undefined;
+      out.pop();
+      continue;
+    }
+    out.push(c);
+    const target = links.get(out.join('/'));
+    if (target === undefined) continue;
+    if (++hops > MAX_LINK_HOPS || target.startsWith('/')) return undefined;
+    out.pop();
+    pending.unshift(...target.split('/'));
+  }
+  return out.join('/');
+}
+
+/**
+ * Checks the links of a whole package together (a chain can leave the package although each
+ * link alone stays inside: `d/a -> ..`, then `d/a/b -> ../x`): no entry may lie beneath a
+ * symlink, and every link must resolve inside the package through the other links.
+ */
+function checkLinkStructure(file: string, entries: PackageEntry[]): void {
+  const links = new Map(entries.filter((e) => e.type === 'symlink').map((e) => [e.path, e.linkpath ?? '']));
+  if (links.size === 0 && !entries.some((e) => e.type === 'hardlink')) return;
+  for (const e of entries) {
+    const parts = e.path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const prefix = parts.slice(0, i).join('/');
+      if (links.has(prefix))
+        throw unsafe(
+          file,
+          `entry '${e.path}' lies beneath the symlink '${prefix}'; an entry may not be written through a link`,
+        );
+    }
+  }
+  const files = new Set(entries.filter((e) => e.type === 'file').map((e) => e.path));
+  for (const e of entries) {
+    if (e.type === 'symlink') {
+      const dir = e.path.split('/').slice(0, -1);
+      if (resolveThroughLinks([...dir, ...(e.linkpath ?? '').split('/')], links) === undefined)
+        throw unsafe(file, `symlink '${e.path}' resolves outside the package through other links ('${e.linkpath}')`);
+    } else if (e.type === 'hardlink') {
+      const resolved = resolveThroughLinks((e.linkpath ?? '').split('/'), links);
+      if (resolved === undefined || !files.has(resolved))
+        throw unsafe(file, `hard link '${e.path}' must point to a file of the package ('${e.linkpath}')`);
+      e.linkpath = resolved;
+    }
+  }
+}
+
 /**
  * Reads every entry of a `.tar.gz` package into memory, checking as it goes. Rejects (with a
  * `PluginError` naming the entry): absolute paths, paths with `..`, symlinks and hard links
@@ -252,7 +327,15 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
     });
     source.pipe(gunzip).pipe(parser);
   });
+  checkLinkStructure(file, entries);
   return entries;
+}
+
+/** Throws unless `dir` (which exists) really lies inside `root`, symlinks resolved. */
+async function assertRealPathInside(file: string, root: string, dir: string, entryPath: string): Promise<void> {
+  const real = await realpath(dir);
+  if (real !== root && !real.startsWith(root + path.sep))
+    throw unsafe(file, `entry '${entryPath}' would be written outside the package directory`);
 }
 
 /**
@@ -271,6 +354,8 @@ export async function extractPluginPackage(
   if (existing.length > 0)
     throw new PluginError('PLUGIN_TARGET_EXISTS', `${dest} is not empty; extract into a new directory`);
   await mkdir(root, { recursive: true });
+  // The checks above are on paths; these are on the disk (a second line of defence).
+  const realRoot = await realpath(root);
   const links: PackageEntry[] = [];
   for (const e of entries) {
     const target = path.join(root, e.path);
@@ -279,15 +364,17 @@ export async function extractPluginPackage(
     if (e.type === 'dir') await mkdir(target, { recursive: true, mode: 0o755 });
     else if (e.type === 'file') {
       await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, e.data ?? Buffer.alloc(0));
+      await assertRealPathInside(file, realRoot, path.dirname(target), e.path);
+      await writeFile(target, e.data ?? Buffer.alloc(0), { flag: 'wx' });
       await chmod(target, e.mode & 0o111 ? 0o755 : 0o644);
     } else links.push(e);
   }
   for (const e of links) {
     const target = path.join(root, e.path);
     await mkdir(path.dirname(target), { recursive: true });
+    await assertRealPathInside(file, realRoot, path.dirname(target), e.path);
     if (e.type === 'symlink') await symlink(e.linkpath ?? '', target);
-    else await copyFile(path.join(root, e.linkpath ?? ''), target);
+    else await copyFile(path.join(root, e.linkpath ?? ''), target, fsConstants.COPYFILE_EXCL);
   }
   return entries.map((e) => e.path);
 }

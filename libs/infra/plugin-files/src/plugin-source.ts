@@ -1,6 +1,6 @@
 import { mkdir, readdir, stat, writeFile, chmod } from 'node:fs/promises';
 import path from 'node:path';
-import { InvalidInputError } from '@granule/core';
+import { InvalidInputError, identifierProblem } from '@granule/core';
 import {
   type PluginFiles,
   type PluginTaskOptions,
@@ -82,6 +82,9 @@ export async function createPluginFromTemplate(
   name: string,
   options: { packageVersion?: TemplatePackageVersion; parent?: string } = {},
 ): Promise<{ dir: string; files: string[] }> {
+  // The plugin name rule every service applies, then Fuel's lower-case convention for new plugins.
+  const problem = identifierProblem('pluginName', name);
+  if (problem) throw new PluginError('PLUGIN_BAD_NAME', `plugin name: ${problem}`);
   if (!TEMPLATE_NAME_RE.test(name))
     throw new PluginError(
       'PLUGIN_BAD_NAME',
