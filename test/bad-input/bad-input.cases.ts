@@ -314,7 +314,8 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
         return { id: 'demo', settings: v };
       },
       code: 'INVALID_INPUT',
-      message: `settings${'.a'.repeat(63)}: nested deeper than 64 levels (mappings and lists inside each other), the bound`,
+      message:
+        'the config.env.update request: nested deeper than 64 levels (mappings and lists inside each other), the bound',
     },
   },
   {

@@ -54,7 +54,7 @@ describe('config-store - hostile input over NATS (real PostgreSQL and NATS)', ()
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',
     });
-    runtime = await startConfigStore(config, () => undefined);
+    runtime = await startConfigStore(config, () => undefined, { nestLogger: false });
     nc = await connect({ servers: '127.0.0.1:4222' });
     const ok = await nats('release.install', await readPluginSourceFiles(RELEASE_DIR));
     expect(ok.ok).toBe(true);
@@ -135,7 +135,11 @@ describe('config-store - hostile input over NATS (real PostgreSQL and NATS)', ()
     for (let i = 0; i < 2_000; i++) nested = { a: nested };
     expect(await nats('env.update', { id: 'demo', settings: nested })).toMatchObject({
       ok: false,
-      error: { code: 'INVALID_INPUT', diagnostics: [{ code: 'INPUT_TOO_DEEP', path: `settings${'.a'.repeat(63)}` }] },
+      // The transport refuses it before anything parses it into objects.
+      error: {
+        code: 'INVALID_INPUT',
+        diagnostics: [{ code: 'INPUT_TOO_DEEP', message: expect.stringContaining('nested deeper than 64 levels') }],
+      },
     });
   });
 

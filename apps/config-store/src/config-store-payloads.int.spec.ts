@@ -112,7 +112,9 @@ describe('config-store over NATS - generated payloads (real PostgreSQL and NATS)
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',
     });
-    runtime = await startConfigStore(config, (message, err) => internal.push([message, String(err)]));
+    runtime = await startConfigStore(config, (message, err) => internal.push([message, String(err)]), {
+      nestLogger: false,
+    });
     nc = await connect({ servers: '127.0.0.1:4222' });
     const request = async (op: string, body: unknown) =>
       (await nc.request(`${prefix}.config.${op}`, JSON.stringify(body), { timeout: 10_000 })).json() as { ok: boolean };

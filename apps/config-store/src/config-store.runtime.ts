@@ -1,5 +1,5 @@
 import { ConsoleLogger } from '@nestjs/common';
-import type { INestApplication, INestMicroservice } from '@nestjs/common';
+import type { INestApplication, INestMicroservice, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -37,6 +37,7 @@ export interface ConfigStoreRuntime {
 export async function startConfigStore(
   config: Readonly<ConfigStoreConfig>,
   logError: ErrorLog,
+  options: { nestLogger?: LoggerService | false } = {},
 ): Promise<ConfigStoreRuntime> {
   const notes: string[] = [];
   const dataSource = await openConfigDatabase(config.databaseUrl, {
@@ -60,7 +61,8 @@ export async function startConfigStore(
       onInternalError: (pattern, err) => logError(`${pattern} failed`, err),
     });
     const module = ConfigStoreModule.register(api, config.apiToken);
-    const logger = new ConsoleLogger({ json: true, colors: false, logLevels: ['log', 'warn', 'error'] });
+    const logger =
+      options.nestLogger ?? new ConsoleLogger({ json: true, colors: false, logLevels: ['log', 'warn', 'error'] });
     let http: NestExpressApplication | undefined;
     if (config.apiToken) {
       // Bodies are read by jsonBodyMiddleware: bounded, depth-checked, refusals in the API's format.

@@ -11,20 +11,23 @@ function refused(message: string): InvalidInputError {
 }
 
 /**
- * A request's JSON body (`{}` when empty). Refuses, as invalid input naming the subject, bytes
- * that are not UTF-8, and what core's `parseJsonText` refuses (nesting past the bound, control
- * characters, a syntax error), without quoting the request back.
+ * A request's JSON body (`{}` when empty). Refuses, as invalid input naming the operation
+ * (`the config.env.update request`), bytes that are not UTF-8, and what core's `parseJsonText`
+ * refuses (nesting past the bound, control characters, a syntax error), without quoting the
+ * request back.
  */
-export function parseRequestJson(data: Uint8Array, subject: string): unknown {
+export function parseRequestJson(data: Uint8Array, operation: string): unknown {
   if (data.length === 0) return {};
+  const what = `the ${operation} request`;
   let text: string;
   try {
     text = decoder.decode(data);
   } catch {
-    throw refused(`the request on ${subject} is not UTF-8 text`);
+    throw refused(`${what} is not UTF-8 text`);
   }
-  const parsed = parseJsonText(text, `the request on ${subject}`);
-  if ('problem' in parsed) throw new InvalidInputError([parsed.problem]);
+  const parsed = parseJsonText(text, what);
+  // A request body is one line of JSON: its line number says nothing.
+  if ('problem' in parsed) throw new InvalidInputError([{ ...parsed.problem, line: undefined }]);
   return parsed.value;
 }
 

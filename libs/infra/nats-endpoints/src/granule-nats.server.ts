@@ -91,7 +91,7 @@ export class GranuleNatsServer extends ServerNats {
     const respond = (reply: Reply<unknown>): void => this.respond(msg, reply);
     let payload: unknown;
     try {
-      payload = parseRequestJson(msg.data, msg.subject);
+      payload = parseRequestJson(msg.data, pattern);
     } catch (err) {
       return respond(errorReply(err));
     }
