@@ -3,6 +3,7 @@ import { parse } from 'yaml';
 import { formatDiagnostic, InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import {
+  READY_ORDER_RULES,
   buildPlan,
   planInstances,
   renderPlanDot,
@@ -11,7 +12,7 @@ import {
   simulatePlan,
   writePlanJson,
 } from '@granule/planner';
-import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
+import type { Plan, PlanFilters, ReadyOrderRule, SimulationResult } from '@granule/planner';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
 import { commaList, readInputFile } from '../inputs/read-input';
 import {
@@ -47,6 +48,7 @@ export interface PlanCommandOptions extends PlanInputFlags {
   output: string;
   simulate?: boolean;
   durations?: string;
+  readyOrder?: ReadyOrderRule;
 }
 
 /** The subgraph flags (`--start --end --skip --only --node`) as plan filters; unset ones are left out. */
@@ -188,6 +190,7 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
   if (!options.simulate) return printPlan(plan, format as (typeof PLAN_FORMATS)[number]);
   const result = simulatePlan(plan, {
     durations: options.durations ? await loadDurations(options.durations) : undefined,
+    readyOrder: options.readyOrder,
   });
   if (format === 'json') return writeOut(toJson(result));
   if (format === 'yaml') return writeOut(toYaml(result));
@@ -229,6 +232,14 @@ export function registerPlanCommand(program: Command): void {
     .option('--simulate', 'run the plan on a virtual clock and print the timeline')
     .option('--durations <FILE>', 'with --simulate: seconds per task id (YAML or JSON mapping)')
     .addOption(
+      new Option(
+        '--ready-order <RULE>',
+        "with --simulate: how a node picks among its ready tasks; deployments always use the default (astute-weight: Fuel astute's task weight, for comparison)",
+      )
+        .choices(READY_ORDER_RULES)
+        .default('longest-remaining-work'),
+    )
+    .addOption(
       new Option('-o, --output <FORMAT>', 'json|yaml|text|dot|mermaid (with --simulate: json|yaml|table)').default(
         'text',
       ),
@@ -240,6 +251,7 @@ export function registerPlanCommand(program: Command): void {
         '  granule plan --release examples/releases/example-release --graph provisioning --nodes nodes.yaml --plugin examples/plugins/example-v5\n' +
         '  granule plan --tasks tasks/ --nodes nodes.yaml --start netconfig --end galera -o json\n' +
         '  granule plan --tasks tasks/ --nodes nodes.yaml --simulate --durations durations.yaml -o table\n' +
+        '  granule plan --tasks tasks/ --nodes nodes.yaml --simulate --ready-order astute-weight -o json\n' +
         '\nExit codes: 0 ok, 1 invalid input (message names file, line and task), 2 usage error.\n',
     )
     .action(async (opts: PlanCommandOptions) => runPlanCommand(opts));
