@@ -1,5 +1,5 @@
 import type { Diagnostic } from '@granule/core';
-import { matchesNode } from '@granule/task-model';
+import { matchesNode, selectsMaster } from '@granule/task-model';
 import type { NodeSpec, RoleSelector, TaskDefinition } from '@granule/task-model';
 import { InstanceGraph } from './instance-graph';
 import type { PlanFilters, PlanRequest } from './plan-types';
@@ -142,7 +142,7 @@ export function readPlanInput(request: PlanRequest): PlanInput {
   const wanted = filters.nodes ? new Set(filters.nodes) : undefined;
   const nodes = wanted ? request.nodes.filter((n) => wanted.has(n.uid)) : request.nodes;
   const taskKind = tasks.map((t) => (t.type === 'stage' ? STAGE : t.type === 'group' ? GROUP : EXEC));
-  const needsMaster = tasks.some((t) => t.roles?.kind === 'master') && !nodes.some((n) => n.uid === MASTER_NODE);
+  const needsMaster = tasks.some((t) => selectsMaster(t.roles)) && !nodes.some((n) => n.uid === MASTER_NODE);
   const allNodes: NodeSpec[] = needsMaster ? [...nodes, { uid: MASTER_NODE, roles: [] }] : nodes;
   const tpreds: number[][] = tasks.map((t) => t.requires.map((id) => index.get(id) as number));
   tasks.forEach((t, i) => {

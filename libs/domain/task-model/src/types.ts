@@ -32,11 +32,12 @@ export type RolePattern = { kind: 'name'; name: string } | { kind: 'regex'; sour
 
 /**
  * Which nodes a task runs on.
- * - `all`: `'*'`, every node of the deployment;
+ * - `all`: `'*'`, every node of the deployment, never the master host (`withMaster`: `['*', master]`, both);
  * - `master`: `'master'`, the Granule master host (node uid `master`);
  * - `patterns`: a list (or a single `/regex/`) matched against each node's roles (and tags).
  */
-export type RoleSelector = { kind: 'all' } | { kind: 'master' } | { kind: 'patterns'; patterns: RolePattern[] };
+export type RoleSelector =
+  { kind: 'all'; withMaster?: true } | { kind: 'master' } | { kind: 'patterns'; patterns: RolePattern[] };
 
 /** The nodes a cross-dependency looks at: a selector, `self` (the same node) or omitted (any node). */
 export type CrossRole = RoleSelector | { kind: 'self' } | { kind: 'any' };
