@@ -39,7 +39,7 @@ export type RolePattern = { kind: 'name'; name: string } | { kind: 'regex'; sour
 export type RoleSelector =
   { kind: 'all'; withMaster?: true } | { kind: 'master' } | { kind: 'patterns'; patterns: RolePattern[] };
 
-/** The nodes a cross-dependency looks at: a selector, `self` (the same node) or omitted (any node). */
+/** The nodes a cross-dependency looks at: a selector, `self` (the same node) or omitted (`any`: as `'*'`). */
 export type CrossRole = RoleSelector | { kind: 'self' } | { kind: 'any' };
 
 export interface CrossDependency {
@@ -47,7 +47,7 @@ export interface CrossDependency {
   name: string;
   isRegex: boolean;
   role: CrossRole;
-  /** `all`: wait for every matching instance; `any`: wait for at least one of them. */
+  /** `all`: every matching instance on every selected node; `any`: the matching instances on one of them. */
   policy: 'all' | 'any';
 }
 
