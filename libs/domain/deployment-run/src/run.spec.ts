@@ -250,7 +250,7 @@ describe('run - everything succeeds', () => {
 });
 
 const GROUPED = `
-- {id: controller, type: group, roles: [controller]}
+- {id: controller, type: group, roles: [controller], fault_tolerance: 0}
 - {id: compute, type: group, roles: [compute], requires: [controller], fault_tolerance: 1}
 - {id: setup, type: shell, roles: '*', parameters: {cmd: x}}
 - {id: configure, type: shell, roles: '*', requires: [setup], parameters: {cmd: x}}
