@@ -37,7 +37,7 @@ function computeSignature(node: NodeSpec, input: PlanInput, groups: GroupLayout)
     const selected = t.roles !== null && matchesNode(t.roles, node);
     if (!selected && listing.length === 0) return;
     present[i] = 1;
-    if (t.stage) return; // staged tasks follow the stage chain, not a group
+    if (t.stage || input.stageBound[i]) return; // tasks of a pre/post stage belong to it, not to a group
     const owner = groupsHere.find(
       ({ g, gi }) =>
         listing.includes(gi) || (t.roles !== null && sharesRole(t.roles, tasks[g].roles as RoleSelector, node)),

@@ -5,7 +5,7 @@ import { InstanceGraph } from './instance-graph';
 import type { PlanFilters, PlanRequest } from './plan-types';
 import { MASTER_NODE, SYNC_NODE } from './plan-types';
 import { PlanError, taskDiagnostic } from './planner-errors';
-import { withStandardStages } from './standard-stages';
+import { STAGE_BOUNDS, STANDARD_STAGE_IDS, withStandardStages } from './standard-stages';
 
 /** What a task is to the planner: work on a node, a stage sync point, or a group. */
 export const EXEC = 0;
@@ -20,6 +20,12 @@ export interface PlanInput {
   taskKind: number[];
   /** Per task: its template predecessors (requires plus the reverse of required_for). */
   tpreds: number[][];
+  /**
+   * Per task: 1 when it lies between `pre_deployment_start` and `pre_deployment_end`, or between
+   * `post_deployment_start` and `post_deployment_end`, in the task graph. Such a task belongs to
+   * that stage and never to a group (Fuel's legacy_tasks_adapter.py binds it the same way).
+   */
+  stageBound: Uint8Array;
   filters: PlanFilters;
   /** The deployment's nodes (after `--node`). */
   nodes: NodeSpec[];
@@ -153,12 +159,47 @@ export function readPlanInput(request: PlanRequest): PlanInput {
     index,
     taskKind,
     tpreds,
+    stageBound: bindToStages(tasks, index, tpreds),
     filters,
     nodes,
     allNodes,
     nodeNames: [...allNodes.map((n) => n.uid), SYNC_NODE],
     sync: allNodes.length,
   };
+}
+
+/**
+ * Marks the tasks between each pre/post stage's start and end: reachable from the start and
+ * reaching the end, along requires / required_for and the standard stage chain.
+ */
+function bindToStages(tasks: TaskDefinition[], index: Map<string, number>, tpreds: number[][]): Uint8Array {
+  const preds = tpreds.map((list) => [...list]);
+  for (let k = 1; k < STANDARD_STAGE_IDS.length; k++)
+    preds[index.get(STANDARD_STAGE_IDS[k]) as number].push(index.get(STANDARD_STAGE_IDS[k - 1]) as number);
+  const succs: number[][] = tasks.map(() => []);
+  preds.forEach((list, v) => {
+    for (const u of list) succs[u].push(v);
+  });
+  const reach = (from: number, next: number[][]): Uint8Array => {
+    const seen = new Uint8Array(tasks.length);
+    const stack = [from];
+    seen[from] = 1;
+    while (stack.length > 0) {
+      for (const w of next[stack.pop() as number]) {
+        if (seen[w]) continue;
+        seen[w] = 1;
+        stack.push(w);
+      }
+    }
+    return seen;
+  };
+  const bound = new Uint8Array(tasks.length);
+  for (const stage of ['pre_deployment', 'post_deployment'] as const) {
+    const after = reach(index.get(STAGE_BOUNDS[stage].start) as number, succs);
+    const before = reach(index.get(STAGE_BOUNDS[stage].end) as number, preds);
+    for (let t = 0; t < tasks.length; t++) if (after[t] && before[t]) bound[t] = 1;
+  }
+  return bound;
 }
 
 /** Orders groups so that a group comes after every group it (transitively) requires. */
