@@ -4,6 +4,7 @@ import { InvalidInputError, UsageError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import {
   PlanCycleError,
+  READY_ORDER_RULES,
   buildPlan,
   cycleDiagnostic,
   planInstances,
@@ -13,7 +14,7 @@ import {
   simulatePlan,
   writePlanJson,
 } from '@granule/planner';
-import type { Plan, PlanFilters, SimulationResult } from '@granule/planner';
+import type { Plan, PlanFilters, ReadyOrderRule, SimulationResult } from '@granule/planner';
 import { planSizeProblems, readYaml } from '@granule/task-model';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
 import { commaList, readInputFile } from '../inputs/read-input';
@@ -51,6 +52,7 @@ export interface PlanCommandOptions extends PlanInputFlags {
   output: string;
   simulate?: boolean;
   durations?: string;
+  readyOrder?: ReadyOrderRule;
 }
 
 /** The subgraph flags (`--start --end --skip --only --node`) as plan filters; unset ones are left out. */
@@ -212,6 +214,7 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
   const known = new Set([...request.tasks, ...plan.tasks].map((t) => t.id));
   const result = simulatePlan(plan, {
     durations: options.durations ? await loadDurations(options.durations, known) : undefined,
+    readyOrder: options.readyOrder,
   });
   if (format === 'json') return writeOut(toJson(result));
   if (format === 'yaml') return writeOut(toYaml(result));
@@ -253,6 +256,14 @@ export function registerPlanCommand(program: Command): void {
     .option('--simulate', 'run the plan on a virtual clock and print the timeline')
     .option('--durations <FILE>', 'with --simulate: seconds per task id (YAML or JSON mapping)')
     .addOption(
+      new Option(
+        '--ready-order <RULE>',
+        "with --simulate: how a node picks among its ready tasks; deployments always use longest-remaining-work (astute-weight: Fuel astute's task weight, for comparison)",
+      )
+        .choices(READY_ORDER_RULES)
+        .default('longest-remaining-work'),
+    )
+    .addOption(
       new Option('-o, --output <FORMAT>', 'json|yaml|text|dot|mermaid (with --simulate: json|yaml|table)').default(
         'text',
       ),
@@ -264,6 +275,7 @@ export function registerPlanCommand(program: Command): void {
         '  granule plan --release examples/releases/example-release --graph provisioning --nodes nodes.yaml --plugin examples/plugins/example-v5\n' +
         '  granule plan --tasks tasks/ --nodes nodes.yaml --start netconfig --end galera -o json\n' +
         '  granule plan --tasks tasks/ --nodes nodes.yaml --simulate --durations durations.yaml -o table\n' +
+        '  granule plan --tasks tasks/ --nodes nodes.yaml --simulate --ready-order astute-weight -o json\n' +
         '\nExit codes: 0 ok, 1 invalid input (message names file, line and task), 2 usage error.\n',
     )
     .action(async (opts: PlanCommandOptions) => runPlanCommand(opts));

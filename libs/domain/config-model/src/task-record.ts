@@ -4,7 +4,7 @@ import type { CrossDependency, CrossRole, FaultTolerance, RoleSelector, TaskDefi
 import type { GraphRecords, TaskRecord } from './config-model';
 
 function selectorValue(selector: RoleSelector): string | string[] {
-  if (selector.kind === 'all') return '*';
+  if (selector.kind === 'all') return selector.withMaster ? ['*', 'master'] : '*';
   if (selector.kind === 'master') return 'master';
   return selector.patterns.map((p) => (p.kind === 'name' ? p.name : `/${p.source}/`));
 }

@@ -1,5 +1,6 @@
 import type { CommandExpiry, DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/run-events';
 import { dispatchIdOf, isTerminalRunPhase, RunError } from '@granule/run-events';
+import { readyTaskComparator } from '@granule/planner';
 import type { ExecutablePlan } from './executable-plan';
 import { S } from './run-state';
 import type { RunState } from './run-state';
@@ -140,7 +141,7 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
     case 'DispatchReady': {
       const p = state.plan;
       if (state.phase !== 'running' || !p || state.ready.size === 0) return [];
-      const candidates = [...state.ready].sort((a, b) => p.work[b] - p.work[a] || a - b);
+      const candidates = [...state.ready].sort(readyTaskComparator(p.work));
       const events: RunEvent[] = [];
       const taken = new Set<number>();
       const running = new Map<string, number>();

@@ -1,5 +1,5 @@
 import type { PlanGroup, PlanInstance } from '@granule/planner';
-import { SYNC_NODE } from '@granule/planner';
+import { SYNC_NODE, readyTaskRank } from '@granule/planner';
 import type { TaskType } from '@granule/task-model';
 
 /** The plan as `granule plan -o json` prints it and the plan store keeps it. */
@@ -44,7 +44,7 @@ export interface ExecutablePlan {
   succ: number[][];
   /** Consumers of any-of groups: producer → [consumer, group index]. */
   anySucc: Map<number, [number, number][]>;
-  /** Longest chain of real work from the instance to the end (the instance included). */
+  /** Each instance's rank among ready tasks (`readyTaskRank`, the simulator's rule). */
   work: Float64Array;
   groups: ExecGroup[];
   /** Groups by node index. */
@@ -106,16 +106,13 @@ export function toExecutablePlan(doc: PlanDocument): ExecutablePlan {
       }
     });
   }
-  // Remaining work: instances come in priority order, so a reverse pass sees successors first.
-  const order = doc.instances.map((inst, i) => [inst.priority, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const work = new Float64Array(size);
-  for (let k = order.length - 1; k >= 0; k--) {
-    const v = order[k][1];
-    let best = 0;
-    for (const s of succ[v]) if (work[s] > best) best = work[s];
-    for (const [s] of anySucc.get(v) ?? []) if (work[s] > best) best = work[s];
-    work[v] = best + (noWork[v] ? 0 : 1);
-  }
+  // Instances come in priority order, so sorting by it gives an order with predecessors first.
+  const order = doc.instances
+    .map((inst, i) => [inst.priority, i] as const)
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+    .map(([, i]) => i);
+  const duration = Float64Array.from(noWork, (v) => (v ? 0 : 1));
+  const work = readyTaskRank({ order, preds, anyPreds, node, duration });
   const groups: ExecGroup[] = doc.groups.map((g) => ({
     id: g.id,
     nodes: g.nodes.map((uid) => nodeIndex.get(uid)).filter((n): n is number => n !== undefined),

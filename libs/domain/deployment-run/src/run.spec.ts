@@ -1,5 +1,5 @@
 import type { RunEvent, TaskProgressMessage } from '@granule/run-events';
-import { buildPlan, planInstances } from '@granule/planner';
+import { buildPlan, planInstances, simulatePlan } from '@granule/planner';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { NodeSpec } from '@granule/task-model';
 import { RunError } from '@granule/run-events';
@@ -251,7 +251,7 @@ describe('run - everything succeeds', () => {
 });
 
 const GROUPED = `
-- {id: controller, type: group, roles: [controller]}
+- {id: controller, type: group, roles: [controller], fault_tolerance: 0}
 - {id: compute, type: group, roles: [compute], requires: [controller], fault_tolerance: 1}
 - {id: setup, type: shell, roles: '*', parameters: {cmd: x}}
 - {id: configure, type: shell, roles: '*', requires: [setup], parameters: {cmd: x}}
@@ -524,5 +524,32 @@ describe('summarizeRun', () => {
     expect(summary.failures).toEqual([{ key: 'setup@k1', status: 'failed', outputTail: 'disk full' }]);
     expect(summary.running.sort()).toEqual(['setup@k2', 'setup@k3']);
     expect(summary.totals).toMatchObject({ succeeded: 2, failed: 1, dep_failed: 2, dispatched: 2, pending: 2 });
+  });
+});
+
+describe('run - choosing among ready tasks', () => {
+  it('picks what the simulator picks (the shared readyTaskRank rule): the head of the longest chain first', () => {
+    // On hub, `seed` heads a chain of three on worker; `fan`, first in the file, unblocks one task on
+    // each of two leaves.
+    const yaml = `
+- {id: fan, type: shell, roles: [hub], parameters: {cmd: x}}
+- {id: seed, type: shell, roles: [hub], parameters: {cmd: x}}
+- {id: leaf, type: shell, roles: [leaf], cross-depends: [{name: fan, role: [hub]}], parameters: {cmd: x}}
+- {id: step-1, type: shell, roles: [worker], cross-depends: [{name: seed, role: [hub]}], parameters: {cmd: x}}
+- {id: step-2, type: shell, roles: [worker], requires: [step-1], parameters: {cmd: x}}
+- {id: step-3, type: shell, roles: [worker], requires: [step-2], parameters: {cmd: x}}
+`;
+    const nodes = [
+      { uid: 'h', roles: ['hub'] },
+      { uid: 'w', roles: ['worker'] },
+      { uid: 'l1', roles: ['leaf'] },
+      { uid: 'l2', roles: ['leaf'] },
+    ];
+    const simulated = simulatePlan(buildPlan({ tasks: assertNoErrors(parseTaskFile(yaml, 'tasks.yaml')), nodes }));
+    const run = new Scenario(planOf(yaml, nodes));
+    expect(run.dispatch()).toEqual(['seed@h']);
+    expect(simulated.timeline.filter((e) => e.node === 'h').map((e) => e.task)).toEqual(['seed', 'fan']);
+    run.report('seed@h', 'succeeded');
+    expect(run.dispatch().sort()).toEqual(['fan@h', 'step-1@w']);
   });
 });

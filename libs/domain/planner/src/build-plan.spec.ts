@@ -64,12 +64,13 @@ describe('buildPlan - seed 002 group strategies', () => {
   });
 
   it('exposes groups with their nodes for fault tolerance', () => {
+    // No fault_tolerance: one more than the group has nodes, so no group fails the run on its own.
     expect(p.groups.map((g) => [g.id, g.nodes, g.faultTolerance])).toEqual([
-      ['primary-controller', ['node-1'], 0],
-      ['controller', ['node-4', 'node-2', 'node-3', 'node-5'], 0],
-      ['cinder', ['node-6'], 0],
-      ['compute', ['node-8'], 0],
-      ['network', ['node-7'], 0],
+      ['primary-controller', ['node-1'], 2],
+      ['controller', ['node-4', 'node-2', 'node-3', 'node-5'], 5],
+      ['cinder', ['node-6'], 2],
+      ['compute', ['node-8'], 2],
+      ['network', ['node-7'], 2],
     ]);
   });
 

@@ -15,5 +15,7 @@ export {
   taskName,
   writePlanJson,
 } from './plan-output';
-export { instanceDurations, remainingWork, simulatePlan } from './simulate-plan';
+export { instanceDurations, simulatePlan } from './simulate-plan';
+export { READY_ORDER_RULES, readyTaskComparator, readyTaskRank } from './ready-order';
+export type { ReadyOrderRule, ReadyRankInput } from './ready-order';
 export type { SimulationEntry, SimulationOptions, SimulationResult } from './simulate-plan';

@@ -1,10 +1,14 @@
 import { instanceName, taskName } from './plan-output';
 import type { Plan } from './plan-types';
 import { MinHeap } from './min-heap';
+import { readyTaskComparator, readyTaskRank } from './ready-order';
+import type { ReadyOrderRule } from './ready-order';
 
 export interface SimulationOptions {
   /** Seconds per task id; tasks not listed take 1 unit. */
   durations?: Record<string, number>;
+  /** How a node chooses among its ready tasks (default: the orchestrator's rule). */
+  readyOrder?: ReadyOrderRule;
 }
 
 export interface SimulationEntry {
@@ -23,25 +27,6 @@ export interface SimulationResult {
   critical_path: string[];
 }
 
-/**
- * Work that depends on an instance, measured as the longest chain of durations from it to the
- * end of the plan. The executor and the simulator both run the ready task with the most of it
- * first.
- */
-export function remainingWork(plan: Plan, duration: Float64Array): Float64Array {
-  const work = new Float64Array(duration.length);
-  for (let k = plan.order.length - 1; k >= 0; k--) {
-    const v = plan.order[k];
-    work[v] += duration[v];
-    const add = (p: number): void => {
-      if (work[v] > work[p]) work[p] = work[v];
-    };
-    for (const p of plan.preds[v]) add(p);
-    for (const group of plan.anyPreds.get(v) ?? []) for (const p of group) add(p);
-  }
-  return work;
-}
-
 /** Per-instance duration: the given seconds (default 1) for real, non-skipped work; 0 otherwise. */
 export function instanceDurations(plan: Plan, durations: Record<string, number> = {}): Float64Array {
   const out = new Float64Array(plan.instTask.length);
@@ -55,12 +40,18 @@ export function instanceDurations(plan: Plan, durations: Record<string, number> 
 /**
  * Runs the plan on a virtual clock: unlimited workers, but one task at a time per node, at
  * most `concurrency[task]` nodes running a task at once, and everything the edges say.
- * Among ready tasks on a node, the one with the most remaining work goes first.
+ * Among ready tasks on a node, the orchestrator's rule picks (`ready-order.ts`).
  */
 export function simulatePlan(plan: Plan, options: SimulationOptions = {}): SimulationResult {
   const n = plan.instTask.length;
   const duration = instanceDurations(plan, options.durations);
-  const work = remainingWork(plan, duration);
+  const rank = readyTaskRank(
+    { order: plan.order, preds: plan.preds, anyPreds: plan.anyPreds, node: plan.instNode, duration },
+    options.readyOrder,
+  );
+  const position = new Int32Array(n);
+  plan.order.forEach((v, k) => (position[v] = k));
+  const compare = readyTaskComparator(rank, position);
 
   // Successors: plain edges, and any-of memberships (producer -> [consumer, group]).
   const succ: number[][] = Array.from({ length: n }, () => []);
@@ -91,9 +82,7 @@ export function simulatePlan(plan: Plan, options: SimulationOptions = {}): Simul
   const cause = new Int32Array(n).fill(-1);
   const lastFinished = new Int32Array(n).fill(-1); // the predecessor whose end made i ready
 
-  const better = (a: number, b: number): boolean =>
-    work[a] > work[b] ||
-    (work[a] === work[b] && (plan.priority[a] < plan.priority[b] || (plan.priority[a] === plan.priority[b] && a < b)));
+  const better = (a: number, b: number): boolean => compare(a, b) < 0;
   const nodeQueues = plan.nodeNames.map(() => new MinHeap<number>(better));
   const events = new MinHeap<[number, number]>((a, b) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]));
   const dirty = new Set<number>();

@@ -34,7 +34,7 @@ describe('readFaultTolerance', () => {
 
 describe('resolveFaultTolerance', () => {
   it.each([
-    ['none', undefined, 10, 0],
+    ['none: one more than the group, so it never fails the run on its own', undefined, 10, 11],
     ['count', { kind: 'count', value: 2, mustSucceed: false }, 10, 2],
     ['count larger than the group is clamped', { kind: 'count', value: 20, mustSucceed: false }, 10, 10],
     ['percent rounds down', { kind: 'percent', value: 10, mustSucceed: false }, 19, 1],
@@ -48,5 +48,31 @@ describe('resolveFaultTolerance', () => {
     ['empty group', { kind: 'count', value: 3, mustSucceed: false }, 0, 0],
   ] as const)('%s', (_name, ft, size, expected) => {
     expect(resolveFaultTolerance(ft, size)).toBe(expected);
+  });
+});
+
+describe("Fuel's calculate_fault_tolerance (fuel-web nailgun/lcm/transaction_serializer.py; test_lcm_transaction_serializer.py, test_get_fault_tolerance)", () => {
+  const fromYaml = (raw: unknown, size: number): number => {
+    const ft = raw === undefined ? undefined : readFaultTolerance(raw);
+    if (ft && 'code' in ft) throw new Error(ft.message);
+    return resolveFaultTolerance(ft, size);
+  };
+
+  it.each([
+    ['absent: unattainable, one more than the group', undefined, 12, 13],
+    ['a count as a string', '12', 12, 12],
+    ['a count as a number', 12, 12, 12],
+    ['a percent, rounded down', '25%', 12, 3],
+    ['a negative percent: that share must succeed', ' -25%', 12, 9],
+    ['a negative count: that many must succeed', '-3 ', 12, 9],
+    ['100% of a one-node group', '100%', 1, 1],
+    ['0% of a one-node group', '0%', 1, 0],
+    ['absent, one-node group', undefined, 1, 2],
+  ])('%s', (_name, raw, size, expected) => {
+    expect(fromYaml(raw, size)).toBe(expected);
+  });
+
+  it('refuses what Fuel would log and treat as absent (a%), naming what it expected', () => {
+    expect(readFaultTolerance('a%')).toMatchObject({ code: 'TASK_BAD_FIELD' });
   });
 });

@@ -31,12 +31,14 @@ function tidy(x: number): number {
 }
 
 /**
- * How many nodes of a group of `groupSize` may fail. No fault tolerance: 0. A percent of the
- * group rounds down; with `mustSucceed` the value (a percent rounds up) is how many must succeed,
- * so `groupSize - value` may fail. The result is clamped to [0, groupSize].
+ * How many nodes of a group of `groupSize` may fail. No `fault_tolerance`: `groupSize + 1`, a
+ * number no group can exceed, so the group never fails the run on its own (Fuel's
+ * `calculate_fault_tolerance` returns the same "unattainable" value). A percent of the group
+ * rounds down; with `mustSucceed` the value (a percent rounds up) is how many must succeed, so
+ * `groupSize - value` may fail. An explicit value is clamped to [0, groupSize].
  */
 export function resolveFaultTolerance(ft: FaultTolerance | undefined, groupSize: number): number {
-  if (!ft) return 0;
+  if (!ft) return groupSize + 1;
   const share = ft.kind === 'count' ? ft.value : tidy((ft.value * groupSize) / 100);
   const mayFail = ft.mustSucceed ? groupSize - Math.ceil(share) : Math.floor(share);
   return Math.min(groupSize, Math.max(0, mayFail));

@@ -3,7 +3,14 @@ export * from './nodes-file';
 export { TASK_DIAGNOSTIC_CODES, TaskFieldError } from './task-diagnostics';
 export type { TaskDiagnosticCode } from './task-diagnostics';
 export { parseStageRef } from './stage-ref';
-export { MASTER_NODE_UID, compileRoleSelector, matchesNode, matchesTaskName, parseRoleSelector } from './role-selector';
+export {
+  MASTER_NODE_UID,
+  compileRoleSelector,
+  matchesNode,
+  matchesTaskName,
+  parseRoleSelector,
+  selectsMaster,
+} from './role-selector';
 export type { NodePredicate } from './role-selector';
 export { resolveFaultTolerance } from './fault-tolerance';
 export { createLocator } from './yaml-source';

@@ -1,4 +1,4 @@
-import { compileRoleSelector, matchesNode, matchesTaskName, parseRoleSelector } from './role-selector';
+import { compileRoleSelector, matchesNode, matchesTaskName, parseRoleSelector, selectsMaster } from './role-selector';
 import { TaskFieldError } from './task-diagnostics';
 import { NodeSpec, RoleSelector } from './types';
 
@@ -31,6 +31,7 @@ describe('parseRoleSelector', () => {
       },
     ],
     [['compute', '*'], { kind: 'all' }],
+    [['*', 'master'], { kind: 'all', withMaster: true }],
     [
       ['master', 'compute'],
       {
@@ -62,8 +63,8 @@ describe('parseRoleSelector', () => {
 });
 
 describe('matchesNode', () => {
-  it('* - selects every node, master included', () => {
-    expect(selected('*')).toEqual(['1', '2', '3', 'master']);
+  it('* - selects every node of the deployment, never the master host (Fuel test_role_resolver.py, test_resolve_all)', () => {
+    expect(selected('*')).toEqual(['1', '2', '3']);
   });
 
   it('master - selects only the node with uid master', () => {
@@ -112,5 +113,43 @@ describe('matchesTaskName', () => {
   it('regex name - anchored at the start', () => {
     expect(matchesTaskName({ name: 'openstack-.*', isRegex: true }, 'openstack-controller')).toBe(true);
     expect(matchesTaskName({ name: 'openstack-.*', isRegex: true }, 'primary-openstack-controller')).toBe(false);
+  });
+});
+
+describe("Fuel's role resolution (fuel-web nailgun/utils/resolvers.py; test_role_resolver.py)", () => {
+  // Five cluster nodes with one or two roles each, and the master host, which is no cluster node.
+  const fleet: NodeSpec[] = [
+    { uid: 'n1', roles: ['primary-controller'] },
+    { uid: 'n2', roles: ['cinder'] },
+    { uid: 'n3', roles: ['controller', 'compute'] },
+    { uid: 'n4', roles: ['controller', 'cinder'] },
+    { uid: 'n5', roles: ['compute'] },
+    { uid: 'master', roles: [] },
+  ];
+  const resolve = (value: unknown): string[] => {
+    const selector = parseRoleSelector(value);
+    return selector ? fleet.filter((n) => matchesNode(selector, n)).map((n) => n.uid) : [];
+  };
+
+  it("test_resolve_all - '*' resolves to every cluster node and not to the master host", () => {
+    expect(resolve('*')).toEqual(['n1', 'n2', 'n3', 'n4', 'n5']);
+  });
+
+  it('test_resolve_master - master alone resolves to the master host; inside a list, to the master host too', () => {
+    expect(resolve('master')).toEqual(['master']);
+    expect(resolve(['master', 'controller'])).toEqual(['n3', 'n4', 'master']);
+  });
+
+  it('test_resolve_by_pattern - a regex matches roles from their start', () => {
+    expect(resolve(['/.*controller/'])).toEqual(['n1', 'n3', 'n4']);
+    expect(resolve(['/c.+/'])).toEqual(['n2', 'n3', 'n4', 'n5']);
+  });
+
+  it('selectsMaster - true exactly when the planner must add the master host', () => {
+    expect(
+      ['master', ['master', 'controller'], ['*', 'master'], '*', ['controller'], '/.*/'].map((v) =>
+        selectsMaster(parseRoleSelector(v)),
+      ),
+    ).toEqual([true, true, true, false, false, false]);
   });
 });

@@ -67,7 +67,7 @@ export function readRoleSelector(
     if (Array.isArray(value)) value.forEach((item, i) => addItem(item, i, valueIndex));
     else addItem(value, undefined, valueIndex);
   });
-  if (all) return { kind: 'all' };
+  if (all) return master ? { kind: 'all', withMaster: true } : { kind: 'all' };
   if (master && patterns.length === 0) return { kind: 'master' };
   // `master` next to other roles stays a name pattern; matchesNode gives it the master's meaning.
   if (master) patterns.push({ kind: 'name', name: MASTER_NODE_UID });
@@ -93,8 +93,16 @@ function compilePattern(source: string): RegExp {
   return new RegExp(`^(?:${source})`);
 }
 
+/** True when the selector names the master host (`master` alone or inside a role list). */
+export function selectsMaster(selector: RoleSelector | null | undefined): boolean {
+  if (!selector) return false;
+  if (selector.kind === 'master' || (selector.kind === 'all' && selector.withMaster)) return true;
+  return selector.kind === 'patterns' && selector.patterns.some((p) => p.kind === 'name' && p.name === MASTER_NODE_UID);
+}
+
 const predicates = new WeakMap<RoleSelector, NodePredicate>();
-const matchAll: NodePredicate = () => true;
+// '*' is the deployment's nodes: the master host is not one of them (Fuel's resolve('*')).
+const matchAll: NodePredicate = (node) => node.uid !== MASTER_NODE_UID;
 const matchMaster: NodePredicate = (node) => node.uid === MASTER_NODE_UID;
 
 /**
@@ -102,7 +110,7 @@ const matchMaster: NodePredicate = (node) => node.uid === MASTER_NODE_UID;
  * object, so calling it again for the same selector is a WeakMap lookup.
  */
 export function compileRoleSelector(selector: RoleSelector): NodePredicate {
-  if (selector.kind === 'all') return matchAll;
+  if (selector.kind === 'all') return selector.withMaster ? () => true : matchAll;
   if (selector.kind === 'master') return matchMaster;
   let predicate = predicates.get(selector);
   if (predicate) return predicate;
@@ -129,7 +137,7 @@ export function compileRoleSelector(selector: RoleSelector): NodePredicate {
 }
 
 /**
- * True when `selector` selects `node`: `all` selects every node, `master` only the node with
+ * True when `selector` selects `node`: `all` selects every node but the master host, `master` only the node with
  * uid `master`, a pattern list every node with a role or tag equal to a name or matched by a
  * regex (anchored at the start, like Fuel). A `master` name inside a list also selects the master.
  */

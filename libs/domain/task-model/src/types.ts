@@ -32,13 +32,14 @@ export type RolePattern = { kind: 'name'; name: string } | { kind: 'regex'; sour
 
 /**
  * Which nodes a task runs on.
- * - `all`: `'*'`, every node of the deployment;
+ * - `all`: `'*'`, every node of the deployment, never the master host (`withMaster`: `['*', master]`, both);
  * - `master`: `'master'`, the Granule master host (node uid `master`);
  * - `patterns`: a list (or a single `/regex/`) matched against each node's roles (and tags).
  */
-export type RoleSelector = { kind: 'all' } | { kind: 'master' } | { kind: 'patterns'; patterns: RolePattern[] };
+export type RoleSelector =
+  { kind: 'all'; withMaster?: true } | { kind: 'master' } | { kind: 'patterns'; patterns: RolePattern[] };
 
-/** The nodes a cross-dependency looks at: a selector, `self` (the same node) or omitted (any node). */
+/** The nodes a cross-dependency looks at: a selector, `self` (the same node) or omitted (`any`: as `'*'`). */
 export type CrossRole = RoleSelector | { kind: 'self' } | { kind: 'any' };
 
 export interface CrossDependency {
@@ -46,7 +47,7 @@ export interface CrossDependency {
   name: string;
   isRegex: boolean;
   role: CrossRole;
-  /** `all`: wait for every matching instance; `any`: wait for at least one of them. */
+  /** `all`: every matching instance on every selected node; `any`: the matching instances on one of them. */
   policy: 'all' | 'any';
 }
 
