@@ -1,3 +1,4 @@
+import { debugEnabled } from './cli-environment';
 import { EXIT_OK, exitCodeFor, reportError } from './cli-error-handler';
 import { buildProgram } from './program';
 
@@ -6,7 +7,7 @@ async function main(argv: string[]): Promise<number> {
     await buildProgram(argv[2]).parseAsync(argv);
     return EXIT_OK;
   } catch (err) {
-    reportError(err, process.env.GRANULE_DEBUG === '1');
+    reportError(err, debugEnabled());
     return exitCodeFor(err);
   }
 }

@@ -5,6 +5,7 @@ import { UsageError } from '@granule/core';
 import { NATS_ROLES, type NatsRole } from '@granule/contracts';
 import { statusAt, TrustStore, type IssuedIdentity } from '@granule/nats-auth';
 import { parseFormat, toJson, toTable, toYaml } from '../output';
+import { cliEnvironment } from '../cli-environment';
 
 /** The services every installation runs, each with its own credential. */
 export const SERVICE_IDENTITIES: { name: string; role: NatsRole }[] = [
@@ -19,7 +20,7 @@ interface AuthDirOption {
 
 /** `--auth-dir`, else GRANULE_AUTH_DIR: where the trust store's keys live. */
 function authDirOf(opts: AuthDirOption): string {
-  const dir = opts.authDir ?? process.env.GRANULE_AUTH_DIR;
+  const dir = opts.authDir ?? cliEnvironment.GRANULE_AUTH_DIR;
   if (!dir) throw new UsageError('no trust store named: pass --auth-dir DIR or set GRANULE_AUTH_DIR');
   return path.resolve(dir);
 }

@@ -7,6 +7,7 @@ import { InvalidInputError } from '@granule/core';
 import { ConfigStoreClient } from '@granule/config-store-client';
 import { connectNats } from '@granule/messaging';
 import { loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit/config';
+import { cliEnvironment } from '../cli-environment';
 
 /** Where the CLI's config file lives: `$XDG_CONFIG_HOME/granule/config.yaml`, else `~/.config/granule/config.yaml`. */
 export function cliConfigPath(env: Record<string, string | undefined>): string {
@@ -160,8 +161,8 @@ export function addConnectionOptions(cmd: Command): Command {
 
 /** The connection settings of this invocation: flags, environment, config file (the CLI's one reader of them). */
 export async function connectionSettings(flags: ConnectionFlags): Promise<ConnectionSettings> {
-  const configPath = cliConfigPath(process.env);
-  return resolveConnection(flags, process.env, await readCliConfigFile(configPath), configPath);
+  const configPath = cliConfigPath(cliEnvironment);
+  return resolveConnection(flags, cliEnvironment, await readCliConfigFile(configPath), configPath);
 }
 
 /** Connects as the flags, environment and config file say, runs `fn` with a config-store client, and disconnects. */
