@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { ConfigStoreClient } from '@granule/config-store-client';
-import { ReplyExceptionFilter } from '@granule/nats-endpoints';
+import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import { PlanStore } from '@granule/plan-store';
 import { ConfigStoreInputs } from './environment-plan-inputs';
 import { GraphPlannerConfig } from './graph-planner.config';
@@ -58,6 +58,7 @@ export class GraphPlannerModule {
           inject: [PlanStore, NATS_CONNECTION, GraphPlannerConfig],
         },
         { provide: APP_FILTER, useClass: ReplyExceptionFilter },
+        { provide: APP_GUARD, useClass: CallerGuard },
         ConnectionsCloser,
       ],
     };

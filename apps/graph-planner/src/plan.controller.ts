@@ -1,5 +1,6 @@
 import { Controller, Inject, Logger } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Allow } from '@granule/nats-endpoints';
 import type { PlannedMessage } from '@granule/contracts';
 import { PlanRequestHandler } from './plan-request.handler';
 
@@ -18,6 +19,7 @@ export class PlanController {
   constructor(@Inject(PlanRequestHandler) private readonly handler: PlanRequestHandler) {}
 
   @MessagePattern('planner.plan')
+  @Allow('orchestrator', 'operator', 'admin')
   async plan(@Payload() request: unknown): Promise<PlannedMessage> {
     const started = Date.now();
     try {

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import type { DynamicModule, OnModuleInit } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { ensureExecutionStreams } from '@granule/messaging';
-import { ReplyExceptionFilter } from '@granule/nats-endpoints';
+import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { Logger } from '@granule/service-kit';
 import { AgentRegistryController } from './agents/agent-registry.controller';
 import { CommandIntake } from './commands/command-intake';
@@ -65,6 +65,7 @@ export class OrchestratorModule {
         RunTicker,
         RunQueries,
         { provide: APP_FILTER, useClass: ReplyExceptionFilter },
+        { provide: APP_GUARD, useClass: CallerGuard },
       ],
     };
   }

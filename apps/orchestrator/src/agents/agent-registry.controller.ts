@@ -1,6 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
+import type { Caller } from '@granule/messaging';
+import { Allow, CallerOf } from '@granule/nats-endpoints';
 import { GranuleError, InvalidInputError } from '@granule/core';
 import { ID_PATTERN, nodeStreamId } from '@granule/contracts';
 import type { AgentRegistered, AgentRegistration } from '@granule/contracts';
@@ -32,7 +34,8 @@ export class AgentRegistryController {
   ) {}
 
   @MessagePattern('agent.register')
-  async register(@Payload() agent: AgentRegistration): Promise<AgentRegistered> {
+  @Allow('agent')
+  async register(@Payload() agent: AgentRegistration, @CallerOf() caller: Caller): Promise<AgentRegistered> {
     if (typeof agent.uid !== 'string' || !ID_PATTERN.test(agent.uid))
       throw new InvalidInputError([
         {
@@ -42,6 +45,12 @@ export class AgentRegistryController {
           message: `expected a node uid, got ${JSON.stringify(agent.uid)}`,
         },
       ]);
+    // An agent's credential is bound to one node: it registers that node and no other.
+    if (caller.authenticated && caller.node !== agent.uid)
+      throw new RegistrationRefusedError(
+        'AGENT_REFUSED',
+        `'${caller.name}' is enrolled for node ${caller.node ?? '(none)'}, not ${agent.uid}`,
+      );
     const expected = this.config.agentToken;
     if (expected && !sameSecret(expected, agent.token ?? ''))
       throw new RegistrationRefusedError('AGENT_REFUSED', 'the agent token does not match GRANULE_AGENT_TOKEN');

@@ -24,14 +24,13 @@ import {
   StopDeploymentCommand,
 } from '@granule/contracts/dto';
 import { EventStore } from '@granule/event-store';
-import { decodeJson, errorReply, okReply } from '@granule/messaging';
+import { CallerVerifier, decodeJson, errorReply, okReply } from '@granule/messaging';
+import type { Caller } from '@granule/messaging';
 import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
 import type { Logger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { LOGGER, NATS } from '../orchestrator.tokens';
 import { ResultIntake } from '../results/result-intake';
-import { CallerIdentity } from './caller-identity';
-import type { Caller } from './caller-identity';
 
 const COMMAND_DTOS: Record<DeploymentCommandType, new () => object> = {
   StartDeployment: StartDeploymentCommand,
@@ -71,7 +70,7 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
   private feed?: ConsumerMessages;
   private stopped = false;
   private consuming?: Promise<void>;
-  private readonly callers: CallerIdentity;
+  private readonly callers: CallerVerifier;
 
   constructor(
     @Inject(NATS) private readonly nats: NatsConnection,
@@ -83,7 +82,7 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.subjects = executionSubjects(config.subjectPrefix);
-    this.callers = new CallerIdentity(nats);
+    this.callers = new CallerVerifier(nats);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -31,3 +31,5 @@ export { errorReply, isReply, okReply, RemoteError, toReplyError, unwrapReply } 
 export { request, SERVICES, ServiceUnavailableError, signatureHeaders, signRequestsOn } from './nats-request';
 export type { RequestOptions, RequestSigner, ServiceRef, ServiceUnavailableCode } from './nats-request';
 export { MAX_REPLY_CHUNKS, encodeChunks, parseRequestJson } from './nats-payload';
+export { ANONYMOUS, CallerRefusedError, CallerVerifier, allowedCaller } from './caller-identity';
+export type { Caller } from './caller-identity';

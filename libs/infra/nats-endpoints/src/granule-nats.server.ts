@@ -7,22 +7,20 @@ import { throwError } from 'rxjs';
 import type { Observable } from 'rxjs';
 import { InvalidInputError } from '@granule/core';
 import type { Reply } from '@granule/contracts';
-import { encodeChunks, errorReply, okReply, parseRequestJson } from '@granule/messaging';
+import { CallerVerifier, encodeChunks, errorReply, okReply, parseRequestJson } from '@granule/messaging';
+import type { VerifiedIdentity } from '@granule/nats-auth';
 
-/** Who sent a request, once its signature was checked (see `GranuleNatsServerOptions.identify`). */
-export interface CallerIdentity {
-  name: string;
-  role: string;
-  /** The node an agent identity is bound to. */
-  node?: string;
-}
-
-/** The context of a Granule NATS request: subject, headers and the caller's proved identity. */
+/**
+ * The context of a Granule NATS request: subject, headers, and who sent it (its signature
+ * checked by the transport; undefined when unsigned or not trusted). `authRequired`: the service
+ * is on an authenticated NATS, so an endpoint must know its caller (see `CallerGuard`).
+ */
 export class GranuleNatsContext extends NatsContext {
   constructor(
     subject: string,
     headers: MsgHdrs | undefined,
-    readonly caller: CallerIdentity | undefined,
+    readonly caller: VerifiedIdentity | undefined,
+    readonly authRequired: boolean,
   ) {
     super([subject, headers]);
   }
@@ -35,8 +33,8 @@ export interface GranuleNatsServerOptions {
   prefix: string;
   /** Queue group: replicas share the requests. */
   queue: string;
-  /** Checks a request's signature and says who sent it (undefined: unsigned or not trusted). */
-  identify?: (subject: string, data: Uint8Array, headers: MsgHdrs | undefined) => CallerIdentity | undefined;
+  /** Checks requests' signatures (default: one for `connection`, which knows whether auth is on). */
+  verifier?: CallerVerifier;
   /** An internal error answered as INTERNAL, for the service's log. */
   onInternalError?: (pattern: string, err: unknown) => void;
 }
@@ -52,9 +50,11 @@ export interface GranuleNatsServerOptions {
  */
 export class GranuleNatsServer extends ServerNats {
   private readonly subscriptionsOfOurs: Subscription[] = [];
+  private readonly verifier: CallerVerifier;
 
   constructor(private readonly granule: GranuleNatsServerOptions) {
     super({});
+    this.verifier = granule.verifier ?? new CallerVerifier(granule.connection);
   }
 
   override async createNatsClient(): Promise<NatsConnection> {
@@ -95,8 +95,8 @@ export class GranuleNatsServer extends ServerNats {
     } catch (err) {
       return respond(errorReply(err));
     }
-    const caller = this.granule.identify?.(msg.subject, msg.data, msg.headers);
-    const ctx = new GranuleNatsContext(msg.subject, msg.headers, caller);
+    const caller = this.verifier.identify(msg.subject, msg.data, msg.headers);
+    const ctx = new GranuleNatsContext(msg.subject, msg.headers, caller, this.verifier.required);
     const handler = this.getHandlerByPattern(pattern);
     if (!handler)
       return respond(
