@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { CallerGuard } from '@granule/nats-endpoints';
+import { CallerContextInterceptor } from './audit/caller-context';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { API_TOKEN, ApiTokenGuard } from './http/api-token.guard';
 import { ConfigStoreController, HealthController } from './http/config-store.controller';
@@ -22,6 +24,8 @@ export class ConfigStoreModule {
         { provide: ConfigStoreApi, useValue: api },
         ...(apiToken ? [{ provide: API_TOKEN, useValue: apiToken }, ApiTokenGuard] : []),
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_GUARD, useClass: CallerGuard },
+        { provide: APP_INTERCEPTOR, useClass: CallerContextInterceptor },
       ],
     };
   }

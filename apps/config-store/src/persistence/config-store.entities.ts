@@ -231,6 +231,40 @@ export class StoreFlagEntity {
 }
 
 /** Every entity of the config-store, for the DataSource. */
+/** Who changed the configuration: every change asked for over NATS or HTTP, with its caller and outcome. */
+@Entity({ name: 'config_audit' })
+@Index('ix_config_audit_at', ['at'])
+export class ConfigAuditEntity {
+  @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'pk_config_audit', name: 'id', type: 'bigint' })
+  id!: string;
+
+  @CreateDateColumn({ name: 'at', type: 'timestamptz' })
+  at!: Date;
+
+  /** The identity that signed the request (NATS), or the API token's name (HTTP); `anonymous` without auth. */
+  @Column({ name: 'caller', type: 'text' })
+  caller!: string;
+
+  @Column({ name: 'role', type: 'text', nullable: true })
+  role!: string | null;
+
+  /** `nats` or `http`. */
+  @Column({ name: 'transport', type: 'text' })
+  transport!: string;
+
+  /** The operation, e.g. `node.add`. */
+  @Column({ name: 'operation', type: 'text' })
+  operation!: string;
+
+  /** What it names: an id, uid or name from the request, when it has one. */
+  @Column({ name: 'target', type: 'text', nullable: true })
+  target!: string | null;
+
+  /** `ok`, or the refusal's code. */
+  @Column({ name: 'outcome', type: 'text' })
+  outcome!: string;
+}
+
 export const CONFIG_STORE_ENTITIES = [
   ReleaseEntity,
   PluginEntity,
@@ -239,4 +273,5 @@ export const CONFIG_STORE_ENTITIES = [
   NodeEntity,
   StrategyEntity,
   StoreFlagEntity,
+  ConfigAuditEntity,
 ];

@@ -1,6 +1,9 @@
 import type { DataSource } from 'typeorm';
+import { CONFIG_READ_OPERATIONS } from '@granule/contracts';
 import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
 import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts/dto';
+import { AuditService } from '../audit/audit.service';
+import { currentCaller } from '../audit/caller-context';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
 import { EnvironmentService } from '../services/environment.service';
 import { NodeService } from '../services/node.service';
@@ -9,9 +12,12 @@ import { TaskService } from '../services/task.service';
 
 type Handlers = { [K in ConfigOperation]: (req: ConfigStoreRequest<K>) => Promise<ConfigStoreReplies[K]> };
 
+const READS: ReadonlySet<string> = new Set(CONFIG_READ_OPERATIONS);
+
 /**
  * The config-store's operations, independent of the transport: NATS request/reply and HTTP
- * both call `handle`, so validation, errors and results are the same on both.
+ * both call `handle`, so validation, errors and results are the same on both, and every change
+ * (every operation but reads) is recorded in the audit with its caller and outcome.
  */
 export class ConfigStoreApi {
   readonly catalog: CatalogService;
@@ -19,6 +25,7 @@ export class ConfigStoreApi {
   readonly nodes: NodeService;
   readonly tasks: TaskService;
   readonly strategies: StrategyService;
+  readonly audit: AuditService;
   private readonly handlers: Handlers;
 
   constructor(dataSource: DataSource, subjectPrefix: string) {
@@ -27,6 +34,7 @@ export class ConfigStoreApi {
     this.nodes = new NodeService(dataSource);
     this.tasks = new TaskService(dataSource);
     this.strategies = new StrategyService(dataSource);
+    this.audit = new AuditService(dataSource);
     this.handlers = {
       ping: async () => ({ service: 'config-store', subject_prefix: subjectPrefix }),
       'release.list': () => this.catalog.listReleases(),
@@ -57,6 +65,7 @@ export class ConfigStoreApi {
       'strategy.list': () => this.strategies.list(),
       'strategy.get': (r) => this.strategies.get(r.name),
       'strategy.remove': (r) => this.strategies.remove(r.name),
+      'audit.list': (r) => this.audit.list(r.limit),
     };
   }
 
@@ -67,8 +76,21 @@ export class ConfigStoreApi {
 
   /** Validates the payload against the operation's class and runs it. Throws `GranuleError`s for refusals. */
   async handle<K extends ConfigOperation>(operation: K, payload: unknown): Promise<ConfigStoreReplies[K]> {
-    const request = validatePayload(CONFIG_STORE_REQUESTS[operation] as new () => ConfigStoreRequest<K>, payload);
-    return (this.handlers[operation] as (req: ConfigStoreRequest<K>) => Promise<ConfigStoreReplies[K]>)(request);
+    const run = async (): Promise<ConfigStoreReplies[K]> => {
+      const request = validatePayload(CONFIG_STORE_REQUESTS[operation] as new () => ConfigStoreRequest<K>, payload);
+      return (this.handlers[operation] as (req: ConfigStoreRequest<K>) => Promise<ConfigStoreReplies[K]>)(request);
+    };
+    if (READS.has(operation)) return run();
+    const caller = currentCaller();
+    let result: ConfigStoreReplies[K];
+    try {
+      result = await run();
+    } catch (err) {
+      await this.audit.record(caller, operation, payload, err).catch(() => undefined);
+      throw err;
+    }
+    await this.audit.record(caller, operation, payload, 'ok');
+    return result;
   }
 }
 

@@ -10,6 +10,7 @@ import type {
   ReleaseView,
   StrategyView,
   TasksView,
+  AuditEntryView,
 } from './config-store.views';
 
 /** Queue group of config-store replicas: each request is answered by one of them. */
@@ -47,6 +48,7 @@ export interface ConfigStoreReplies {
   'strategy.list': StrategyView[];
   'strategy.get': StrategyView;
   'strategy.remove': StrategyView;
+  'audit.list': AuditEntryView[];
 }
 
 /** Request payload type per operation (the DTO class's shape). */
@@ -84,6 +86,7 @@ export const CONFIG_OPERATIONS: ConfigOperation[] = [
   'strategy.list',
   'strategy.get',
   'strategy.remove',
+  'audit.list',
 ];
 
 /** Whose deployment tasks: a release's, or an environment's (seed 002). */

@@ -101,3 +101,16 @@ export interface PingView {
   service: 'config-store';
   subject_prefix: string;
 }
+
+/** A configuration change as the audit keeps it (`audit.list`, newest first). */
+export interface AuditEntryView {
+  at: string;
+  /** The signed identity (NATS), the API token's name (HTTP), or `anonymous` on a NATS without auth. */
+  caller: string;
+  role: string | null;
+  transport: 'nats' | 'http' | string;
+  operation: string;
+  target: string | null;
+  /** `ok`, or the refusal's code. */
+  outcome: string;
+}

@@ -3,12 +3,15 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsNotEmpty,
   IsObject,
   IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
+  Min,
 } from 'class-validator';
 import { INPUT_LIMITS } from '@granule/core';
 import { ENVIRONMENT_STATUSES, NODE_STATUSES } from '@granule/config-model';
@@ -342,4 +345,13 @@ export class StrategyRefRequest {
   @IsNotEmpty()
   @MaxBytes(FIELD)
   name!: string;
+}
+
+/** `audit.list`: the newest configuration changes first. */
+export class ListAuditRequest {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
 }

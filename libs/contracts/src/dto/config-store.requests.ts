@@ -6,6 +6,7 @@ import {
   EnvironmentPluginRequest,
   GetTasksRequest,
   InstallPluginRequest,
+  ListAuditRequest,
   ListNodesRequest,
   NodeRefRequest,
   PutTasksRequest,
@@ -49,4 +50,5 @@ export const CONFIG_STORE_REQUESTS = {
   'strategy.list': EmptyRequest,
   'strategy.get': StrategyRefRequest,
   'strategy.remove': StrategyRefRequest,
+  'audit.list': ListAuditRequest,
 } as const;
