@@ -5,7 +5,7 @@
 // Writes <OUT_ROOT>/libs/infra/task-runners/native/build/granule-spawn (OUT_ROOT defaults to the
 // repository, for tests run from the sources; tools/build.mjs passes its dist/ tree). Linked
 // statically where the C library allows it, so a build runs on hosts with an older one.
-// Without a C compiler it says so and exits 0: the agent then uses the Node.js helper.
+// Without a C compiler it says so and exits 0: the agent then starts tasks with Node.js's child_process.
 // Skips the compile when the binary is newer than its source.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -33,7 +33,7 @@ export function buildNative(outRoot = root, log = (m) => process.stderr.write(`[
   if (existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs) return target;
   const cc = findCompiler();
   if (!cc) {
-    log('no C compiler (cc, gcc or clang): the node-agent will start tasks through its Node.js helper');
+    log("no C compiler (cc, gcc or clang): the node-agent will start tasks with Node.js's child_process");
     return undefined;
   }
   mkdirSync(path.dirname(target), { recursive: true });

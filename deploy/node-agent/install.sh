@@ -75,7 +75,7 @@ echo "installing the Granule node agent from $source_dir to $prefix"
 if [ -x "$source_dir/dist/libs/infra/task-runners/native/build/granule-spawn" ]; then
   echo "task processes will be started by the native spawn helper (granule-spawn)"
 else
-  echo "note: dist has no native spawn helper (built without a C compiler); the agent will use its Node.js helper"
+  echo "note: dist has no native spawn helper (built without a C compiler); the agent will start tasks with Node.js's child_process"
 fi
 run mkdir -p "$prefix" "$prefix/deploy/node-agent"
 for part in dist node_modules; do

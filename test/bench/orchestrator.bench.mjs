@@ -7,7 +7,8 @@
 //
 //   node test/bench/orchestrator.bench.mjs [--agents N] [--tasks M]   (or BENCH_AGENTS / BENCH_TASKS)
 //   BENCH_PROFILE=1 also writes V8 CPU profiles of the orchestrator and one agent to tmp/bench-profiles/
-//   BENCH_SPAWN_HELPER=native|node|auto sets the agents' GRANULE_SPAWN_HELPER (default auto: native when built)
+//   BENCH_SPAWN_HELPER=native|node|auto sets the agents' GRANULE_SPAWN_HELPER (default auto: native when built;
+//   node: the agents start tasks with their own child_process, so there is no helper to count)
 //   BENCH_AGENT_NODE_FLAGS='--flag ...' passes Node.js flags to the agent processes (experiments)
 //   BENCH_HOLLOW=0 skips the last run, the control plane alone with hollow nodes in place of the
 //   agents (test/bench/hollow-nodes.mjs, ADR 0012)

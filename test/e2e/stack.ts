@@ -29,7 +29,7 @@ import {
 } from '@granule/contracts';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import { deleteExecutionStreams } from '@granule/messaging';
-import { NATIVE_SPAWN_HELPER, SPAWN_HELPER_SCRIPT } from '@granule/task-runners';
+import { NATIVE_SPAWN_HELPER } from '@granule/task-runners';
 
 /** Repository root (this file is test/e2e/). */
 export const REPO_ROOT = path.resolve(__dirname, '../..');
@@ -484,8 +484,7 @@ export class E2eStack {
         if (!`${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`.includes(marker)) continue;
         // An agent's spawn helper inherits the agent's environment but is part of the agent.
         const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-        if ([SPAWN_HELPER_SCRIPT, NATIVE_SPAWN_HELPER].some((helper) => cmdline.includes(path.basename(helper))))
-          continue;
+        if (cmdline.includes(path.basename(NATIVE_SPAWN_HELPER))) continue;
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
         if (state !== 'Z' && state !== 'X') found.push(pid);

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { HelperProcessSpawner, TaskJournal } from '@granule/task-runners';
+import type { AgentProcessSpawner, TaskJournal } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import { AgentRegistrationService } from './agent-registration.service';
@@ -24,7 +24,7 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
     private readonly heartbeat: PresenceHeartbeat,
     private readonly registration: AgentRegistrationService,
     @Inject(TASK_JOURNAL) private readonly journal: TaskJournal,
-    @Inject(PROCESS_SPAWNER) private readonly spawner: HelperProcessSpawner,
+    @Inject(PROCESS_SPAWNER) private readonly spawner: AgentProcessSpawner,
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
   ) {}

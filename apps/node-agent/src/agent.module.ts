@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { connectNats, connectRedis } from '@granule/messaging';
-import { HelperProcessSpawner, TaskJournal, TaskRunner } from '@granule/task-runners';
+import { AgentProcessSpawner, TaskJournal, TaskRunner } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import { AgentRegistrationService } from './agent-registration.service';
@@ -45,15 +45,15 @@ export class AgentModule {
           },
           inject: [AGENT_CONFIG, AGENT_LOGGER],
         },
-        // Task processes are started from a small helper process: forking the agent costs more.
+        // Task processes are started by the native helper where it is built: forking the agent costs more.
         {
           provide: PROCESS_SPAWNER,
-          useFactory: (c: AgentConfig) => new HelperProcessSpawner({ helper: c.spawnHelper }),
+          useFactory: (c: AgentConfig) => new AgentProcessSpawner({ helper: c.spawnHelper }),
           inject: [AGENT_CONFIG],
         },
         {
           provide: TASK_RUNNER,
-          useFactory: (c: AgentConfig, spawner: HelperProcessSpawner) =>
+          useFactory: (c: AgentConfig, spawner: AgentProcessSpawner) =>
             new TaskRunner({
               rootDir: c.rootDir,
               allowedRoots: c.allowedRoots,

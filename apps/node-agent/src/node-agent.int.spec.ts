@@ -110,8 +110,10 @@ describe('node-agent processes', () => {
       for await (const m of resultsFeed) results.push(decodeJson<TaskProgressMessage>(m));
     })();
     nc.subscribe(s.output.all, { callback: (_err, m) => void output.push(decodeJson<TaskOutputMessage>(m)) });
+    // Both ways of starting task processes (ADR 0009): a through Node.js's child_process, b through the native helper.
     for (const node of ['a', 'b'] as const) {
       agents[node] = new AgentProcess({
+        GRANULE_SPAWN_HELPER: node === 'a' ? 'node' : 'native',
         GRANULE_NODE_UID: uidOf(node),
         GRANULE_ROOT: rootOf(node),
         GRANULE_NATS_URL: NATS_URL,
@@ -190,7 +192,8 @@ describe('node-agent processes', () => {
     };
     expect(logged.handledMs).toBeGreaterThanOrEqual(logged.durationMs - 1); // durationMs is rounded
     expect(logged.handledMs).toBeLessThan(10_000);
-    expect(agents.a.lines.find((l) => l.msg === 'node-agent started')).toMatchObject({ spawnHelper: 'native' });
+    expect(agents.a.lines.find((l) => l.msg === 'node-agent started')).toMatchObject({ spawnHelper: 'node' });
+    expect(agents.b.lines.find((l) => l.msg === 'node-agent started')).toMatchObject({ spawnHelper: 'native' });
   });
 
   it('(b) a redelivered dispatch is answered from the journal and the command ran once', async () => {

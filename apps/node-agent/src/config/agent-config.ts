@@ -42,7 +42,7 @@ export interface AgentConfig {
   logLevel: AgentLogLevel;
   /** Port of `/healthz`, `/readyz` and `/metrics`; 0: off. */
   healthPort: number;
-  /** What starts task processes: the native helper, the Node.js one, or `auto` (native when built). */
+  /** What starts task processes: the native helper, Node.js's child_process in the agent, or `auto` (native when built). */
   spawnHelper: SpawnHelperChoice;
 }
 

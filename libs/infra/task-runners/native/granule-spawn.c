@@ -1,30 +1,20 @@
 /*
  * granule-spawn: the node-agent's native spawn helper (ADR 0009).
  *
- * Started once by HelperProcessSpawner; it starts task processes on the agent's behalf. A fork
+ * Started once by AgentProcessSpawner; it starts task processes on the agent's behalf. A fork
  * costs in proportion to the parent's memory: from this process (about 1 MB) it costs next to
- * nothing, from a Node.js process tens of times more. It does what spawn-helper.cjs does, with
- * the same semantics, and the agent falls back to that script where this binary is missing.
+ * nothing, from the agent's Node.js process tens of times more.
+ *
+ * It decides nothing about a task: it executes the launch plan it is handed (planLaunch in
+ * src/launch-plan.ts) as Node.js's child_process executes it where this binary is not built.
+ * Every task gets stdin from /dev/null, stdout and stderr piped back, no other descriptor,
+ * default signal dispositions and an empty signal mask; the plan says whether it starts a new
+ * session (setsid) and how long its output is drained after it exits. The frames are described
+ * in src/native-helper.protocol.ts. Signals go from the agent straight to the process group. When
+ * stdin closes (the agent went away) it exits and leaves the tasks' groups running, as the
+ * agent's own death does.
  *
  * Linux only (signalfd, /proc). Plain C99 + POSIX, no dependencies.
- *
- * Protocol, on stdin (requests) and stdout (replies); every frame is
- *   u32 length (of what follows), u8 type, u32 id, payload        (integers little-endian)
- * Requests:
- *   'S' spawn   u32 argc, u32 envc, then NUL-terminated strings: command, cwd, argc args
- *               (argv[0] is the command), envc "NAME=value" entries
- * Replies:
- *   'R' ready   (id 0) sent once at start
- *   'P' spawned i32 pid, u64 start time (field 22 of /proc/<pid>/stat; all ones when unknown)
- *   'O' / 'E'   a chunk of the task's stdout / stderr
- *   'X' exit    i32 exit code (-1: none), i32 signal number (0: none), then NUL-terminated error
- *               code and message (both empty unless the process could not be started)
- * Each task runs detached (setsid: it leads its own process group), stdin from /dev/null, stdout
- * and stderr piped. 'X' follows once the leader exited and both pipes closed, or
- * OUTPUT_DRAIN_MS after the leader exited (a background child holding the pipes is left running
- * and its output dropped). Signals go from the agent straight to the process group; this helper
- * only starts and watches. When stdin closes (the agent went away) it exits and leaves the
- * tasks' groups running, as the agent's own death does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUTPUT_DRAIN_MS 1000 /* OUTPUT_DRAIN_MS in process-spawner.ts */
 #define CHUNK 65536
+#define FLAG_NEW_SESSION 1u
 #define MAX_FRAME (64u * 1024u * 1024u)
 
 extern char **environ;
@@ -52,6 +42,7 @@ struct task {
   int out_fd, err_fd; /* -1 once closed */
   int exited;
   int code, sig;
+  uint32_t drain_ms;
   int64_t drain_deadline; /* ms on the monotonic clock, once the leader exited */
 };
 
@@ -121,38 +112,13 @@ static uint64_t start_time_of(pid_t pid) {
   return strtoull(p, NULL, 10);
 }
 
-static const char *errno_code(int e) {
-  switch (e) {
-    case ENOENT: return "ENOENT";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENOEXEC: return "ENOEXEC";
-    case ENOTDIR: return "ENOTDIR";
-    case EISDIR: return "EISDIR";
-    case E2BIG: return "E2BIG";
-    case ENOMEM: return "ENOMEM";
-    case EAGAIN: return "EAGAIN";
-    case ELOOP: return "ELOOP";
-    case ENAMETOOLONG: return "ENAMETOOLONG";
-    case ETXTBSY: return "ETXTBSY";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case EINVAL: return "EINVAL";
-    default: return "EUNKNOWN";
-  }
-}
-
-/* The task could not be started: an 'X' with the error, worded as Node.js words it. */
-static void reply_spawn_error(uint32_t id, const char *command, int e) {
-  unsigned char nums[8];
-  put_u32(nums, (uint32_t)-1);
-  put_u32(nums + 4, 0);
-  const char *code = errno_code(e);
-  char text[4096 + 64];
-  int tl = snprintf(text, sizeof text, "%s%cspawn %s %s", code, 0, command, code);
-  if (tl < 0) tl = 0;
-  if ((size_t)tl >= sizeof text) tl = sizeof text - 1;
-  reply('X', id, nums, sizeof nums, text, (size_t)tl + 1);
+/* An 'X' for a task that ended (e == 0) or could not be started (errno e). */
+static void reply_exit(uint32_t id, int code, int sig, int e) {
+  unsigned char nums[12];
+  put_u32(nums, (uint32_t)code);
+  put_u32(nums + 4, (uint32_t)sig);
+  put_u32(nums + 8, (uint32_t)e);
+  reply('X', id, nums, sizeof nums, NULL, 0);
 }
 
 static void reset_child_signals(void) {
@@ -164,15 +130,15 @@ static void reset_child_signals(void) {
 
 static void start_task(uint32_t id, const unsigned char *p, size_t n) {
   /* A malformed request is answered, never dropped: the agent waits for every id it sent. */
-  if (n < 8) {
-    reply_spawn_error(id, "?", EINVAL);
+  if (n < 16) {
+    reply_exit(id, -1, 0, EINVAL);
     return;
   }
-  uint32_t argc = get_u32(p), envc = get_u32(p + 4);
-  p += 8;
-  n -= 8;
+  uint32_t flags = get_u32(p), drain_ms = get_u32(p + 4), argc = get_u32(p + 8), envc = get_u32(p + 12);
+  p += 16;
+  n -= 16;
   if (argc > n || envc > n) { /* every string takes at least its NUL */
-    reply_spawn_error(id, "?", EINVAL);
+    reply_exit(id, -1, 0, EINVAL);
     return;
   }
   size_t count = 2 + (size_t)argc + envc;
@@ -181,7 +147,7 @@ static void start_task(uint32_t id, const unsigned char *p, size_t n) {
   char **envp = calloc((size_t)envc + 1, sizeof *envp);
   if (!strs || !argv || !envp) {
     free(strs), free(argv), free(envp);
-    reply_spawn_error(id, "?", ENOMEM);
+    reply_exit(id, -1, 0, ENOMEM);
     return;
   }
   size_t at = 0;
@@ -189,13 +155,13 @@ static void start_task(uint32_t id, const unsigned char *p, size_t n) {
     const unsigned char *end = memchr(p + at, 0, n - at);
     if (!end) {
       free(strs), free(argv), free(envp);
-      reply_spawn_error(id, "?", EINVAL);
+      reply_exit(id, -1, 0, EINVAL);
       return;
     }
     strs[i] = (char *)(p + at);
     at = (size_t)(end - p) + 1;
   }
-  const char *command = strs[0], *cwd = strs[1];
+  const char *file = strs[0], *cwd = strs[1];
   for (uint32_t i = 0; i < argc; i++) argv[i] = strs[2 + i];
   for (uint32_t i = 0; i < envc; i++) envp[i] = strs[2 + argc + i];
 
@@ -205,19 +171,19 @@ static void start_task(uint32_t id, const unsigned char *p, size_t n) {
     int fds[] = {out[0], out[1], err[0], err[1], report[0], report[1]};
     for (int i = 0; i < 6; i++) if (fds[i] >= 0) close(fds[i]);
     free(strs), free(argv), free(envp);
-    reply_spawn_error(id, command, e);
+    reply_exit(id, -1, 0, e);
     return;
   }
   pid_t pid = fork();
   if (pid == 0) {
     reset_child_signals();
-    setsid();
+    if (flags & FLAG_NEW_SESSION) setsid();
     int e = 0;
     if (dup2(devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) e = errno;
     else if (chdir(cwd) != 0) e = errno;
     else {
-      environ = envp; /* execvp looks the command up in the task's own PATH, as Node.js does */
-      execvp(command, argv);
+      environ = envp; /* execvp looks the file up in the task's own PATH, as Node.js does */
+      execvp(file, argv);
       e = errno;
     }
     ssize_t ignored = write(report[1], &e, sizeof e);
@@ -231,7 +197,7 @@ static void start_task(uint32_t id, const unsigned char *p, size_t n) {
   if (pid < 0) {
     close(out[0]), close(err[0]), close(report[0]);
     free(strs), free(argv), free(envp);
-    reply_spawn_error(id, command, fork_errno);
+    reply_exit(id, -1, 0, fork_errno);
     return;
   }
   /* The report pipe closes on a successful exec; otherwise it carries the errno. */
@@ -243,7 +209,7 @@ static void start_task(uint32_t id, const unsigned char *p, size_t n) {
   if (got == (ssize_t)sizeof child_errno) {
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     close(out[0]), close(err[0]);
-    reply_spawn_error(id, command, child_errno);
+    reply_exit(id, -1, 0, child_errno);
     free(strs), free(argv), free(envp);
     return;
   }
@@ -263,7 +229,7 @@ static void start_task(uint32_t id, const unsigned char *p, size_t n) {
     tasks = grown;
     cap = ncap;
   }
-  tasks[ntasks++] = (struct task){.id = id, .pid = pid, .out_fd = out[0], .err_fd = err[0], .exited = 0, .code = -1, .sig = 0, .drain_deadline = 0};
+  tasks[ntasks++] = (struct task){.id = id, .pid = pid, .out_fd = out[0], .err_fd = err[0], .exited = 0, .code = -1, .sig = 0, .drain_ms = drain_ms, .drain_deadline = 0};
 }
 
 static void handle_frames(void) {
@@ -308,7 +274,7 @@ static void reap(void) {
       tasks[i].exited = 1;
       tasks[i].code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       tasks[i].sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      tasks[i].drain_deadline = now_ms() + OUTPUT_DRAIN_MS;
+      tasks[i].drain_deadline = now_ms() + tasks[i].drain_ms;
     }
   }
 }
@@ -334,10 +300,7 @@ static void settle(void) {
     if (t->exited && (closed || now >= t->drain_deadline)) {
       if (t->out_fd >= 0) close(t->out_fd);
       if (t->err_fd >= 0) close(t->err_fd);
-      unsigned char nums[8];
-      put_u32(nums, (uint32_t)t->code);
-      put_u32(nums + 4, (uint32_t)t->sig);
-      reply('X', t->id, nums, sizeof nums, "\0", 2);
+      reply_exit(t->id, t->code, t->sig, 0);
       tasks[i] = tasks[--ntasks];
     } else {
       i++;

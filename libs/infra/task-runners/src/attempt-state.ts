@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { systemClock, type Clock } from './clock';
 import { OutputCollector } from './output-collector';
+import { taskEnvironment } from './launch-plan';
 import { currentBootId, nodeProcessSpawner, type ProcessSpawner, type SpawnedProcess } from './process-spawner';
 import { note, type ProcessRunEnv } from './run-process';
 import { TaskIoError, TaskRunnerError } from './task-runner.errors';
@@ -48,14 +49,12 @@ export function createAttemptState(
     rootDir,
     stateDir: path.resolve(rootDir, ctx.stateDir ?? DEFAULT_STATE_DIR_NAME),
     allowedRoots: ctx.allowedRoots,
-    baseEnv: {
-      ...inherited,
-      ...ctx.env,
-      GRANULE_ROOT: rootDir,
-      GRANULE_RUN_ID: exec.runId,
-      GRANULE_TASK_ID: exec.taskId,
-      GRANULE_NODE_UID: exec.nodeUid,
-    },
+    baseEnv: taskEnvironment(inherited, ctx.env, {
+      rootDir,
+      runId: exec.runId,
+      taskId: exec.taskId,
+      nodeUid: exec.nodeUid,
+    }),
     rebootCommand: ctx.rebootCommand ?? DEFAULT_REBOOT_COMMAND,
     puppetBin: ctx.puppetBin ?? 'puppet',
     rsyncBin: ctx.rsyncBin ?? 'rsync',

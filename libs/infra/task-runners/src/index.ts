@@ -11,18 +11,30 @@ export { TaskJournal, TASK_JOURNAL_FILE, journalKey } from './task-journal';
 export type { TaskJournalEntry } from './task-journal';
 export { systemClock, sleep } from './clock';
 export type { Clock } from './clock';
-export { nodeProcessSpawner, OUTPUT_DRAIN_MS, processStartTime, currentBootId } from './process-spawner';
+export { nodeProcessSpawner, processStartTime, currentBootId } from './process-spawner';
 export {
-  HelperProcessSpawner,
+  OUTPUT_DRAIN_MS,
+  ProcessStartError,
+  TASK_IDENTITY_ENV,
+  planLaunch,
+  stopPlan,
+  taskEnvironment,
+  type LaunchLimits,
+  type LaunchPlan,
+  type ProcessSpec,
+  type StopPlan,
+  type TaskIdentity,
+} from './launch-plan';
+export {
+  AgentProcessSpawner,
   NATIVE_SPAWN_HELPER,
   SPAWN_HELPER_CHOICES,
-  SPAWN_HELPER_SCRIPT,
-  type HelperProcessSpawnerOptions,
+  type AgentProcessSpawnerOptions,
   type SpawnHelperChoice,
-} from './helper-process-spawner';
+} from './agent-process-spawner';
 export { stopLeftoverGroup } from './leftover-group';
 export type { LeftoverGroupState, LeftoverGroupStop, StopLeftoverOptions } from './leftover-group';
-export type { ProcessExit, ProcessSpawner, ProcessSpec, SpawnedProcess } from './process-spawner';
+export type { ProcessExit, ProcessSpawner, SpawnedProcess } from './process-spawner';
 export { OutputCollector } from './output-collector';
 export { resolveUnderRoots, realLocation } from './path-guard';
 export { writeAllSync, writeFileAtomic, writeFileAtomicSync, copyFileAtomic } from './atomic-file';

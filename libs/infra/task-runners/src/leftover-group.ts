@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from './clock';
+import { stopPlan, TASK_IDENTITY_ENV } from './launch-plan';
 import {
   currentBootId,
   processEnvironment,
@@ -33,9 +34,9 @@ export interface StopLeftoverOptions {
 }
 
 /**
- * Stops what a task started by an earlier agent process left running: the whole process group
- * `group.pgid` gets SIGTERM, then SIGKILL after the grace, and the call returns once it is gone
- * (or 2 s after SIGKILL). A group is only signalled when it is proven to be the task's, so a
+ * Stops what a task started by an earlier agent process left running, as `stopPlan` says: the
+ * whole process group `group.pgid` gets SIGTERM, then SIGKILL after the grace, and the call
+ * returns once it is gone (or 2 s after SIGKILL). A group is only signalled when it is proven to be the task's, so a
  * reused id never hits an unrelated group: its leader's start time equals `group.startTime`, or
  * (the leader is gone or its start time unknown) a member's environment has the task's
  * `GRANULE_RUN_ID` and `GRANULE_TASK_ID`. A different boot id means the group is `gone`.
@@ -58,9 +59,10 @@ export async function stopLeftoverGroup(
     signalGroup: (signal: NodeJS.Signals | 0) => signalProcessGroup(group.pgid, signal),
     groupAlive: () => processGroupAlive(group.pgid),
   };
+  const stop = stopPlan(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
   const since = clock.now();
-  target.signalGroup('SIGTERM');
-  await waitForGroupGone(target, since, { clock, killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS });
+  target.signalGroup(stop.termSignal);
+  await waitForGroupGone(target, since, stop, clock);
   return { state: target.groupAlive() ? 'survived' : 'stopped', pids };
 }
 
@@ -70,7 +72,7 @@ function isTheTasksGroup(group: TaskProcessGroup, members: readonly ProcStat[]):
   if (leader && group.startTime !== undefined) return leader.startTime === group.startTime;
   const candidates = leader ? [leader] : members;
   return candidates.some((m) => {
-    const env = processEnvironment(m.pid, ['GRANULE_RUN_ID', 'GRANULE_TASK_ID']);
-    return env.GRANULE_RUN_ID === group.runId && env.GRANULE_TASK_ID === group.taskId;
+    const env = processEnvironment(m.pid, [TASK_IDENTITY_ENV.runId, TASK_IDENTITY_ENV.taskId]);
+    return env[TASK_IDENTITY_ENV.runId] === group.runId && env[TASK_IDENTITY_ENV.taskId] === group.taskId;
   });
 }

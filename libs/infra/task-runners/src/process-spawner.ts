@@ -1,14 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { startFailure, type LaunchPlan } from './launch-plan';
 import type { OutputStream } from './task-runner.types';
-
-/** A command to start: no shell is involved unless `command` is one. */
-export interface ProcessSpec {
-  command: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-}
 
 /** How the leader process ended. */
 export interface ProcessExit {
@@ -32,19 +26,23 @@ export interface SpawnedProcess {
 }
 
 /**
- * Starts processes; the port lets the runner be driven without `child_process`. Resolves once the
- * process runs, or with `pid` undefined and `exited` carrying `spawnError` when it could not start.
+ * Executes a `LaunchPlan` and decides nothing of its own; the port lets the runner be driven
+ * without `child_process`. Resolves once the process runs, or with `pid` undefined and `exited`
+ * carrying `spawnError` when it could not start.
  */
 export interface ProcessSpawner {
-  spawn(spec: ProcessSpec, onData: (stream: OutputStream, data: Buffer) => void): Promise<SpawnedProcess>;
+  spawn(plan: LaunchPlan, onData: (stream: OutputStream, data: Buffer) => void): Promise<SpawnedProcess>;
 }
 
-/**
- * How long output is still read after the leader exited. A background child that inherited the
- * pipes would otherwise keep the task open until it ends; after this it is left running and
- * its further output is dropped.
- */
-export const OUTPUT_DRAIN_MS = 1000;
+/** A process that never started; `exited` carries why. */
+export function notStarted(exited: Promise<ProcessExit>): SpawnedProcess {
+  return { pid: undefined, exited, signalGroup: () => false, groupAlive: () => false };
+}
+
+/** `spawn`'s answer when the process cannot be started at all. */
+export function refused(why: Error): Promise<SpawnedProcess> {
+  return Promise.resolve(notStarted(Promise.resolve({ exitCode: null, signal: null, spawnError: why })));
+}
 
 /** What `/proc/<pid>/stat` says about a process. */
 export interface ProcStat {
@@ -155,43 +153,60 @@ export function processEnvironment(pid: number, names: readonly string[]): Recor
   return found;
 }
 
-/** Spawns with `child_process.spawn`, detached, so each task is its own process group. */
+/** The errno name Node.js gives a failed spawn (`ENOENT`, ...). */
+function errnoName(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : 'EUNKNOWN';
+}
+
+/**
+ * Executes a plan with `child_process.spawn` from this process: the fallback where the native
+ * helper is not built. `detached` is Node.js's word for setsid.
+ */
 export const nodeProcessSpawner: ProcessSpawner = {
-  async spawn(spec, onData) {
-    const child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  async spawn(plan, onData) {
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn(plan.file, plan.argv.slice(1), {
+        argv0: plan.argv[0],
+        cwd: plan.cwd,
+        env: plan.env,
+        detached: plan.newSession,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      return refused(startFailure(plan.file, errnoName(err), err)); // e.g. EMFILE, thrown rather than emitted
+    }
     child.stdout.on('data', (d: Buffer) => onData('stdout', d));
     child.stderr.on('data', (d: Buffer) => onData('stderr', d));
     const exited = new Promise<ProcessExit>((resolve) => {
       let drainTimer: NodeJS.Timeout | undefined;
       child.once('error', (err) => {
         clearTimeout(drainTimer);
-        resolve({ exitCode: null, signal: null, spawnError: err });
+        resolve({ exitCode: null, signal: null, spawnError: startFailure(plan.file, errnoName(err), err) });
       });
       child.once('exit', (code, signal) => {
         drainTimer = setTimeout(() => {
           child.stdout.destroy();
           child.stderr.destroy();
           resolve({ exitCode: code, signal });
-        }, OUTPUT_DRAIN_MS);
+        }, plan.drainMs);
       });
       child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
         clearTimeout(drainTimer);
         resolve({ exitCode: code, signal });
       });
     });
+    if (child.pid === undefined) return notStarted(exited);
+    const pid = child.pid;
     // The fork happened inside spawn(), so the leader (or its zombie) is there to be read.
-    const startTime = child.pid === undefined ? undefined : processStartTime(child.pid);
+    const startTime = processStartTime(pid);
     return {
-      pid: child.pid,
+      pid,
       ...(startTime === undefined ? {} : { startTime }),
       exited,
-      signalGroup: (signal) => child.pid !== undefined && signalProcessGroup(child.pid, signal),
-      groupAlive: () => child.pid !== undefined && processGroupAlive(child.pid),
+      signalGroup: (signal) => signalProcessGroup(pid, signal),
+      groupAlive: () => processGroupAlive(pid),
     };
   },
 };

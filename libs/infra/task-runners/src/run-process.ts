@@ -1,6 +1,7 @@
 import { sleep, type Clock } from './clock';
 import type { OutputCollector } from './output-collector';
-import type { ProcessSpawner, ProcessSpec, SpawnedProcess } from './process-spawner';
+import { planLaunch, type LaunchLimits, type LaunchPlan, type ProcessSpec, type StopPlan } from './launch-plan';
+import type { ProcessSpawner, SpawnedProcess } from './process-spawner';
 import type { TaskOutcome } from './task-runner.types';
 
 /** What a process run needs from the context it runs in. */
@@ -23,22 +24,17 @@ export interface ProcessRunResult {
 }
 
 const GROUP_POLL_MS = 50;
-/** After SIGKILL, how long to wait for the kernel to remove the group before giving up. */
-const AFTER_KILL_WAIT_MS = 2000;
 
 /**
- * Runs one process as its own group. On timeout or abort the whole group gets SIGTERM, then
- * SIGKILL after `killGraceMs`, and the call returns only once the group is gone (or SIGKILL was
- * sent and the kernel was given `AFTER_KILL_WAIT_MS` to reap it).
+ * Runs one process as `plan` says. On timeout or abort the whole group is stopped as
+ * `plan.stop` says, and the call returns only once the group is gone (or the kill was sent and
+ * the kernel was given `afterKillWaitMs` to reap it).
  */
-export async function runProcess(
-  spec: ProcessSpec,
-  timeoutMs: number | null,
-  env: ProcessRunEnv,
-): Promise<ProcessRunResult> {
+export async function runProcess(plan: LaunchPlan, env: ProcessRunEnv): Promise<ProcessRunResult> {
   if (env.signal?.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true };
-  const child = await env.spawner.spawn(spec, (stream, data) => env.output.write(stream, data));
+  const child = await env.spawner.spawn(plan, (stream, data) => env.output.write(stream, data));
   env.onSpawn?.(child);
+  const { stop } = plan;
   let timedOut = false;
   let cancelled = false;
   let terminatedAt: number | null = null;
@@ -46,13 +42,13 @@ export async function runProcess(
   const terminate = (): void => {
     if (terminatedAt !== null) return;
     terminatedAt = env.clock.now();
-    child.signalGroup('SIGTERM');
-    cancelKill = env.clock.setTimer(env.killGraceMs, () => child.signalGroup('SIGKILL'));
+    child.signalGroup(stop.termSignal);
+    cancelKill = env.clock.setTimer(stop.graceMs, () => child.signalGroup(stop.killSignal));
   };
   const cancelTimeout =
-    timeoutMs === null
+    stop.timeoutMs === null
       ? undefined
-      : env.clock.setTimer(timeoutMs, () => {
+      : env.clock.setTimer(stop.timeoutMs, () => {
           timedOut = true;
           terminate();
         });
@@ -67,7 +63,7 @@ export async function runProcess(
     const exit = await child.exited;
     cancelTimeout?.();
     env.signal?.removeEventListener('abort', onAbort);
-    if (terminatedAt !== null) await waitForGroupGone(child, terminatedAt, env);
+    if (terminatedAt !== null) await waitForGroupGone(child, terminatedAt, stop, env.clock);
     env.output.flush();
     return { exitCode: exit.exitCode, signal: exit.signal, timedOut, cancelled, spawnError: exit.spawnError };
   } finally {
@@ -78,24 +74,25 @@ export async function runProcess(
 }
 
 /**
- * Waits until no process of the group runs, sending SIGKILL once `killGraceMs` passed since
- * `since` (when SIGTERM was sent), and gives up `AFTER_KILL_WAIT_MS` after that. The leader can be
- * gone while children that ignore SIGTERM live on: the kill promise is kept for them too.
+ * Waits until no process of the group runs, sending `stop.killSignal` once `stop.graceMs` passed
+ * since `since` (when `stop.termSignal` was sent), and gives up `stop.afterKillWaitMs` after that.
+ * The leader can be gone while children that ignore SIGTERM live on: the kill is sent for them too.
  */
 export async function waitForGroupGone(
   child: Pick<SpawnedProcess, 'groupAlive' | 'signalGroup'>,
   since: number,
-  env: Pick<ProcessRunEnv, 'clock' | 'killGraceMs'>,
+  stop: Pick<StopPlan, 'killSignal' | 'graceMs' | 'afterKillWaitMs'>,
+  clock: Clock,
 ): Promise<void> {
   let killed = false;
   while (child.groupAlive()) {
-    const elapsed = env.clock.now() - since;
-    if (!killed && elapsed >= env.killGraceMs) {
-      child.signalGroup('SIGKILL');
+    const elapsed = clock.now() - since;
+    if (!killed && elapsed >= stop.graceMs) {
+      child.signalGroup(stop.killSignal);
       killed = true;
     }
-    if (elapsed >= env.killGraceMs + AFTER_KILL_WAIT_MS) return;
-    await sleep(env.clock, GROUP_POLL_MS);
+    if (elapsed >= stop.graceMs + stop.afterKillWaitMs) return;
+    await sleep(clock, GROUP_POLL_MS);
   }
 }
 
@@ -145,7 +142,7 @@ export async function runWithRetries(
       );
       if (!(await sleep(env.clock, policy.intervalSec * 1000, env.signal))) return cancelledOutcome(attempt - 1);
     }
-    const r = await runProcess(spec, timeoutMs, env);
+    const r = await runAttempt(spec, { timeoutMs, killGraceMs: env.killGraceMs }, env);
     const signal = r.signal ?? undefined;
     if (r.cancelled) return { ...cancelledOutcome(attempt), ...(signal ? { signal } : {}) };
     if (r.spawnError) {
@@ -183,6 +180,18 @@ export async function runWithRetries(
     });
   }
   return last;
+}
+
+/** One attempt: a request that cannot be planned fails like a process that cannot be started. */
+function runAttempt(spec: ProcessSpec, limits: LaunchLimits, env: ProcessRunEnv): Promise<ProcessRunResult> {
+  let plan: LaunchPlan;
+  try {
+    plan = planLaunch(spec, limits);
+  } catch (err) {
+    const spawnError = err instanceof Error ? err : new Error(String(err));
+    return Promise.resolve({ exitCode: null, signal: null, timedOut: false, cancelled: false, spawnError });
+  }
+  return runProcess(plan, env);
 }
 
 /** Writes a runner message into the task's output (stderr), so operators see it in the log. */

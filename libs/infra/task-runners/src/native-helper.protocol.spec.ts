@@ -1,4 +1,5 @@
-import { encodeSpawnRequest, frameDecoder, type HelperMessage } from './helper-process-spawner';
+import { planLaunch } from './launch-plan';
+import { encodeLaunchRequest, frameDecoder, type HelperMessage } from './native-helper.protocol';
 
 /** A reply frame as granule-spawn writes it. */
 function frame(type: string, id: number, payload: Buffer = Buffer.alloc(0)): Buffer {
@@ -22,9 +23,11 @@ describe('native spawn helper frames', () => {
     frame('O', 7, Buffer.from('héllo\n')),
     frame('E', 7, Buffer.from('oops\n')),
     frame('P', 8, Buffer.concat([ints(99), Buffer.alloc(8, 0xff)])), // start time unknown
-    frame('X', 7, Buffer.concat([ints(3, 0), Buffer.from('\0\0')])),
-    frame('X', 8, Buffer.concat([ints(-1, 15), Buffer.from('\0\0')])),
-    frame('X', 9, Buffer.concat([ints(-1, 0), Buffer.from('ENOENT\0spawn nope ENOENT\0')])),
+    frame('X', 7, ints(3, 0, 0)),
+    frame('X', 8, ints(-1, 15, 0)),
+    frame('X', 9, ints(-1, 0, 2)), // ENOENT
+    frame('X', 10, ints(-1, 6, 0)), // SIGABRT, which os.constants also names SIGIOT
+    frame('X', 11, ints(-1, 0, 11)), // EAGAIN, also EWOULDBLOCK
   ]);
   const expected: HelperMessage[] = [
     { t: 'ready' },
@@ -34,7 +37,9 @@ describe('native spawn helper frames', () => {
     { t: 'spawned', id: 8, pid: 99 },
     { t: 'exit', id: 7, code: 3, signal: null },
     { t: 'exit', id: 8, code: null, signal: 'SIGTERM' },
-    { t: 'exit', id: 9, code: null, signal: null, error: { message: 'spawn nope ENOENT', code: 'ENOENT' } },
+    { t: 'exit', id: 9, code: null, signal: null, startError: 'ENOENT' },
+    { t: 'exit', id: 10, code: null, signal: 'SIGABRT' },
+    { t: 'exit', id: 11, code: null, signal: null, startError: 'EAGAIN' },
   ];
 
   it('decodes every reply, whole or cut at any byte', () => {
@@ -48,19 +53,16 @@ describe('native spawn helper frames', () => {
     expect(bytewise).toEqual(expected);
   });
 
-  it('encodes a spawn request: counts, then command, cwd, argv (the command first) and NAME=value entries', () => {
-    const frameBytes = encodeSpawnRequest({
-      id: 5,
-      command: '/bin/sh',
-      args: ['-c', 'echo é'],
-      cwd: '/srv',
-      env: { A: '1', B: 'x=y' },
-    });
-    if (typeof frameBytes === 'string') throw new Error(frameBytes);
+  it('encodes a launch plan: flags, drain time, counts, then file, cwd, argv and NAME=value entries', () => {
+    const plan = planLaunch(
+      { command: '/bin/sh', args: ['-c', 'echo é'], cwd: '/srv', env: { A: '1', B: 'x=y' } },
+      { timeoutMs: null, killGraceMs: 0 },
+    );
+    const frameBytes = encodeLaunchRequest(5, plan);
     expect(frameBytes.readUInt32LE(0)).toBe(frameBytes.length - 4);
     expect(String.fromCharCode(frameBytes[4])).toBe('S');
-    expect([frameBytes.readUInt32LE(5), frameBytes.readUInt32LE(9), frameBytes.readUInt32LE(13)]).toEqual([5, 3, 2]);
-    expect(frameBytes.subarray(17).toString('utf8').split('\0')).toEqual([
+    expect([5, 9, 13, 17, 21].map((at) => frameBytes.readUInt32LE(at))).toEqual([5, 1, 1000, 3, 2]);
+    expect(frameBytes.subarray(25).toString('utf8').split('\0')).toEqual([
       '/bin/sh',
       '/srv',
       '/bin/sh',
@@ -70,14 +72,7 @@ describe('native spawn helper frames', () => {
       'B=x=y',
       '',
     ]);
-  });
-
-  it('refuses a request with a NUL byte in any string, naming the command', () => {
-    expect(encodeSpawnRequest({ id: 1, command: '/bin/sh', args: ['-c', 'a\0b'], cwd: '/', env: {} })).toBe(
-      'spawn /bin/sh: a command, argument, directory or environment entry contains a NUL byte',
-    );
-    expect(typeof encodeSpawnRequest({ id: 1, command: '/bin/sh', args: [], cwd: '/', env: { K: 'v\0' } })).toBe(
-      'string',
-    );
+    const ownGroupless = encodeLaunchRequest(6, { ...plan, newSession: false, drainMs: 0 });
+    expect([ownGroupless.readUInt32LE(9), ownGroupless.readUInt32LE(13)]).toEqual([0, 0]);
   });
 });
