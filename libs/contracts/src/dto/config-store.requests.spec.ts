@@ -6,7 +6,7 @@ import { validatePayload } from './validate-payload';
 describe('CONFIG_STORE_REQUESTS', () => {
   it('has exactly the operations of CONFIG_OPERATIONS, in the same order', () => {
     expect(CONFIG_OPERATIONS).toEqual(Object.keys(CONFIG_STORE_REQUESTS));
-    expect(CONFIG_OPERATIONS).toHaveLength(27);
+    expect(CONFIG_OPERATIONS).toHaveLength(28);
     expect(CONFIG_OPERATIONS).toContain('env.plugin.enable');
   });
 
