@@ -416,7 +416,7 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     run: {
       kind: 'agent',
       uid: 'web.1',
-      stderr: `node-agent: invalid configuration: GRANULE_NODE_UID: expected a node uid of ${UID_RULE}, got "web.1"`,
+      stderr: `node-agent: invalid configuration: GRANULE_NODE_UID: must be a node uid of ${UID_RULE} (got "web.1")`,
     },
   },
   {

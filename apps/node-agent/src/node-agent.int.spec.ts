@@ -17,6 +17,7 @@ import {
   connectRedis,
   decodeJson,
   deleteExecutionStreams,
+  ensureAgentConsumer,
   ensureExecutionStreams,
   publishJson,
   type RedisConnection,
@@ -103,7 +104,9 @@ describe('node-agent processes', () => {
     js = jetstream(nc);
     jsm = await jetstreamManager(nc);
     redis = await connectRedis(REDIS_URL);
+    // What the orchestrator does: the streams at its start, each node's consumer when its agent registers.
     await ensureExecutionStreams(jsm, prefix);
+    for (const node of ['a', 'b'] as const) await ensureAgentConsumer(jsm, prefix, uidOf(node));
     const feed = await js.consumers.get(s.results.stream); // ordered consumer over every result
     resultsFeed = await feed.consume();
     void (async () => {
@@ -147,8 +150,8 @@ describe('node-agent processes', () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toBe(
-      'node-agent: invalid configuration: GRANULE_NODE_UID is required: the uid of this node as the plan names it; ' +
-        'GRANULE_ROOT must be an absolute path (got "relative"); GRANULE_PRESENCE_TTL_SECONDS must be a whole number of seconds (got "soon")\n',
+      'node-agent: invalid configuration: GRANULE_NODE_UID: must be set to the uid of this node as the plan names it (it is not set); ' +
+        'GRANULE_ROOT: must be an absolute path (got "relative"); GRANULE_PRESENCE_TTL_SECONDS: must be a whole number of seconds (got "soon")\n',
     );
   });
 

@@ -1,14 +1,15 @@
-import { AgentConfigError, loadAgentConfig } from './agent-config';
+import { ConfigError } from '@granule/service-kit/config';
+import { loadAgentConfig } from './agent-config';
 
 const host = { hostname: 'web-01', address: '10.0.0.7' };
 const problemsOf = (env: Record<string, string>): string[] => {
   try {
     loadAgentConfig(env, host);
   } catch (err) {
-    if (err instanceof AgentConfigError) return err.problems;
+    if (err instanceof ConfigError) return err.problems;
     throw err;
   }
-  throw new Error('expected an AgentConfigError');
+  throw new Error('expected a ConfigError');
 };
 
 describe('loadAgentConfig', () => {
@@ -71,8 +72,8 @@ describe('loadAgentConfig', () => {
 
   it('names every missing required variable', () => {
     expect(problemsOf({})).toEqual([
-      'GRANULE_NODE_UID is required: the uid of this node as the plan names it',
-      'GRANULE_ROOT is required: the directory the agent works in',
+      'GRANULE_NODE_UID: must be set to the uid of this node as the plan names it (it is not set)',
+      'GRANULE_ROOT: must be set to the absolute directory the agent works in (it is not set)',
     ]);
   });
 
@@ -91,16 +92,16 @@ describe('loadAgentConfig', () => {
         GRANULE_SPAWN_HELPER: 'fast',
       }),
     ).toEqual([
-      `GRANULE_NODE_UID: expected a node uid of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit, got "node.1"`,
-      'GRANULE_ROOT must be an absolute path (got "relative/dir")',
-      'GRANULE_ALLOWED_ROOTS must be a comma-separated list of absolute paths (got ["/ok","tmp"])',
-      'GRANULE_NATS_URL must be nats://host:port (or a comma-separated list) (got ["http://x:4222"])',
-      'GRANULE_REDIS_URL must be redis://[:password@]host:port[/db] (got "localhost:6379")',
-      `GRANULE_SUBJECT_PREFIX must be dotted words of letters, digits, '_' or '-' (got "a..b")`,
-      'GRANULE_HEARTBEAT_SECONDS must be a whole number of seconds (got "two")',
-      'GRANULE_PRESENCE_TTL_SECONDS must be at least 2 (got 1)',
-      'GRANULE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace (got "loud")',
-      'GRANULE_SPAWN_HELPER must be one of auto, native, node (got "fast")',
+      `GRANULE_NODE_UID: must be a node uid of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit (got "node.1")`,
+      'GRANULE_ROOT: must be an absolute path (got "relative/dir")',
+      'GRANULE_ALLOWED_ROOTS: must be a comma-separated list of absolute paths (got ["/ok","tmp"])',
+      'GRANULE_REDIS_URL: must be redis://[:password@]host:port[/db] (got "localhost:6379")',
+      'GRANULE_HEARTBEAT_SECONDS: must be a whole number of seconds (got "two")',
+      'GRANULE_PRESENCE_TTL_SECONDS: must be at least 2 (got 1)',
+      'GRANULE_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace (got "loud")',
+      'GRANULE_SPAWN_HELPER: must be one of auto, native, node (got "fast")',
+      'GRANULE_NATS_URL: must be a nats:// or tls:// URL, or a comma-separated list of them (got "http://x:4222")',
+      'GRANULE_SUBJECT_PREFIX: must be dotted tokens of letters, digits, _ and - (e.g. granule) (got "a..b")',
     ]);
   });
 
@@ -109,7 +110,7 @@ describe('loadAgentConfig', () => {
       loadAgentConfig({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '0' }, host).healthPort,
     ).toBe(0);
     expect(problemsOf({ GRANULE_NODE_UID: 'n', GRANULE_ROOT: '/r', GRANULE_HEALTH_PORT: '65536' })).toEqual([
-      'GRANULE_HEALTH_PORT must be a port number, 0 turns the health server off (got 65536)',
+      'GRANULE_HEALTH_PORT: must be a port number, 0 turns the health server off (got 65536)',
     ]);
   });
 
@@ -128,7 +129,7 @@ describe('loadAgentConfig', () => {
 
   it('the error message is one line listing every problem', () => {
     expect(() => loadAgentConfig({ GRANULE_ROOT: '/r', GRANULE_HEARTBEAT_SECONDS: '0' }, host)).toThrow(
-      'invalid configuration: GRANULE_NODE_UID is required: the uid of this node as the plan names it; GRANULE_HEARTBEAT_SECONDS must be at least 1 (got 0)',
+      'invalid configuration: GRANULE_NODE_UID: must be set to the uid of this node as the plan names it (it is not set); GRANULE_HEARTBEAT_SECONDS: must be at least 1 (got 0)',
     );
   });
 });

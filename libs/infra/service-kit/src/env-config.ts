@@ -5,10 +5,10 @@ import { GranuleError, redactUrl } from '@granule/core';
 
 export { redactUrl };
 
-/** The configuration is unusable; the message names every bad variable. */
+/** The configuration is unusable; the message names every bad variable (`problems`, one each). */
 export class ConfigError extends GranuleError<'CONFIG_INVALID'> {
-  constructor(message: string) {
-    super('CONFIG_INVALID', message);
+  constructor(readonly problems: string[]) {
+    super('CONFIG_INVALID', `invalid configuration: ${problems.join('; ')}`);
   }
 }
 
@@ -54,15 +54,18 @@ export function loadEnvConfig<C extends object>(
   const errors = validateSync(config);
   if (errors.length > 0) {
     const found = (key: string, value: unknown): string =>
-      secrets.has(key)
-        ? `got ${String(value ?? '').length} characters`
-        : `got ${typeof value === 'string' ? JSON.stringify(redactUrl(value)) : JSON.stringify(value)}`;
-    const problems = errors.flatMap((e) =>
-      Object.values(e.constraints ?? {}).map(
-        (m) => `${names[e.property] ?? e.property}: ${m} (${found(e.property, e.value)})`,
-      ),
-    );
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+      value === undefined
+        ? 'it is not set'
+        : secrets.has(key)
+          ? `got ${String(value).length} characters`
+          : `got ${typeof value === 'string' ? JSON.stringify(redactUrl(value)) : JSON.stringify(value)}`;
+    // One problem per variable: decorators apply bottom-up, so the last failed constraint is the
+    // top-most rule written, the most basic one ("required", "a number").
+    const problems = errors.map((e) => {
+      const message = Object.values(e.constraints ?? {}).at(-1) ?? 'is invalid';
+      return `${names[e.property] ?? e.property}: ${message} (${found(e.property, e.value)})`;
+    });
+    throw new ConfigError(problems);
   }
   return config;
 }
