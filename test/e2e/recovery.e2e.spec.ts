@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
+import { signMessage } from '@granule/nats-auth';
 import { E2eStack, FIXTURES, keysOf, sleep, waitUntil } from './stack';
 
 // Crashes: the orchestrator and an agent are killed with SIGKILL in the middle of a run of
@@ -83,8 +85,18 @@ describe('crash recovery (whole stack)', () => {
     });
     expect(duplicate.duplicate).toBe(true);
     // ...a new one reaches the agent, which answers from its journal.
-    const ack = await js.publish(stack.subjects.dispatch.forNode('1'), JSON.stringify(dispatch), {
+    // Signed with the orchestrator's credential: the agent runs (or answers) only the orchestrator's dispatches.
+    const data = new TextEncoder().encode(JSON.stringify(dispatch));
+    const headers = natsHeaders();
+    const signature = signMessage(
+      readFileSync(stack.credsFile('orchestrator'), 'utf8'),
+      stack.subjects.dispatch.forNode('1'),
+      data,
+    );
+    for (const [k, v] of Object.entries(signature)) headers.set(k, v);
+    const ack = await js.publish(stack.subjects.dispatch.forNode('1'), data, {
       msgID: `e2e-redelivery-${Date.now()}`,
+      headers,
     });
     expect(ack.duplicate).toBe(false);
     let answer: TaskProgressMessage | undefined;

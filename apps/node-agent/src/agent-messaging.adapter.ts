@@ -3,21 +3,15 @@ import {
   executionSubjects,
   type AgentRegistration,
   type AgentRegistered,
+  type DispatchRefusedAlert,
   type ExecutionSubjects,
   type TaskOutputMessage,
   type TaskProgressMessage,
 } from '@granule/contracts';
-import {
-  ReconnectWaits,
-  ensureAgentConsumer,
-  ensureExecutionStreams,
-  publishJson,
-  request,
-  SERVICES,
-} from '@granule/messaging';
+import { ReconnectWaits, publishJson, request, SERVICES, signatureHeaders } from '@granule/messaging';
 import {
   jetstream,
-  jetstreamManager,
+  type Consumer,
   type ConsumerMessages,
   type JetStreamClient,
   type JsMsg,
@@ -30,6 +24,8 @@ import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 
 const REGISTER_TIMEOUT_MS = 3000;
+/** How often a missing dispatch consumer is looked for again. */
+const CONSUMER_WAIT_MS = 1000;
 /** A progress message NATS did not take is sent again after this, or as soon as the connection is back. */
 const PUBLISH_RETRY_MS = 2000;
 
@@ -43,6 +39,8 @@ export class AgentMessaging {
   private readonly js: JetStreamClient;
   private messages?: ConsumerMessages;
   private closing = false;
+  /** Called when the dispatch consumer disappears (deleted, its stream gone). */
+  onConsumerLost?: () => void;
   private readonly retryWaits: ReconnectWaits;
 
   constructor(
@@ -55,10 +53,26 @@ export class AgentMessaging {
     this.retryWaits = new ReconnectWaits(nc);
   }
 
-  /** Creates (or updates) the execution streams and this node's dispatch consumer. */
-  async setUp(): Promise<void> {
-    await ensureExecutionStreams(this.nc, this.config.subjectPrefix);
-    await ensureAgentConsumer(await jetstreamManager(this.nc), this.config.subjectPrefix, this.config.nodeUid);
+  /**
+   * Waits until this node's dispatch consumer exists. The control plane makes the streams and
+   * the consumer (the orchestrator at start and when the agent registers): an agent may read its
+   * own dispatches but create or change nothing on JetStream. Said once while it waits.
+   */
+  async waitForConsumer(): Promise<Consumer> {
+    const name = this.subjects.dispatch.consumerFor(this.config.nodeUid);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.js.consumers.get(this.subjects.dispatch.stream, name);
+      } catch (err) {
+        if (this.closing) throw err;
+        if (attempt === 1)
+          this.log.info(
+            { consumer: name, err: (err as Error).message },
+            "waiting for this node's dispatch consumer (the orchestrator creates it when the agent registers)",
+          );
+        await this.retryWaits.wait(CONSUMER_WAIT_MS);
+      }
+    }
   }
 
   /**
@@ -66,10 +80,7 @@ export class AgentMessaging {
    * resolves), until `stopConsuming`. Messages that arrive while stopping are handed back (nak).
    */
   async consume(handle: (msg: JsMsg) => Promise<void>): Promise<void> {
-    const consumer = await this.js.consumers.get(
-      this.subjects.dispatch.stream,
-      this.subjects.dispatch.consumerFor(this.config.nodeUid),
-    );
+    const consumer = await this.waitForConsumer();
     const messages = await consumer.consume({ max_messages: 1 });
     this.messages = messages;
     if (this.closing) await messages.close();
@@ -129,6 +140,19 @@ export class AgentMessaging {
     this.nc.publish(ackSubject, '+ACK');
   }
 
+  /** Reports a dispatch this agent refused to run (core NATS, best effort: the agent's log has it too). */
+  publishAlert(alert: DispatchRefusedAlert): void {
+    try {
+      // Signed like a request: the orchestrator records only alerts an agent's credential signed.
+      const subject = this.subjects.agents.alertFrom(this.config.nodeUid);
+      const data = new TextEncoder().encode(JSON.stringify(alert));
+      const headers = signatureHeaders(this.nc, subject, data);
+      this.nc.publish(subject, data, headers ? { headers } : {});
+    } catch {
+      // Logged by the caller.
+    }
+  }
+
   /** Live output on `<p>.output.<run>.<node>` (core NATS, best effort: never throws). */
   publishOutput(message: TaskOutputMessage): void {
     try {
@@ -158,10 +182,9 @@ export class AgentMessaging {
         status.type === 'consumer_not_found' ||
         status.type === 'stream_not_found'
       ) {
-        this.log.warn({ status }, 'the dispatch consumer or stream is gone; re-creating it');
-        await this.setUp().catch((err: Error) =>
-          this.log.error({ err: err.message }, 'cannot re-create the dispatch consumer'),
-        );
+        // The orchestrator makes it again when the agent registers again (see AgentLifecycle).
+        this.log.warn({ status }, 'the dispatch consumer or stream is gone; registering again');
+        this.onConsumerLost?.();
       } else if (status.type === 'heartbeats_missed') {
         this.log.warn({ count: status.count }, 'missed JetStream heartbeats on the dispatch consumer');
       }

@@ -39,6 +39,14 @@ export class AgentRegistrationService {
     if (this.timer) clearTimeout(this.timer);
   }
 
+  /** Registers again now (the dispatch consumer was lost: registering has it made again). */
+  restart(): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.attempts = 0;
+    void this.attempt();
+  }
+
   private async attempt(): Promise<void> {
     if (this.stopped) return;
     this.attempts++;

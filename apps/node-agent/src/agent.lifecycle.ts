@@ -10,8 +10,9 @@ import { DispatchHandler } from './dispatch.handler';
 import { PresenceHeartbeat } from './presence.heartbeat';
 
 /**
- * Start and stop order of the agent. Start: streams and consumer, settle what the last run left,
- * the spawn helper, presence, registration (background), then consume. Stop: stop pulling, cancel the running
+ * Start and stop order of the agent. Start: settle what the last run left, the spawn helper,
+ * presence, registration (background; the orchestrator makes the node's dispatch consumer then),
+ * then consume once the consumer exists. Stop: stop pulling, cancel the running
  * task and report it, let the spawn helper go, delete the presence key, close the journal, drain NATS.
  */
 @Injectable()
@@ -30,11 +31,12 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.messaging.setUp();
     await this.handler.recover();
     await this.spawner.start();
     await this.heartbeat.start();
     this.registration.start();
+    // The orchestrator makes this node's dispatch consumer again when the agent registers again.
+    this.messaging.onConsumerLost = () => this.registration.restart();
     this.consuming = this.messaging
       .consume((msg) => this.handler.handle(msg))
       .catch((err: Error) => {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { decodeJson } from '@granule/messaging';
+import { CallerVerifier, decodeJson } from '@granule/messaging';
+import type { NatsConnection } from '@nats-io/transport-node';
 import {
   isRebootPending,
   stopLeftoverGroup,
@@ -10,12 +11,12 @@ import {
   type TaskProcessGroup,
   type TaskRunner,
 } from '@granule/task-runners';
-import type { TaskDispatchMessage } from '@granule/contracts';
+import type { DispatchRefusedAlert, TaskDispatchMessage } from '@granule/contracts';
 import type { JsMsg } from '@nats-io/jetstream';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import type { AgentStateStore } from './agent-state.store';
-import { AGENT_STATE, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
+import { AGENT_STATE, NATS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
 import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import {
@@ -60,6 +61,7 @@ export class DispatchHandler {
   private current?: { dispatch: TaskDispatchMessage; controller: AbortController };
   private stopping = false;
   private readonly rebootTimers = new Map<string, NodeJS.Timeout>();
+  private readonly callers: CallerVerifier;
 
   constructor(
     private readonly messaging: AgentMessaging,
@@ -68,7 +70,10 @@ export class DispatchHandler {
     @Inject(TASK_RUNNER) private readonly runner: TaskRunner,
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
-  ) {}
+    @Inject(NATS_CONNECTION) nats: NatsConnection,
+  ) {
+    this.callers = new CallerVerifier(nats);
+  }
 
   /**
    * Settles what the previous agent process left: the processes an interrupted task left running
@@ -126,6 +131,26 @@ export class DispatchHandler {
       this.log.error({ seq: msg.seq, err: (err as Error).message }, 'dropping a dispatch that is not JSON');
       // Acknowledged, not redelivered: it can never become valid (ack removes it from the work queue).
       msg.ack();
+      return;
+    }
+    // Defence in depth: NATS lets only the orchestrator publish dispatches; on an authenticated
+    // NATS the dispatch must also carry the orchestrator's signature, or it is not run.
+    try {
+      this.callers.of(msg.subject, msg.data, msg.headers, ['orchestrator'], 'dispatch');
+    } catch (err) {
+      const claimed = (value ?? {}) as { runId?: unknown; dispatchId?: unknown };
+      const alert: DispatchRefusedAlert = {
+        node: this.config.nodeUid,
+        subject: msg.subject,
+        ...(typeof claimed.runId === 'string' ? { runId: claimed.runId } : {}),
+        ...(typeof claimed.dispatchId === 'string' ? { dispatchId: claimed.dispatchId } : {}),
+        reason: (err as Error).message,
+        at: new Date().toISOString(),
+      };
+      this.log.error(alert, 'refused a dispatch the orchestrator did not issue; it is not run');
+      this.messaging.publishAlert(alert);
+      // Terminated, not redelivered: it can never become the orchestrator's.
+      msg.term();
       return;
     }
     const check = checkDispatch(value, this.config.nodeUid);

@@ -7,7 +7,7 @@ import type { DataSource } from 'typeorm';
 import { ensureExecutionStreams } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { Logger } from '@granule/service-kit';
-import { AgentRegistryController } from './agents/agent-registry.controller';
+import { AgentAlertsController, AgentRegistryController } from './agents/agent-registry.controller';
 import { CommandIntake } from './commands/command-intake';
 import { OrchestratorConfig } from './orchestrator.config';
 import { DATA_SOURCE, LOGGER, NATS, REDIS } from './orchestrator.tokens';
@@ -50,7 +50,7 @@ export class OrchestratorModule {
   static forRoot(connections: OrchestratorConnections): DynamicModule {
     return {
       module: OrchestratorModule,
-      controllers: [RunQueriesController, AgentRegistryController],
+      controllers: [RunQueriesController, AgentRegistryController, AgentAlertsController],
       providers: [
         { provide: OrchestratorConfig, useValue: connections.config },
         { provide: NATS, useValue: connections.nats },

@@ -63,3 +63,17 @@ export interface PlannedMessage {
 
 /** graph-planner's answer: the stored plan, or the refusal (the same code and message `granule plan` gives). */
 export type PlanReplyMessage = Reply<PlannedMessage>;
+
+/**
+ * Agent → orchestrator on `<prefix>.alert.<node>` (core NATS): a dispatch this agent did not run
+ * because the orchestrator did not issue it (its signature is missing or not the orchestrator's).
+ */
+export interface DispatchRefusedAlert {
+  node: string;
+  subject: string;
+  /** What the message said it was (unverified). */
+  runId?: string;
+  dispatchId?: string;
+  reason: string;
+  at: string;
+}

@@ -59,6 +59,10 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
     /** Agent lifecycle (core NATS request/reply to the orchestrator). */
     agents: {
       register: `${p}.agent.register`,
+      /** An agent's report of a dispatch it refused (not signed by the orchestrator): `<prefix>.alert.<node>`. */
+      alertFrom: (nodeUid: string): string => `${p}.alert.${nodeUid}`,
+      /** What the orchestrator listens to (`alert.<node>`; the pattern relative to the prefix). */
+      alertPattern: 'alert.*',
     },
     /** Run history queries, answered by the orchestrators (request/reply, queue group). */
     runs: {

@@ -1,15 +1,18 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
+import { ensureAgentConsumer } from '@granule/messaging';
 import type { Caller } from '@granule/messaging';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { Allow, CallerOf } from '@granule/nats-endpoints';
 import { GranuleError, InvalidInputError } from '@granule/core';
 import { ID_PATTERN, nodeStreamId } from '@granule/contracts';
-import type { AgentRegistered, AgentRegistration } from '@granule/contracts';
+import type { AgentRegistered, AgentRegistration, DispatchRefusedAlert } from '@granule/contracts';
 import { EventStore } from '@granule/event-store';
 import type { Logger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
-import { LOGGER } from '../orchestrator.tokens';
+import { LOGGER, NATS } from '../orchestrator.tokens';
 import { OutboxKeeper } from '../outbox/outbox-keeper';
 
 class RegistrationRefusedError extends GranuleError<'AGENT_REFUSED'> {}
@@ -21,12 +24,14 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * `<prefix>.agent.register`: an agent says it is up. Recorded as `NodeRegistered` on the node's
- * stream; the answer tells it how often to beat and the presence TTL watched.
+ * `<prefix>.agent.register`: an agent says it is up. Its dispatch consumer is made (agents create
+ * nothing on JetStream), the registration is recorded as `NodeRegistered` on the node's stream,
+ * and the answer tells it how often to beat and the presence TTL watched.
  */
 @Controller()
 export class AgentRegistryController {
   constructor(
+    @Inject(NATS) private readonly nats: NatsConnection,
     @Inject(OrchestratorConfig) private readonly config: OrchestratorConfig,
     @Inject(EventStore) private readonly store: EventStore,
     @Inject(OutboxKeeper) private readonly outbox: OutboxKeeper,
@@ -54,6 +59,8 @@ export class AgentRegistryController {
     const expected = this.config.agentToken;
     if (expected && !sameSecret(expected, agent.token ?? ''))
       throw new RegistrationRefusedError('AGENT_REFUSED', 'the agent token does not match GRANULE_AGENT_TOKEN');
+    // The agent may read its dispatches but create nothing on JetStream: its consumer is made here.
+    await ensureAgentConsumer(await jetstreamManager(this.nats), this.config.subjectPrefix, agent.uid);
     await this.store.appendToStream(
       nodeStreamId(agent.uid),
       [
@@ -73,5 +80,34 @@ export class AgentRegistryController {
     this.outbox.presence.registered(agent.uid);
     this.logger.info({ node: agent.uid, hostname: agent.hostname }, 'agent registered');
     return { heartbeatSeconds: this.config.heartbeatSeconds, presenceTtlSeconds: this.config.presenceTtlSeconds };
+  }
+}
+
+/**
+ * `<prefix>.alert.<node>`: an agent refused a dispatch the orchestrator did not issue. Recorded
+ * as `DispatchRefused` on the node's stream, so the event log shows the attempt.
+ */
+@Controller()
+export class AgentAlertsController {
+  constructor(
+    @Inject(EventStore) private readonly store: EventStore,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @MessagePattern('alert.*')
+  @Allow('agent')
+  async refused(@Payload() alert: DispatchRefusedAlert, @CallerOf() caller: Caller): Promise<void> {
+    // NATS lets an agent publish only on its own node's alert subject; its credential names the node.
+    const uid = caller.node ?? (typeof alert.node === 'string' && ID_PATTERN.test(alert.node) ? alert.node : undefined);
+    if (uid === undefined) return;
+    const data = {
+      uid,
+      ...(typeof alert.runId === 'string' ? { runId: alert.runId.slice(0, 200) } : {}),
+      ...(typeof alert.dispatchId === 'string' ? { dispatchId: alert.dispatchId.slice(0, 300) } : {}),
+      reason: String(alert.reason ?? '').slice(0, 500),
+      at: new Date().toISOString(),
+    };
+    this.logger.warn(data, 'an agent refused a dispatch the orchestrator did not issue');
+    await this.store.appendToStream(nodeStreamId(uid), [{ type: 'DispatchRefused', data }], { expectedVersion: 'any' });
   }
 }

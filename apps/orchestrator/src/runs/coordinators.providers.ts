@@ -68,7 +68,7 @@ export const coordinatorProviders: Provider[] = [
     ): CoordinatorPorts => ({
       log,
       plans,
-      dispatcher: new JetStreamDispatcher(jetstream(nats), config.subjectPrefix),
+      dispatcher: new JetStreamDispatcher(nats, jetstream(nats), config.subjectPrefix),
       presence,
       lease,
       clock: { now: () => new Date() },

@@ -19,6 +19,7 @@ export interface DeploymentRequested {
     strategy?: { name?: string; inline?: Record<string, unknown> };
     dryRun: boolean;
     noop: boolean;
+    /** Who asked: the identity that signed the command, never a field the client fills in (`anonymous` on a NATS without auth). */
     requestedBy?: string;
     /** Set for RetryFailed: the run retried and the keys it reruns. */
     retryOf?: { runId: string; failedOnly: boolean };
@@ -275,7 +276,12 @@ export interface NodeStatusChanged {
   /** `from`: the status the same run gave the node before (absent on its first change). */
   data: { uid: string; from?: string; to: string; runId?: string; at: string };
 }
-export type NodeEvent = NodeRegistered | NodeWentOffline | NodeCameOnline | NodeStatusChanged;
+/** (node stream) The node's agent refused a dispatch the orchestrator did not issue (defence in depth: NATS lets only the orchestrator publish dispatches). */
+export interface DispatchRefused {
+  type: 'DispatchRefused';
+  data: { uid: string; runId?: string; dispatchId?: string; reason: string; at: string };
+}
+export type NodeEvent = NodeRegistered | NodeWentOffline | NodeCameOnline | NodeStatusChanged | DispatchRefused;
 
 export const runStreamId = (runId: string): string => `run-${runId}`;
 export const nodeStreamId = (uid: string): string => `node-${uid}`;
