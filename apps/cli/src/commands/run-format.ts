@@ -106,6 +106,7 @@ export function renderRecap(summary: RunSummary): string {
   );
   return (
     `RECAP run ${summary.runId}: ${summary.phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
+    (summary.requestedBy ? `requested by ${summary.requestedBy}\n` : '') +
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
     (failures.length ? `failures:\n${failures.join('\n')}\n` : '') +
     strategy

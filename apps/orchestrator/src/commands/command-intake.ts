@@ -7,7 +7,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { GranuleError } from '@granule/core';
-import { commandStreamId, DEFAULT_COMMAND_TTL_SECONDS, executionSubjects } from '@granule/contracts';
+import { commandStreamId, DEFAULT_COMMAND_TTL_SECONDS, executionSubjects, ID_PATTERN } from '@granule/contracts';
 import type {
   CommandExpiry,
   CommandReply,
@@ -118,7 +118,9 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async handle(msg: JsMsg): Promise<void> {
-    let commandId = 'unknown';
+    // The reply goes where the sender waits, also for a command refused before its payload is
+    // checked (a bad signature, a role that may not): the id is read from the raw message.
+    let commandId = claimedCommandId(msg);
     let reply: CommandReply;
     try {
       const command = this.take(msg);
@@ -141,7 +143,7 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
       reply = errorReply(err);
       if (!reply.ok) this.logger.warn({ commandId, code: reply.error.code }, reply.error.message);
     }
-    this.nats.publish(this.subjects.commands.replyFor(commandId), JSON.stringify(reply));
+    if (commandId !== undefined) this.nats.publish(this.subjects.commands.replyFor(commandId), JSON.stringify(reply));
     msg.ack();
     // A run started here gets its results feed now, not at the next tick.
     this.results.sync();
@@ -244,5 +246,16 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
         // A redelivered expired command was recorded the first time.
         if (!/exist|expected/i.test(err.message)) throw err;
       });
+  }
+}
+
+/** The command id a raw command message names, when it is one a sender can wait on. */
+function claimedCommandId(msg: JsMsg): string | undefined {
+  try {
+    const id = (JSON.parse(new TextDecoder().decode(msg.data)) as { payload?: { commandId?: unknown } })?.payload
+      ?.commandId;
+    return typeof id === 'string' && ID_PATTERN.test(id) ? id : undefined;
+  } catch {
+    return undefined;
   }
 }

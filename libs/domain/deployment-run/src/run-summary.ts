@@ -55,6 +55,7 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
     phase: state.phase,
     version: state.version,
     ...(state.planId ? { planId: state.planId } : {}),
+    ...(state.request?.requestedBy ? { requestedBy: state.request.requestedBy } : {}),
     ...(state.terminalReason
       ? { reason: state.terminalReason }
       : state.stopReason

@@ -9,6 +9,8 @@ export interface RunSummary {
   phase: string;
   version: number;
   planId?: string;
+  /** Who asked for the run: the identity that signed its command (`anonymous` on a NATS without auth). */
+  requestedBy?: string;
   reason?: string;
   /** Task instances on real nodes by status. */
   totals: InstanceCounts;
