@@ -5,7 +5,15 @@ import type { Command } from 'commander';
 import { GranuleError, UsageError } from '@granule/core';
 import { DEFAULT_COMMAND_TTL_SECONDS, MAX_COMMAND_TTL_SECONDS, executionSubjects } from '@granule/contracts';
 import type { DeploymentCommand, ExecutionSubjects, Reply } from '@granule/contracts';
-import { connectNats, request, SERVICES, signatureHeaders, unwrapReply } from '@granule/messaging';
+import {
+  connectNats,
+  permissionRefused,
+  permissionViolationIn,
+  request,
+  SERVICES,
+  signatureHeaders,
+  unwrapReply,
+} from '@granule/messaging';
 import { redactUrl } from '@granule/service-kit/config';
 import { connectionSettings } from './cli-connection';
 import type { ConnectionFlags } from './cli-connection';
@@ -89,6 +97,8 @@ export async function sendCommand(
     });
   } catch (err) {
     replies.unsubscribe();
+    const violation = permissionViolationIn(err);
+    if (violation) throw permissionRefused(nc, violation.operation, violation.subject, err);
     const why = (err as Error).message;
     if (/maximum payload|max_payload|message size/i.test(why))
       throw new ServiceError(

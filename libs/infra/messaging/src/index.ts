@@ -28,6 +28,12 @@ export {
 export { startPrivateNats, startPrivateRedis } from './testing/private-servers';
 export type { PrivateServer } from './testing/private-servers';
 export { errorReply, isReply, okReply, RemoteError, toReplyError, unwrapReply } from './nats-reply';
+export {
+  NatsPermissionError,
+  onPermissionViolation,
+  permissionRefused,
+  permissionViolationIn,
+} from './nats-permissions';
 export { request, SERVICES, ServiceUnavailableError, signatureHeaders, signRequestsOn } from './nats-request';
 export type { RequestOptions, RequestSigner, ServiceRef, ServiceUnavailableCode } from './nats-request';
 export { MAX_REPLY_CHUNKS, encodeChunks, parseRequestJson } from './nats-payload';

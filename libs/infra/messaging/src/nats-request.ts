@@ -1,7 +1,13 @@
-import { createInbox, errors } from '@nats-io/transport-node';
+import { createInbox } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { GranuleError } from '@granule/core';
 import type { Reply } from '@granule/contracts';
+import {
+  NatsPermissionError,
+  onPermissionViolation,
+  permissionRefused,
+  permissionViolationIn,
+} from './nats-permissions';
 import { isReply, unwrapReply } from './nats-reply';
 
 /** Who is asked, for messages and codes: `config-store`, how to start it, the code prefix. */
@@ -96,12 +102,6 @@ export async function request<T>(
           : `${service.name} did not answer on ${subject}: ${service.hint}`,
         { cause: err },
       );
-    if (err instanceof errors.PermissionViolationError || /permissions violation/i.test((err as Error).message))
-      throw new GranuleError(
-        'NATS_PERMISSION_DENIED',
-        `this identity may not ask ${service.name} on ${subject}: ${(err as Error).message}`,
-        { cause: err },
-      );
     throw err;
   }
   let reply: unknown;
@@ -141,6 +141,13 @@ async function exchange(
   const sub = nc.subscribe(inbox);
   const timer = setTimeout(() => sub.unsubscribe(), timeoutMs);
   let timedOut = true;
+  let refused: NatsPermissionError | undefined;
+  // A publish NATS refuses is reported on the connection only: stop waiting for an answer then.
+  const stopWatching = onPermissionViolation(nc, (err) => {
+    if (err.subject !== subject && err.subject !== inbox) return;
+    refused = permissionRefused(nc, err.operation, err.subject, err);
+    sub.unsubscribe();
+  });
   const parts: Uint8Array[] = [];
   let expected = 1;
   try {
@@ -165,9 +172,15 @@ async function exchange(
         return new TextDecoder().decode(whole);
       }
     }
+  } catch (err) {
+    const violation = permissionViolationIn(err);
+    if (!violation) throw err;
+    refused ??= permissionRefused(nc, violation.operation, violation.subject, err);
   } finally {
     clearTimeout(timer);
+    stopWatching();
     sub.unsubscribe();
   }
+  if (refused) throw refused;
   throw new NoAnswer(timedOut);
 }
