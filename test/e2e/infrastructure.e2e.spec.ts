@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startPrivatePostgres, type PrivatePostgres } from '@granule/event-store';
-import { startPrivateNats, startPrivateRedis, type PrivateServer } from '@granule/messaging';
+import type { PrivateServer } from '@granule/messaging';
 import { E2eStack, FIXTURES, keysOf, sleep, waitUntil, type CliResult, type StoredEvent } from './stack';
 
 // The infrastructure restarts under a run: the stack runs on a NATS, a Redis and a PostgreSQL
@@ -19,26 +19,23 @@ describe('NATS, Redis and PostgreSQL restarted under a run (whole stack)', () =>
   let stack: E2eStack;
 
   beforeAll(async () => {
-    nats = await startPrivateNats();
-    redis = await startPrivateRedis();
     postgres = await startPrivatePostgres();
     // Heartbeats every 2 s, presence TTL 4 s: a node whose key is missing for a tick would be
-    // failed at once if a missing key were always taken for a dead agent.
+    // failed at once if a missing key were always taken for a dead agent. The stack runs its own
+    // NATS (with authorization on) and Redis (with a password).
     stack = await E2eStack.start({
       name: 'infra',
       agents: NODES,
-      natsUrl: nats.url,
-      redisUrl: redis.url,
       databaseAdminUrl: postgres.adminUrl,
       heartbeatSeconds: 2,
       presenceTtlSeconds: 4,
     });
+    nats = stack.natsServer as PrivateServer;
+    redis = stack.redisServer as PrivateServer;
   }, 90_000);
 
   afterAll(async () => {
     await stack?.stop();
-    await nats?.stop();
-    await redis?.stop();
     await postgres?.stop();
   }, 60_000);
 

@@ -17,18 +17,21 @@ import {
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import {
   executionSubjects,
   isTerminalRunEvent,
   type ExecutionSubjects,
+  type NatsRole,
   type RunEvent,
   type RunEventType,
 } from '@granule/contracts';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
-import { deleteExecutionStreams } from '@granule/messaging';
+import { connectNats, deleteExecutionStreams, startPrivateNats, startPrivateRedis } from '@granule/messaging';
+import type { PrivateServer } from '@granule/messaging';
+import { TrustStore } from '@granule/nats-auth';
 import { NATIVE_SPAWN_HELPER } from '@granule/task-runners';
 
 /** Repository root (this file is test/e2e/). */
@@ -70,6 +73,13 @@ export interface StackOptions {
   databaseAdminUrl?: string;
   /** Extra environment for the orchestrator. */
   orchestratorEnv?: Record<string, string>;
+  /**
+   * NATS with authorization on and Redis with a password, as an installation runs them (default
+   * true): a trust store of the stack's own (`<dir>/auth`), a nats-server and a redis-server of
+   * the stack's own unless `natsUrl` / `redisUrl` are given, and every process connecting with
+   * its own credential (services, each agent, the CLI as an operator, the test as admin).
+   */
+  auth?: boolean;
   /** Extra environment for the config-store (e.g. its HTTP port and API token). */
   configStoreEnv?: Record<string, string>;
 }
@@ -208,6 +218,11 @@ export class E2eStack {
   readonly subjects: ExecutionSubjects;
   private nats?: NatsConnection;
   private redis?: Redis;
+  /** The stack's trust store, when it runs with auth. */
+  trust?: TrustStore;
+  /** The stack's own nats-server and redis-server, when it started them. */
+  natsServer?: PrivateServer;
+  redisServer?: PrivateServer;
 
   private constructor(
     readonly options: StackOptions,
@@ -230,6 +245,7 @@ export class E2eStack {
     mkdirSync(path.join(dir, 'logs'));
     const stack = new E2eStack(options, prefix, db, dir);
     try {
+      if (options.auth !== false) await stack.setUpAuth();
       await stack.service('graph-planner').start();
       // One after the other: both run the same migrations on the fresh database.
       await stack.service('orchestrator').start();
@@ -243,11 +259,53 @@ export class E2eStack {
   }
 
   get natsUrl(): string {
-    return this.options.natsUrl ?? NATS_URL;
+    return this.options.natsUrl ?? this.natsServer?.url ?? NATS_URL;
   }
 
   get redisUrl(): string {
-    return this.options.redisUrl ?? REDIS_URL;
+    return this.options.redisUrl ?? this.redisServer?.url ?? REDIS_URL;
+  }
+
+  /** A trust store, a NATS that includes its server configuration, a Redis with a password, and everyone's credentials. */
+  private async setUpAuth(): Promise<void> {
+    this.trust = await TrustStore.create(path.join(this.dir, 'auth'), { prefix: this.prefix });
+    mkdirSync(path.join(this.dir, 'auth', 'creds'), { recursive: true, mode: 0o700 });
+    const people: Array<{ name: string; role: NatsRole }> = [
+      { name: 'orchestrator', role: 'orchestrator' },
+      { name: 'graph-planner', role: 'graph-planner' },
+      { name: 'config-store', role: 'config-store' },
+      { name: 'e2e-admin', role: 'admin' },
+      { name: 'e2e-operator', role: 'operator' },
+      { name: 'e2e-viewer', role: 'viewer' },
+    ];
+    for (const who of people) await this.issue(who.name, who.role);
+    for (const uid of this.options.agents) await this.enroll(uid);
+    if (!this.options.natsUrl) this.natsServer = await startPrivateNats({ include: this.trust.serverIncludePath });
+    if (!this.options.redisUrl)
+      this.redisServer = await startPrivateRedis({ password: randomBytes(12).toString('hex') });
+  }
+
+  private async issue(name: string, role: NatsRole, node?: string): Promise<string> {
+    const trust = this.trust as TrustStore;
+    const { creds } = await trust.issue({ name, role, ...(node ? { node } : {}) });
+    const file = this.credsFile(name);
+    writeFileSync(file, creds, { mode: 0o600 });
+    return file;
+  }
+
+  /** Issues node `uid`'s agent credential (done by `start` for the agents it starts). */
+  enroll(uid: string): Promise<string> {
+    return this.issue(`agent-${uid}`, 'agent', uid);
+  }
+
+  /** Where the `.creds` file of identity `name` is (`orchestrator`, `agent-<uid>`, `e2e-operator`, ...). */
+  credsFile(name: string): string {
+    return path.join(this.dir, 'auth', 'creds', `${name}.creds`);
+  }
+
+  /** `GRANULE_NATS_CREDS` of a process running as `name` (nothing without auth). */
+  private credsEnv(name: string): Record<string, string> {
+    return this.trust ? { GRANULE_NATS_CREDS: this.credsFile(name) } : {};
   }
 
   /** The ledger file tasks append `<run> <task>@<node>` lines to. */
@@ -287,6 +345,7 @@ export class E2eStack {
       // Not started by `start`: tests that plan environments start it after the orchestrator.
       const env = {
         ...this.baseEnv(),
+        ...this.credsEnv('config-store'),
         GRANULE_DATABASE_URL: this.db.url,
         GRANULE_RUN_MIGRATIONS: 'true',
         GRANULE_DATABASE_CREATE: 'false',
@@ -299,9 +358,15 @@ export class E2eStack {
     }
     const env: Record<string, string> =
       name === 'graph-planner'
-        ? { ...this.baseEnv(), GRANULE_DATABASE_URL: this.db.url, GRANULE_RUN_MIGRATIONS: '1' }
+        ? {
+            ...this.baseEnv(),
+            ...this.credsEnv('graph-planner'),
+            GRANULE_DATABASE_URL: this.db.url,
+            GRANULE_RUN_MIGRATIONS: '1',
+          }
         : {
             ...this.baseEnv(),
+            ...this.credsEnv('orchestrator'),
             GRANULE_DATABASE_URL: this.db.url,
             GRANULE_RUN_MIGRATIONS: '1',
             GRANULE_TICK_MS: String(o.tickMs ?? 200),
@@ -323,6 +388,7 @@ export class E2eStack {
     if (existing) return existing;
     const env = {
       ...this.baseEnv(),
+      ...this.credsEnv(`agent-${uid}`),
       GRANULE_NODE_UID: uid,
       GRANULE_ROOT: this.agentRoot(uid),
       GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
@@ -340,13 +406,19 @@ export class E2eStack {
     return proc;
   }
 
-  /** Runs the CLI (`./granule` without its build check) against this stack. */
-  granule(args: string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliResult> {
+  /**
+   * Runs the CLI (`./granule` without its build check) against this stack, as an operator
+   * unless `as` names another identity (`e2e-viewer`, `e2e-admin`, `agent-<uid>`, ...).
+   */
+  granule(
+    args: string[],
+    options: { timeoutMs?: number; env?: Record<string, string>; as?: string } = {},
+  ): Promise<CliResult> {
     const timeoutMs = options.timeoutMs ?? 120_000;
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [MAINS.cli, ...args], {
         cwd: REPO_ROOT,
-        env: { ...this.baseEnv(), ...options.env },
+        env: { ...this.baseEnv(), ...this.credsEnv(options.as ?? 'e2e-operator'), ...options.env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -450,7 +522,10 @@ export class E2eStack {
 
   /** A NATS connection of the test itself (closed by `stop`). */
   async natsConnection(): Promise<NatsConnection> {
-    this.nats ??= await connect({ servers: this.natsUrl, name: `granule-e2e-${this.prefix}` });
+    this.nats ??= await connectNats(
+      { natsUrl: this.natsUrl, ...(this.trust ? { natsCreds: this.credsFile('e2e-admin') } : {}) },
+      `granule-e2e-${this.prefix}`,
+    );
     return this.nats;
   }
 
@@ -528,6 +603,8 @@ export class E2eStack {
       redis.disconnect();
     });
     await attempt('drop the database', () => this.db.drop());
+    await attempt("stop the stack's NATS", () => this.natsServer?.stop());
+    await attempt("stop the stack's Redis", () => this.redisServer?.stop());
     if (process.env.GRANULE_E2E_KEEP === '1') process.stderr.write(`e2e stack ${this.prefix}: kept ${this.dir}\n`);
     else await attempt('remove the temporary directory', () => rmSync(this.dir, { recursive: true, force: true }));
     if (problems.length > 0) throw new Error(`e2e teardown: ${problems.join('; ')}`);

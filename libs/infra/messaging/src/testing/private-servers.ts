@@ -41,12 +41,19 @@ export interface PrivateNatsOptions {
   settings?: string[];
 }
 
-/** A Redis of its own: no persistence, as the machine's (a restart loses every key). */
-export function startPrivateRedis(): Promise<PrivateServer> {
+/**
+ * A Redis of its own: no persistence, as the machine's (a restart loses every key). With
+ * `password`, every client must authenticate (`url` carries it).
+ */
+export function startPrivateRedis(options: { password?: string } = {}): Promise<PrivateServer> {
+  const auth = options.password ? ['--requirepass', options.password] : [];
   return startPrivate(
     'redis-server',
-    (port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    (port) => `redis://127.0.0.1:${port}`,
+    (port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...auth],
+    (port) =>
+      options.password
+        ? `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}`
+        : `redis://127.0.0.1:${port}`,
   );
 }
 
