@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { DEFAULT_HEALTH_PORTS } from '@granule/observability';
-import { ROOT, helmBinary, readText, runHelm, variablesRead } from './packaging-files';
+import { ANNOUNCED_VARIABLES, ROOT, helmBinary, readText, runHelm, variablesRead } from './packaging-files';
 
 // helm/granule, rendered and linted by the real helm (pinned: tools/helm.mjs), then checked
 // object by object. A few static checks of the sources stay where helm says nothing.
@@ -90,8 +90,6 @@ const SERVICES = {
   'granule-orchestrator': { app: 'orchestrator', key: 'orchestrator' },
 } as const;
 type ServiceName = keyof typeof SERVICES;
-/** Variables the chart hands a service before its code reads them (issue 20: the sealing key). */
-const ANNOUNCED: Record<string, string[]> = { orchestrator: ['GRANULE_SECRETS_KEY'] };
 
 const defaults = render();
 const full = render('-f', EVERY_OPTION);
@@ -440,14 +438,12 @@ describe('helm/granule with the real helm', () => {
     const unread: string[] = [];
     const configMap = Object.keys(named(full, 'ConfigMap', 'granule').data ?? {});
     for (const [name, { app, key }] of Object.entries(SERVICES)) {
-      const read = [...variablesRead(app), ...(ANNOUNCED[app] ?? [])];
+      const read = [...variablesRead(app), ...(ANNOUNCED_VARIABLES[app] ?? [])];
       const set = podOf(named(full, 'Deployment', name)).containers[0].env?.map((e) => e.name) ?? [];
       for (const v of [...set, ...configMap]) if (!read.includes(v)) unread.push(`${name}: ${v}`);
       expect([app, (values[key] as { healthPort: number }).healthPort]).toEqual([app, DEFAULT_HEALTH_PORTS[app]]);
     }
     expect(unread).toEqual([]);
-    for (const [app, announced] of Object.entries(ANNOUNCED))
-      for (const v of announced) expect([app, v, variablesRead(app).includes(v)]).toEqual([app, v, false]); // once read, drop it from ANNOUNCED
   });
 
   it('probes: /healthz (liveness) and /readyz (readiness) on the health port, 2 replicas by default', () => {
