@@ -29,3 +29,37 @@ export type { ParseResult, TaskDataOptions, TaskFileFormat, TaskParseOptions } f
 export { readYaml } from './yaml-limits';
 export type { YamlBounds, YamlRead } from './yaml-limits';
 export { countPlanInstances, planSizeProblems } from './plan-bounds';
+export {
+  MASK,
+  UNSEALABLE_PARAMETERS,
+  isClearSecret,
+  isSealedValue,
+  isSensitiveName,
+  markedNames,
+  maskAt,
+  maskSealed,
+  replaceAt,
+  sealAt,
+  sealedPaths,
+  sensitiveDataPaths,
+  sensitiveParameterPaths,
+  sensitiveSettingPaths,
+  textsAt,
+  valueAt,
+} from './sensitive-values';
+export type { Seal, SealedValue, ValuePath } from './sensitive-values';
+export {
+  SECRETS_KEY_VARIABLE,
+  SECRETS_PUBLIC_KEY_VARIABLE,
+  clearSecretDiagnostics,
+  maskSettings,
+  maskTaskParameters,
+  maskTaskRecord,
+  sealData,
+  sealSettings,
+  sealTaskDefinitions,
+  sealTaskRecords,
+  taskRecordSecretPaths,
+} from './secret-sealing';
+export type { ClearSecret } from './secret-sealing';
+export { sealDataFileText } from './secret-files';
