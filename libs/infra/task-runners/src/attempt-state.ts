@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './clock';
 import { OutputCollector } from './output-collector';
 import { currentBootId, nodeProcessSpawner, type ProcessSpawner, type SpawnedProcess } from './process-spawner';
 import { note, type ProcessRunEnv } from './run-process';
+import { SecretMasker } from './secret-masker';
 import { TaskIoError, TaskRunnerError } from './task-runner.errors';
 import {
   DEFAULT_KILL_GRACE_MS,
@@ -65,6 +66,7 @@ export function createAttemptState(
       ctx.outputChunkBytes ?? DEFAULT_OUTPUT_CHUNK_BYTES,
       ctx.outputTailBytes ?? DEFAULT_OUTPUT_TAIL_BYTES,
       onOutput,
+      exec.secrets?.length ? new SecretMasker(exec.secrets) : undefined,
     ),
     killGraceMs: ctx.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     signal,
