@@ -13,7 +13,7 @@ export {
 } from './role-selector';
 export type { NodePredicate } from './role-selector';
 export { resolveFaultTolerance } from './fault-tolerance';
-export { createLocator } from './yaml-source';
+export { createLocator, formatPath } from './yaml-source';
 export type { LineLocator, PathSegment } from './yaml-source';
 export {
   assertNoErrors,
