@@ -100,4 +100,6 @@ export interface TasksView {
 export interface PingView {
   service: 'config-store';
   subject_prefix: string;
+  /** The installation's public key, which clients seal secrets with before they send them (ADR 0023). */
+  secrets_public_key?: string;
 }
