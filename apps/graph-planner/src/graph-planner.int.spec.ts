@@ -234,7 +234,10 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     expect(reply.ok).toBe(false);
     const error = (reply as Extract<PlanReplyMessage, { ok: false }>).error;
     expect(error.code).toBe('SECRET_NOT_SEALED');
-    expect(error.message).toContain(`inline: parameters.env.DB_PASSWORD: task '${first.id}': a secret in clear:`);
+    // Each secret is named at its task's own file and line.
+    expect(error.message).toContain(
+      `${TASKS_FILE}:${first.source.line}: parameters.env.DB_PASSWORD: task '${first.id}': a secret in clear:`,
+    );
     expect(error.message).toContain('inline: settings.access.admin_token: a secret in clear:');
     expect(error.message).not.toMatch(/clear-pw|clear-tok/);
     expect(Number((await db.dataSource.query('SELECT count(*) AS n FROM granule_plans'))[0].n)).toBe(before);

@@ -57,6 +57,7 @@ export {
   maskTaskRecord,
   sealData,
   sealSettings,
+  sealSettingsPatch,
   sealTaskDefinitions,
   sealTaskRecords,
   taskRecordSecretPaths,

@@ -1,7 +1,8 @@
-import type { Diagnostic } from '@granule/core';
+import { setDottedPath, type Diagnostic } from '@granule/core';
 import {
   markedNames,
   maskAt,
+  isClearSecret,
   sealAt,
   sensitiveDataPaths,
   sensitiveParameterPaths,
@@ -23,6 +24,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export interface ClearSecret {
   path: ValuePath;
   taskId?: string;
+  /** The task's own file and line, when it knows them (parsed tasks). */
+  file?: string;
+  line?: number;
 }
 
 /** The secret paths of one task record (Fuel's format, or a stored record), from the record's root. */
@@ -54,7 +58,8 @@ export function sealTaskDefinitions(
   const clear: ClearSecret[] = [];
   const out = tasks.map((task) => {
     const sealed = sealAt(task.parameters, sensitiveParameterPaths(task.parameters, task.sensitive), seal);
-    for (const path of sealed.clear) clear.push({ path: ['parameters', ...path], taskId: task.id });
+    const where = { file: task.source.file, ...(task.source.line > 0 ? { line: task.source.line } : {}) };
+    for (const path of sealed.clear) clear.push({ path: ['parameters', ...path], taskId: task.id, ...where });
     return sealed.value === task.parameters ? task : { ...task, parameters: sealed.value };
   });
   return { tasks: out, clear };
@@ -67,6 +72,43 @@ export function sealSettings(
 ): { settings: Record<string, unknown>; clear: ClearSecret[] } {
   const sealed = sealAt(settings, sensitiveSettingPaths(settings), seal);
   return { settings: sealed.value, clear: sealed.clear.map((path) => ({ path })) };
+}
+
+/**
+ * Seals the clear secrets of a settings patch (`{'db.password': 'x', 'access.password.value': 'y'}`,
+ * as `env set --setting` sends it), judged on the settings tree the patch describes: an entry
+ * inside a secret is sealed whole, an entry holding one has it sealed inside. Paths in `clear` are
+ * the dotted keys.
+ */
+export function sealSettingsPatch(
+  patch: Record<string, unknown>,
+  seal?: Seal,
+): { patch: Record<string, unknown>; clear: ClearSecret[] } {
+  const tree: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) setDottedPath(tree, key, value);
+  const secret = sensitiveSettingPaths(tree);
+  const clear: ClearSecret[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) {
+    const segments = key.split('.');
+    const covers = (p: ValuePath): boolean => p.length <= segments.length && p.every((s, i) => s === segments[i]);
+    if (secret.some(covers)) {
+      // The entry is (inside) a secret: the whole value.
+      if (isClearSecret(value) && seal) out[key] = seal(value);
+      else {
+        if (isClearSecret(value)) clear.push({ path: [key] });
+        out[key] = value;
+      }
+      continue;
+    }
+    const below = secret
+      .filter((p) => p.length > segments.length && segments.every((s, i) => s === p[i]))
+      .map((p) => p.slice(segments.length));
+    const sealed = sealAt(value, below, seal);
+    for (const p of sealed.clear) clear.push({ path: [key, ...p] });
+    out[key] = sealed.value;
+  }
+  return { patch: out, clear };
 }
 
 /** Seals the clear secrets of a data file's content or a release record (see `sensitiveDataPaths`). */
@@ -102,7 +144,8 @@ export function clearSecretDiagnostics(
   return clear.map((c) => ({
     severity: 'error',
     code: 'SECRET_NOT_SEALED',
-    ...(where.file ? { file: where.file } : {}),
+    ...(c.file || where.file ? { file: c.file ?? where.file } : {}),
+    ...(c.line ? { line: c.line } : {}),
     path: formatPath([...(where.prefix ?? []), ...c.path]),
     ...(c.taskId ? { taskId: c.taskId } : {}),
     message: `a secret in clear: ${hint}`,

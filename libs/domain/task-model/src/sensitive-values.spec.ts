@@ -4,6 +4,7 @@ import {
   maskSettings,
   maskTaskParameters,
   sealSettings,
+  sealSettingsPatch,
   sealTaskDefinitions,
   sealTaskRecords,
 } from './secret-sealing';
@@ -243,8 +244,32 @@ describe('sealing tasks and settings', () => {
     const sealed = sealTaskDefinitions(parsed.tasks, seal);
     expect(sealed.tasks[0].parameters.env).toEqual({ SEED: { $sealed: 'S("s")' }, api_key: { $sealed: 'S("k")' } });
     expect(sealTaskDefinitions(parsed.tasks).clear).toEqual([
-      { path: ['parameters', 'env', 'SEED'], taskId: 'a' },
-      { path: ['parameters', 'env', 'api_key'], taskId: 'a' },
+      { path: ['parameters', 'env', 'SEED'], taskId: 'a', file: 'tasks.yaml' },
+      { path: ['parameters', 'env', 'api_key'], taskId: 'a', file: 'tasks.yaml' },
+    ]);
+  });
+
+  it('settings patches: judged on the tree they describe; an entry inside a secret is sealed whole', () => {
+    const patch = {
+      'db.password': 'p1',
+      'access.password': { value: 'p2', type: 'password' },
+      'vault.value': 'p3',
+      'vault.sensitive': true,
+      'storage.ceph.value': true,
+      'old.token': null,
+    };
+    expect(sealSettingsPatch(patch, seal).patch).toEqual({
+      'db.password': { $sealed: 'S("p1")' },
+      'access.password': { value: { $sealed: 'S("p2")' }, type: 'password' },
+      'vault.value': { $sealed: 'S("p3")' },
+      'vault.sensitive': true,
+      'storage.ceph.value': true,
+      'old.token': null,
+    });
+    expect(sealSettingsPatch(patch).clear).toEqual([
+      { path: ['db.password'] },
+      { path: ['access.password', 'value'] },
+      { path: ['vault.value'] },
     ]);
   });
 
