@@ -32,6 +32,7 @@ const GROUPS: { names: string[]; load: () => Register[] }[] = [
   { names: ['graph'], load: () => [require('./graph.command').registerGraphCommand] },
   { names: ['auth'], load: () => [require('./auth.command').registerAuthCommand] },
   { names: ['agent'], load: () => [require('./auth.command').registerAgentCredentialCommands] },
+  { names: ['secrets'], load: () => [require('./secrets.command').registerSecretsCommand] },
 ];
 
 /**
