@@ -50,6 +50,18 @@ describe('sealed values', () => {
     );
   });
 
+  it('rotation - with the new key first and the old one after, both old and new sealed values open', () => {
+    const next = generateSecretsKeyPair();
+    const both = new SecretOpener(`${next.secretKey},${pair.secretKey}`);
+    expect(both.publicKey).toBe(next.publicKey);
+    expect(both.open(sealer.seal('old'))).toBe('old');
+    expect(both.open(new SecretSealer(next.publicKey).seal('new'))).toBe('new');
+    expect(() => opener.open(new SecretSealer(next.publicKey).seal('new'))).toThrow(/sealed for another key/);
+    expect(secretsKeyProblem(`${next.secretKey},nope`)).toBe(
+      'key 2 of 2: expected a curve seed (SX..., 58 characters) from ./granule secrets keygen, got 4 characters',
+    );
+  });
+
   it('openTree - opens every sealed value of a tree and says where they were', () => {
     const tree = { cmd: 'x', env: { A: sealer.seal('a1'), B: 'plain' }, list: [sealer.seal(7)] };
     const opened = opener.openTree(tree);

@@ -48,7 +48,7 @@ export function secretsPublicKeyProblem(text: string): string | undefined {
 }
 
 /** What is wrong with a private key's text (never quoting it back), or undefined. */
-export function secretsKeyProblem(text: string): string | undefined {
+function oneKeyProblem(text: string): string | undefined {
   if (SEED.test(text)) {
     try {
       fromCurveSeed(encoder.encode(text)).clear();
@@ -60,6 +60,19 @@ export function secretsKeyProblem(text: string): string | undefined {
   if (PUBLIC_KEY.test(text))
     return `expected the private key (SX..., 58 characters); this is the public key, which belongs in ${SECRETS_PUBLIC_KEY_VARIABLE}`;
   return `expected a curve seed (SX..., 58 characters) from ./granule secrets keygen, got ${text.length} characters`;
+}
+
+/**
+ * What is wrong with `GRANULE_SECRETS_KEY` (one seed, or several separated by commas: the current
+ * one first, then older ones still to open), never quoting it back; undefined when it is right.
+ */
+export function secretsKeyProblem(text: string): string | undefined {
+  const seeds = text.split(',').map((s) => s.trim());
+  for (const [i, seed] of seeds.entries()) {
+    const problem = oneKeyProblem(seed);
+    if (problem) return seeds.length > 1 ? `key ${i + 1} of ${seeds.length}: ${problem}` : problem;
+  }
+  return undefined;
 }
 
 /**
@@ -85,20 +98,29 @@ export class SecretSealer {
   };
 }
 
-/** Opens what a `SecretSealer` sealed for this seed's public key; keeps what it opened (one box opens once). */
+/**
+ * Opens what a `SecretSealer` sealed for one of its seeds' public keys; keeps what it opened (one
+ * box opens once). Several seeds (`GRANULE_SECRETS_KEY=new,old`) let values sealed for the old
+ * key open while new ones are sealed for the new key: a key is rotated without re-sealing at once.
+ */
 export class SecretOpener {
+  /** The public key of the first seed: the one values should be sealed for now. */
   readonly publicKey: string;
   private readonly opened = new Map<string, unknown>();
-  private readonly seed: string;
+  private readonly seeds: string[];
 
   constructor(
-    seed: string,
+    seeds: string | readonly string[],
     private readonly maxKept = 4096,
   ) {
-    const problem = secretsKeyProblem(seed);
-    if (problem) throw new SecretsError('SECRETS_BAD_KEY', `${SECRETS_KEY_VARIABLE}: ${problem}`);
-    this.seed = seed;
-    const kp = fromCurveSeed(encoder.encode(seed));
+    this.seeds = (typeof seeds === 'string' ? seeds.split(',') : [...seeds]).map((s) => s.trim()).filter(Boolean);
+    if (this.seeds.length === 0)
+      throw new SecretsError('SECRETS_BAD_KEY', `${SECRETS_KEY_VARIABLE}: expected a curve seed, got none`);
+    for (const seed of this.seeds) {
+      const problem = secretsKeyProblem(seed);
+      if (problem) throw new SecretsError('SECRETS_BAD_KEY', `${SECRETS_KEY_VARIABLE}: ${problem}`);
+    }
+    const kp = fromCurveSeed(encoder.encode(this.seeds[0]));
     this.publicKey = kp.getPublicKey();
     kp.clear();
   }
@@ -111,19 +133,23 @@ export class SecretOpener {
     const sender = text.slice(0, dot);
     let clear: Uint8Array | null = null;
     if (dot > 0 && PUBLIC_KEY.test(sender)) {
-      const kp = fromCurveSeed(encoder.encode(this.seed));
-      try {
-        clear = kp.open(Buffer.from(text.slice(dot + 1), 'base64'), sender);
-      } catch {
-        clear = null;
-      } finally {
-        kp.clear();
+      const box = Buffer.from(text.slice(dot + 1), 'base64');
+      for (const seed of this.seeds) {
+        const kp = fromCurveSeed(encoder.encode(seed));
+        try {
+          clear = kp.open(box, sender);
+        } catch {
+          clear = null;
+        } finally {
+          kp.clear();
+        }
+        if (clear !== null) break;
       }
     }
     if (clear === null)
       throw new SecretsError(
         'SECRETS_CANNOT_OPEN',
-        `a sealed value does not open with ${SECRETS_KEY_VARIABLE} (public key ${this.publicKey}): it was sealed for another key, or changed`,
+        `a sealed value does not open with ${SECRETS_KEY_VARIABLE} (public key ${this.publicKey}${this.seeds.length > 1 ? ` and ${this.seeds.length - 1} older` : ''}): it was sealed for another key, or changed`,
       );
     const value: unknown = JSON.parse(decoder.decode(clear));
     if (this.opened.size >= this.maxKept) this.opened.delete(this.opened.keys().next().value as string);
