@@ -7,7 +7,11 @@ describe('SealedPlanCheck', () => {
   const pair = generateSecretsKeyPair();
   const sealer = new SecretSealer(pair.publicKey);
   const planWith = (parameters: Record<string, unknown>[]): ExecutablePlan =>
-    ({ keys: parameters.map((_, i) => `t${i}@n1`), parameters }) as unknown as ExecutablePlan;
+    ({
+      keys: parameters.map((_, i) => `t${i}@n1`),
+      task: parameters.map((_, i) => `t${i}`),
+      parameters,
+    }) as unknown as ExecutablePlan;
   const source = (plan: ExecutablePlan): PlanSource => ({
     request: () => Promise.reject(new Error('not used')),
     load: () => Promise.resolve(plan),

@@ -32,7 +32,11 @@ export class SealedPlanCheck implements PlanSource {
   }
 
   private check(plan: ExecutablePlan): void {
+    // Every instance of a task has that task's parameters: one look per task, not per node.
+    const seen = new Set<string>();
     for (let i = 0; i < plan.parameters.length; i++) {
+      if (seen.has(plan.task[i])) continue;
+      seen.add(plan.task[i]);
       const params = plan.parameters[i];
       for (const path of sealedPaths(params)) {
         const where = `task ${plan.keys[i]}: parameters.${formatPath(path)}`;
