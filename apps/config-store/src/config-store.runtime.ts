@@ -48,7 +48,7 @@ export async function startConfigStore(
   let nc: NatsConnection | undefined;
   let app: INestApplication | INestMicroservice | undefined;
   try {
-    const api = new ConfigStoreApi(dataSource, config.subjectPrefix);
+    const api = new ConfigStoreApi(dataSource, config.subjectPrefix, { secretsPublicKey: config.secretsPublicKey });
     if (config.preinstalledRelease) {
       const source = config.preinstalledRelease;
       notes.push(await api.catalog.preinstallRelease(() => openPluginSource(source), source));

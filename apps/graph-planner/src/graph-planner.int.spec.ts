@@ -216,6 +216,35 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     });
   });
 
+  it('a secret in clear - refused with SECRET_NOT_SEALED naming each, and no plan is stored; sealed ones plan', async () => {
+    const [first, ...rest] = seedTasks();
+    const withSecret = (env: Record<string, unknown>): TaskDefinition[] => [
+      { ...first, parameters: { ...first.parameters, env } },
+      ...rest,
+    ];
+    const before = Number((await db.dataSource.query('SELECT count(*) AS n FROM granule_plans'))[0].n);
+    const reply = await ask({
+      graph: 'default',
+      inline: {
+        graphs: { default: JSON.parse(JSON.stringify(withSecret({ DB_PASSWORD: 'clear-pw' }))) as unknown[] },
+        nodes: seedNodes,
+        cluster: { settings: { access: { admin_token: 'clear-tok' } } },
+      },
+    });
+    expect(reply.ok).toBe(false);
+    const error = (reply as Extract<PlanReplyMessage, { ok: false }>).error;
+    expect(error.code).toBe('SECRET_NOT_SEALED');
+    // Each secret is named at its task's own file and line.
+    expect(error.message).toContain(
+      `${TASKS_FILE}:${first.source.line}: parameters.env.DB_PASSWORD: task '${first.id}': a secret in clear:`,
+    );
+    expect(error.message).toContain('inline: settings.access.admin_token: a secret in clear:');
+    expect(error.message).not.toMatch(/clear-pw|clear-tok/);
+    expect(Number((await db.dataSource.query('SELECT count(*) AS n FROM granule_plans'))[0].n)).toBe(before);
+    const sealed = await ask(inlineRequest(withSecret({ DB_PASSWORD: { $sealed: 'Xsender.box' } }) as unknown[]));
+    expect(sealed.ok).toBe(true);
+  });
+
   it('bad envelope - answers PLAN_BAD_REQUEST naming the field', async () => {
     expect(
       await ask({ graph: 'default', inline: { graphs: { default: [] }, nodes: 'node-1' as unknown as unknown[] } }),

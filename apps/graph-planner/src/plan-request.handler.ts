@@ -5,6 +5,12 @@ import type { PlannedMessage } from '@granule/contracts';
 import { buildPlan } from '@granule/planner';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
 import type { PlanStore } from '@granule/plan-store';
+import {
+  SECRETS_PUBLIC_KEY_VARIABLE,
+  clearSecretDiagnostics,
+  sealSettings,
+  sealTaskDefinitions,
+} from '@granule/task-model';
 import type { EnvironmentInputsSource } from './environment-plan-inputs';
 import { planRequestFromInline } from './inline-plan-inputs';
 import { PlanRequestDto } from './plan-request.dto';
@@ -104,7 +110,27 @@ export class PlanRequestHandler {
       for (const w of inline.warnings) this.log('warn', `warning: ${formatDiagnostic(w)}`);
       planRequest = inline.request;
     }
+    refuseClearSecrets(planRequest, request.envId === undefined ? 'inline' : `environments/${request.envId}`);
     const plan = buildPlan(planRequest);
     return this.store.save(plan, { inputs: body });
   }
+}
+
+/**
+ * A stored plan keeps its tasks' parameters and its request, so secrets reach the planner only
+ * sealed (ADR 0023): a secret in clear is refused, each named, and nothing is stored.
+ */
+function refuseClearSecrets(request: PlanRequest, file: string): void {
+  const clear = [
+    ...sealTaskDefinitions(request.tasks).clear,
+    ...sealSettings(request.cluster?.settings ?? {}).clear.map((c) => ({ ...c, path: ['settings', ...c.path] })),
+  ];
+  if (clear.length === 0) return;
+  throw new InvalidInputError(
+    clearSecretDiagnostics(
+      clear,
+      { file },
+      `the planner stores plans and takes secrets only sealed: deploy with ./granule, which seals them with ${SECRETS_PUBLIC_KEY_VARIABLE}, or keep them in config-store, which seals them when it stores them (tasks stored before that: upload them again)`,
+    ),
+  );
 }

@@ -78,6 +78,18 @@ describe('checkDispatch', () => {
     });
   });
 
+  it('secretPaths, when there, must be key paths', () => {
+    const paths = [
+      ['env', 'DB_PASSWORD'],
+      ['files', 0, 'src'],
+    ];
+    expect(checkDispatch(dispatch({ secretPaths: paths }), 'node-1')).toMatchObject({ ok: true });
+    expect(checkDispatch({ ...dispatch(), secretPaths: [['env', {}]] }, 'node-1')).toMatchObject({
+      ok: false,
+      problems: ['secretPaths must be a list of key paths'],
+    });
+  });
+
   it('cannot answer a message without run, key or dispatchId', () => {
     expect(checkDispatch({ task: 't' }, 'n')).toMatchObject({ ok: false, replyTo: undefined });
     expect(checkDispatch('hello', 'n')).toEqual({ ok: false, problems: ['the message is not a JSON object'] });
@@ -108,6 +120,18 @@ describe('journal keys', () => {
       attempt: 2,
       noop: true,
     });
+  });
+
+  it('the texts at the secret paths are handed to the runner to mask', () => {
+    const d = dispatch({
+      parameters: { cmd: 'x', env: { DB_PASSWORD: 'hunter2', PIN: 1234, HOME: '/root' } },
+      secretPaths: [
+        ['env', 'DB_PASSWORD'],
+        ['env', 'PIN'],
+      ],
+    });
+    expect(executionOf(d).secrets).toEqual(['hunter2', '1234']);
+    expect(executionOf(dispatch()).secrets).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
 import { dispatchIdOf, type TaskDispatchMessage, type TaskProgressMessage } from '@granule/contracts';
+import { textsAt } from '@granule/task-model';
 import {
   journalKey,
   REBOOT_DEFAULTS,
@@ -104,6 +105,10 @@ export function checkDispatch(value: unknown, nodeUid: string): DispatchCheck {
   if (typeof d.parameters !== 'object' || d.parameters === null || Array.isArray(d.parameters))
     problems.push('parameters must be an object');
   if (d.noop !== undefined && typeof d.noop !== 'boolean') problems.push('noop must be true or false');
+  const isPath = (p: unknown): boolean =>
+    Array.isArray(p) && p.every((s) => typeof s === 'string' || (Number.isInteger(s) && (s as number) >= 0));
+  if (d.secretPaths !== undefined && !(Array.isArray(d.secretPaths) && d.secretPaths.every(isPath)))
+    problems.push('secretPaths must be a list of key paths');
   if (isText(d.node) && d.node !== nodeUid)
     problems.push(`the dispatch is for node '${d.node}', this agent is '${nodeUid}'`);
   if (isText(d.task) && isText(d.node) && isText(d.key) && d.key !== `${d.task}@${d.node}`)
@@ -127,9 +132,9 @@ export function checkDispatch(value: unknown, nodeUid: string): DispatchCheck {
   return { ok: false, problems, replyTo };
 }
 
-/** The task-runners execution of a dispatch. */
+/** The task-runners execution of a dispatch; the values at its secret paths are masked in the output. */
 export function executionOf(d: TaskDispatchMessage): TaskExecution {
-  return {
+  const exec: TaskExecution = {
     runId: d.runId,
     taskId: d.task,
     nodeUid: d.node,
@@ -138,6 +143,8 @@ export function executionOf(d: TaskDispatchMessage): TaskExecution {
     attempt: d.attempt,
     noop: d.noop,
   };
+  if (d.secretPaths?.length) exec.secrets = textsAt(d.parameters, d.secretPaths);
+  return exec;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit';
+import { secretsKeyProblem } from '@granule/secrets';
+import { ConfigError, loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit';
 
 /** The orchestrator's settings; `loadOrchestratorConfig` is the only reader of the environment. */
 export class OrchestratorConfig extends NatsSettings {
@@ -23,10 +24,12 @@ export class OrchestratorConfig extends NatsSettings {
   @IsString() logLevel = 'info';
   /** `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
   @IsInt() @Min(0) @Max(65535) healthPort = 8413;
+  /** The installation's private key (seed), which opens sealed secrets at dispatch (ADR 0023). */
+  @IsOptional() @IsString() secretsKey?: string;
 }
 
 export function loadOrchestratorConfig(env: Record<string, string | undefined>): OrchestratorConfig {
-  return loadEnvConfig(OrchestratorConfig, env, {
+  const config = loadEnvConfig(OrchestratorConfig, env, {
     ...NATS_ENV,
     redisUrl: 'GRANULE_REDIS_URL',
     databaseUrl: 'GRANULE_DATABASE_URL',
@@ -42,5 +45,9 @@ export function loadOrchestratorConfig(env: Record<string, string | undefined>):
     instanceId: 'GRANULE_INSTANCE_ID',
     logLevel: 'GRANULE_LOG_LEVEL',
     healthPort: { name: 'GRANULE_HEALTH_PORT', type: 'number' },
+    secretsKey: { name: 'GRANULE_SECRETS_KEY', secret: true },
   });
+  const problem = config.secretsKey === undefined ? undefined : secretsKeyProblem(config.secretsKey);
+  if (problem) throw new ConfigError([`GRANULE_SECRETS_KEY: ${problem}`]);
+  return config;
 }

@@ -15,6 +15,12 @@ export interface TaskDispatchMessage {
   attempt: number;
   dispatchId: string;
   noop: boolean;
+  /**
+   * Where `parameters` held sealed values that the orchestrator opened for this one dispatch
+   * (key paths, e.g. `['env', 'DB_PASSWORD']`): the agent masks their values in the task's output.
+   * Absent when the task has no secret.
+   */
+  secretPaths?: (string | number)[][];
 }
 
 /** Agent → anyone watching, on `<prefix>.output.<run>.<node>` (core NATS, best effort). */

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
 import { ServiceUnavailableError } from '@granule/messaging';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
+import type { TaskDefinition } from '@granule/task-model';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type {
   RunEventEntry,
@@ -25,7 +26,9 @@ import {
   withNats,
 } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
+import { ConfigStoreClient } from '@granule/config-store-client';
 import { readInputFile } from '../inputs/read-input';
+import { CliSecrets } from '../inputs/seal-inputs';
 import { writeFindings } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
@@ -181,6 +184,26 @@ async function strategyRef(value: string): Promise<StrategyRef> {
   return { inline: parseYaml(await readInputFile(value)) as Record<string, unknown> };
 }
 
+/**
+ * Inline inputs travel in the command (and a strategy run keeps them in its events): their
+ * secrets are sealed first, with the key config-store gives when the environment has none.
+ */
+async function sealInline(
+  inline: NonNullable<StartDeployment['inline']>,
+  session: NatsSession,
+  clusterFile = 'cluster',
+): Promise<NonNullable<StartDeployment['inline']>> {
+  const secrets = new CliSecrets(new ConfigStoreClient(session.nc, { prefix: session.prefix, timeoutMs: 3000 }));
+  const graphs: Record<string, unknown[]> = {};
+  for (const [graph, tasks] of Object.entries(inline.graphs))
+    graphs[graph] = await secrets.taskDefinitions(tasks as TaskDefinition[], `graph ${graph}`);
+  return {
+    ...inline,
+    graphs,
+    ...(inline.cluster ? { cluster: await secrets.cluster(inline.cluster, clusterFile) } : {}),
+  };
+}
+
 async function runDeploy(opts: DeployOptions): Promise<void> {
   const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
   if (!opts.env && !opts.tasks?.length && !opts.release)
@@ -224,6 +247,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     noop: !!opts.noop,
   };
   await withNats(opts, async (session) => {
+    if (command.inline) command.inline = await sealInline(command.inline, session, opts.cluster);
     await sendCommand(session, { type: 'StartDeployment', payload: command }, commandTtl(opts.commandTtl));
     if (!opts.watch) {
       // The orchestrator answers once the request is recorded; a run refused by its planning (an

@@ -5,6 +5,7 @@ import { ENVIRONMENT_STATUSES } from '@granule/config-model';
 import type { EnvironmentStatus } from '@granule/config-model';
 import type { EnvironmentView, UpdateEnvironmentRequest } from '@granule/contracts';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { CliSecrets } from '../inputs/seal-inputs';
 import { helpExamples } from '../messages';
 
 interface EnvOptions {
@@ -76,10 +77,10 @@ export function registerEnvCommand(program: Command): void {
     .action(async (name: string, opts: EnvOptions) => {
       const settings: Record<string, unknown> = {};
       for (const [p, v] of Object.entries(parseSettings(opts.setting ?? []))) setDottedPath(settings, p, v);
-      const e = await withConfigStore(opts, (c) =>
+      const e = await withConfigStore(opts, async (c) =>
         c.request('env.create', {
           name,
-          settings,
+          settings: await new CliSecrets(c).settings(settings),
           ...(opts.release ? { release: opts.release } : {}),
           ...(opts.plugin ? { plugins: opts.plugin } : {}),
         }),
@@ -118,7 +119,10 @@ export function registerEnvCommand(program: Command): void {
       if (opts.setting) req.settings_patch = parseSettings(opts.setting);
       if (Object.keys(req).length === 1)
         throw new UsageError('env set: nothing to change: give --name, --status or --setting');
-      const e = await withConfigStore(opts, (c) => c.request('env.update', req));
+      const e = await withConfigStore(opts, async (c) => {
+        if (req.settings_patch) req.settings_patch = await new CliSecrets(c).settingsPatch(req.settings_patch);
+        return c.request('env.update', req);
+      });
       await printResult(e, opts.output, {
         rows: [{ ...row(e), settings: e.settings }],
         columns: [...COLUMNS, 'settings'],

@@ -19,6 +19,15 @@ const instances = [
 ];
 
 describe('renderGraph', () => {
+  it('json - sealed values and values under secret names show as ***', () => {
+    const secret = {
+      ...inst('a', 'n1'),
+      parameters: { cmd: 'x', env: { DB_PASSWORD: { $sealed: 'Xabc.box' }, HOST: 'h' }, api_token: 'clear' },
+    };
+    const shown = JSON.parse(renderGraph('json', { instances: [secret], statuses: { 'a@n1': 'succeeded' } }));
+    expect(shown[0].parameters).toEqual({ cmd: 'x', env: { DB_PASSWORD: '***', HOST: 'h' }, api_token: '***' });
+  });
+
   it('colours a run graph by outcome in dot', () => {
     const dot = renderGraph('dot', {
       instances,

@@ -4,6 +4,7 @@ import type { RunGraphReply, RunGraphRequest } from '@granule/contracts';
 import { renderInstancesDot, renderInstancesMermaid } from '@granule/planner';
 import type { PlanInstance } from '@granule/planner';
 import { requestPlan } from '@granule/plan-store';
+import { maskTaskParameters } from '@granule/task-model';
 import { addConnectionOptions } from '../connection';
 import { unwrapReply } from '@granule/messaging';
 import { query, withNats } from '../connection/nats-session';
@@ -30,8 +31,9 @@ interface GraphOptions {
   subjectPrefix?: string;
 }
 
-/** Renders plan entries, coloured by status when the graph is a run's. */
-export function renderGraph(format: 'dot' | 'mermaid' | 'json', reply: RunGraphReply): string {
+/** Renders plan entries, coloured by status when the graph is a run's; secrets show as `***`. */
+export function renderGraph(format: 'dot' | 'mermaid' | 'json', graph: RunGraphReply): string {
+  const reply = { ...graph, instances: graph.instances.map((i) => ({ ...i, parameters: maskTaskParameters(i) })) };
   const status = (i: PlanInstance): string | undefined => reply.statuses?.[`${i.task}@${i.node}`];
   if (format === 'json')
     return toJson(reply.statuses ? reply.instances.map((i) => ({ ...i, status: status(i) })) : reply.instances);

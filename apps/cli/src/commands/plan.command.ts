@@ -15,7 +15,7 @@ import {
   writePlanJson,
 } from '@granule/planner';
 import type { Plan, PlanFilters, ReadyOrderRule, SimulationResult } from '@granule/planner';
-import { planSizeProblems, readYaml } from '@granule/task-model';
+import { maskTaskParameters, planSizeProblems, readYaml } from '@granule/task-model';
 import type { ClusterSpec, TaskDefinition } from '@granule/task-model';
 import { commaList, readInputFile } from '../inputs/read-input';
 import {
@@ -172,7 +172,9 @@ function simulationTable(result: SimulationResult): string {
   );
 }
 
-async function printPlan(plan: Plan, format: (typeof PLAN_FORMATS)[number]): Promise<void> {
+async function printPlan(planned: Plan, format: (typeof PLAN_FORMATS)[number]): Promise<void> {
+  // Secrets are shown as *** (ADR 0023); only the tasks' parameters change.
+  const plan: Plan = { ...planned, tasks: planned.tasks.map((t) => ({ ...t, parameters: maskTaskParameters(t) })) };
   switch (format) {
     case 'json':
       // stdout is synchronous for files and pipes on Linux, so chunks never pile up in memory.

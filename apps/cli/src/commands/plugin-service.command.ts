@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { PluginView } from '@granule/contracts';
 import { readPluginSourceFiles } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { CliSecrets } from '../inputs/seal-inputs';
 import { helpExamples } from '../messages';
 
 interface ServiceOptions {
@@ -36,7 +37,9 @@ export function registerPluginServiceCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  granule plugin install examples/plugins/example-v5')
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
-      const result = await withConfigStore(opts, (c) => c.request('plugin.install', body));
+      const result = await withConfigStore(opts, async (c) =>
+        c.request('plugin.install', await new CliSecrets(c).pluginFiles(body)),
+      );
       await printResult(
         result,
         opts.output,

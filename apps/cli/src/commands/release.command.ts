@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ReleaseView } from '@granule/contracts';
 import { readPluginSourceFiles } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
+import { CliSecrets } from '../inputs/seal-inputs';
 import { helpExamples } from '../messages';
 
 interface ServiceOptions {
@@ -53,7 +54,9 @@ export function registerReleaseCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  granule release install examples/releases/example-release')
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
-      const result = await withConfigStore(opts, (c) => c.request('release.install', body));
+      const result = await withConfigStore(opts, async (c) =>
+        c.request('release.install', await new CliSecrets(c).pluginFiles(body)),
+      );
       await printResult(
         result,
         opts.output,

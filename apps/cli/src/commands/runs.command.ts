@@ -8,6 +8,7 @@ import type {
   RunSummary,
 } from '@granule/contracts';
 import { UsageError } from '@granule/core';
+import { maskSealed } from '@granule/task-model';
 import { addConnectionOptions } from '../connection';
 import {
   addCommandTtlOption,
@@ -37,7 +38,9 @@ function atVersion(value: string | undefined): number | undefined {
 }
 
 async function print<T>(format: string, data: T, table: () => string): Promise<void> {
-  await writeOut(format === 'json' ? toJson(data) : format === 'yaml' ? toYaml(data) : table());
+  // A strategy run's events keep its inline inputs, sealed: shown as *** (ADR 0023).
+  const shown = maskSealed(data);
+  await writeOut(format === 'json' ? toJson(shown) : format === 'yaml' ? toYaml(shown) : table());
 }
 
 export function registerRunsCommands(program: Command): void {

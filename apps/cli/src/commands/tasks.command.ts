@@ -6,6 +6,7 @@ import { InvalidInputError, UsageError } from '@granule/core';
 import type { TaskScope } from '@granule/contracts';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import { readInputFile } from '../inputs/read-input';
+import { CliSecrets } from '../inputs/seal-inputs';
 import { toYaml } from '../output';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
 
@@ -87,8 +88,13 @@ export function registerTasksCommand(program: Command): void {
         throw new InvalidInputError([
           { severity: 'error', code: 'TASK_BAD_RECORD', file, message: 'expected a list of tasks' },
         ]);
-      const view = await withConfigStore(opts, (c) =>
-        c.request('tasks.put', { scope, id, tasks: records, ...(scope === 'release' ? { graph: opts.graph } : {}) }),
+      const view = await withConfigStore(opts, async (c) =>
+        c.request('tasks.put', {
+          scope,
+          id,
+          tasks: await new CliSecrets(c).taskRecords(records, file),
+          ...(scope === 'release' ? { graph: opts.graph } : {}),
+        }),
       );
       await printResult({ file, scope, id: view.id, graph: view.graph, tasks: view.tasks.length }, opts.output);
     });

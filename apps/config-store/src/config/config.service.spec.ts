@@ -1,3 +1,4 @@
+import { generateSecretsKeyPair } from '@granule/secrets';
 import { ConfigError } from '@granule/service-kit';
 import { loadConfigStoreConfig } from './config.service';
 
@@ -65,6 +66,21 @@ describe('loadConfigStoreConfig', () => {
     );
     expect(() => loadConfigStoreConfig({ GRANULE_RUN_MIGRATIONS: 'maybe' })).toThrow(
       'GRANULE_RUN_MIGRATIONS: expected 1, 0, true or false (got "maybe")',
+    );
+  });
+
+  it('GRANULE_SECRETS_PUBLIC_KEY - a curve public key; the private key given by mistake is refused without quoting it', () => {
+    const pair = generateSecretsKeyPair();
+    expect(loadConfigStoreConfig({ GRANULE_SECRETS_PUBLIC_KEY: pair.publicKey }).secretsPublicKey).toBe(pair.publicKey);
+    expect(loadConfigStoreConfig({}).secretsPublicKey).toBeUndefined();
+    let message = '';
+    try {
+      loadConfigStoreConfig({ GRANULE_SECRETS_PUBLIC_KEY: pair.secretKey });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toBe(
+      "invalid configuration: GRANULE_SECRETS_PUBLIC_KEY: expected the public key (X..., 56 characters); this is the private key, which belongs to the orchestrator's GRANULE_SECRETS_KEY only",
     );
   });
 });

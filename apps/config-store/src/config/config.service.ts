@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
-import { loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit';
+import { secretsPublicKeyProblem } from '@granule/secrets';
+import { ConfigError, loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit';
 
 /** The config-store's settings, read once from the environment by `loadConfigStoreConfig`. */
 export class ConfigStoreConfig extends NatsSettings {
@@ -40,6 +41,11 @@ export class ConfigStoreConfig extends NatsSettings {
   @Min(0, { message: 'expected a port number from 0 to 65535 (0 turns the health server off)' })
   @Max(65535, { message: 'expected a port number from 0 to 65535 (0 turns the health server off)' })
   healthPort = 8411;
+
+  /** The installation's public key: secrets are sealed with it before they are stored (ADR 0023). */
+  @IsOptional()
+  @IsString()
+  secretsPublicKey?: string;
 }
 
 /**
@@ -63,7 +69,10 @@ export function loadConfigStoreConfig(
     createDatabase: { name: 'GRANULE_DATABASE_CREATE', type: 'boolean' },
     runMigrations: { name: 'GRANULE_RUN_MIGRATIONS', type: 'boolean' },
     healthPort: { name: 'GRANULE_HEALTH_PORT', type: 'number' },
+    secretsPublicKey: 'GRANULE_SECRETS_PUBLIC_KEY',
   });
+  const problem = config.secretsPublicKey === undefined ? undefined : secretsPublicKeyProblem(config.secretsPublicKey);
+  if (problem) throw new ConfigError([`GRANULE_SECRETS_PUBLIC_KEY: ${problem}`]);
   config.preinstalledRelease =
     preinstall !== undefined && preinstall.trim() === '' ? '' : path.resolve(cwd, config.preinstalledRelease);
   return Object.freeze(config);

@@ -22,6 +22,7 @@ import {
   StoreFlagEntity,
 } from '../persistence/config-store.entities';
 import { findPlugin, findRelease, mapDatabaseError } from './lookups';
+import { SecretSealing } from './secret-sealing';
 import { pluginView, releaseView } from './views';
 
 /** Flag set once the basic release was pre-installed, so removing it is final. */
@@ -138,7 +139,10 @@ export function checkPreparedPlugin(prepared: PreparedPlugin, source: string): v
 
 /** Releases and plugins: install (validated first), list, show, remove. */
 export class CatalogService {
-  constructor(private readonly ds: DataSource) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly sealing = new SecretSealing(),
+  ) {}
 
   async listReleases(): Promise<ReleaseView[]> {
     return (await this.ds.getRepository(ReleaseEntity).find({ order: { id: 'ASC' } })).map(releaseView);
@@ -210,7 +214,7 @@ export class CatalogService {
     expected: 'plugin' | 'release',
     scriptsDir?: string,
   ): Promise<InstallResult> {
-    const prepared = await preparePlugin(files, { scriptsDir });
+    const prepared = this.sealPrepared(await preparePlugin(files, { scriptsDir }), source);
     checkPreparedPlugin(prepared, source);
     if (prepared.kind !== expected) {
       throw new ConfigStoreError(
@@ -293,6 +297,38 @@ export class CatalogService {
     }
     await flags.save(flags.create({ name: PREINSTALLED_RELEASE_FLAG, value: { source } }));
     return message;
+  }
+
+  /** The prepared plugin with every secret of its graphs and release attributes sealed (or all refused at once). */
+  private sealPrepared(prepared: PreparedPlugin, source: string): PreparedPlugin {
+    const refused: Diagnostic[] = [];
+    const sealed = <T>(value: T, seal: (v: T) => T): T => {
+      try {
+        return seal(value);
+      } catch (err) {
+        if (!(err instanceof InvalidInputError)) throw err;
+        refused.push(...err.diagnostics);
+        return value;
+      }
+    };
+    const graphs = (byType: GraphRecords, at: (string | number)[]): GraphRecords =>
+      Object.fromEntries(
+        Object.entries(byType).map(([type, records]) => [
+          type,
+          sealed(records, (r) => this.sealing.tasks(r, { file: source, prefix: [...at, 'graphs', type] })),
+        ]),
+      );
+    const out: PreparedPlugin = {
+      ...prepared,
+      releases: prepared.releases.map((r, i) => ({
+        ...r,
+        attributes: sealed(r.attributes, (a) => this.sealing.data(a, { file: source, prefix: ['releases', i] })),
+        graphs: graphs(r.graphs, ['releases', i]),
+      })),
+      pluginReleases: prepared.pluginReleases.map((r, i) => ({ ...r, graphs: graphs(r.graphs, ['releases', i]) })),
+    };
+    if (refused.length > 0) throw new InvalidInputError(refused);
+    return out;
   }
 
   private async environmentsOf(em: EntityManager, pluginId: number): Promise<number[]> {

@@ -16,6 +16,7 @@ import {
   ReleaseEntity,
 } from '../persistence/config-store.entities';
 import { findEnvironment, findPlugin, findRelease, mapDatabaseError } from './lookups';
+import { SecretSealing } from './secret-sealing';
 import { environmentView } from './views';
 
 /** The plugin's release entry for an environment's release, or a refusal naming what it supports. */
@@ -31,7 +32,10 @@ export function pluginReleaseFor(plugin: PluginEntity, release: ReleaseEntity): 
 
 /** Environments (clusters): create, list, show, change, enable and disable plugins. */
 export class EnvironmentService {
-  constructor(private readonly ds: DataSource) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly sealing = new SecretSealing(),
+  ) {}
 
   async create(req: CreateEnvironmentRequest): Promise<EnvironmentView> {
     try {
@@ -46,7 +50,7 @@ export class EnvironmentService {
             name: req.name,
             releaseId: release.id,
             status: 'new',
-            settings: req.settings ?? {},
+            settings: this.sealing.settings(req.settings ?? {}, { prefix: ['settings'] }),
             taskOverrides: [],
           }),
         );
@@ -82,6 +86,8 @@ export class EnvironmentService {
         if (req.settings_patch !== undefined) {
           env.settings = applySettingsPatch(env.settings, req.settings_patch);
         }
+        if (req.settings !== undefined || req.settings_patch !== undefined)
+          env.settings = this.sealing.settings(env.settings, { prefix: ['settings'] });
         assertWithinLimit('settings', jsonBytes(env.settings), INPUT_LIMITS.settingsJsonBytes, 'bytes', 'as JSON');
         await em.getRepository(EnvironmentEntity).save(env);
         return this.view(em, env);

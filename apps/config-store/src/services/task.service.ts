@@ -14,6 +14,7 @@ import {
   ReleaseEntity,
 } from '../persistence/config-store.entities';
 import { pluginReleaseFor } from './environment.service';
+import { SecretSealing } from './secret-sealing';
 import { findEnvironment, findRelease } from './lookups';
 
 const unknownGraph = (graph: string, types: string[]): InvalidInputError =>
@@ -39,7 +40,10 @@ interface EnvironmentContext {
  * filters, replace (validated by the task parser and the planner first).
  */
 export class TaskService {
-  constructor(private readonly ds: DataSource) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly sealing = new SecretSealing(),
+  ) {}
 
   async get(req: GetTasksRequest): Promise<TasksView> {
     const graph = req.graph ?? 'default';
@@ -77,9 +81,10 @@ export class TaskService {
         const tasks = this.parseUpload(req.tasks, `releases/${release.id}/${graph}`);
         // The planner checks references and cycles, as it would at deployment time.
         buildPlan({ tasks, nodes: roleNodes(tasks), cluster: { status: 'new', settings: {} } });
-        release.graphs = { ...release.graphs, [graph]: req.tasks as TaskRecord[] };
+        const records = this.sealing.tasks(req.tasks as TaskRecord[], { file: `releases/${release.id}/${graph}` });
+        release.graphs = { ...release.graphs, [graph]: records };
         await em.getRepository(ReleaseEntity).save(release);
-        return { scope: 'release', id: release.id, graph, tasks: req.tasks as TaskRecord[] };
+        return { scope: 'release', id: release.id, graph, tasks: records };
       }
       if (graph !== 'default') {
         throw new InvalidInputError([
@@ -93,7 +98,9 @@ export class TaskService {
       }
       const env = await findEnvironment(em, req.id);
       this.parseUpload(req.tasks, `environments/${env.id}/deployment_tasks`);
-      env.taskOverrides = req.tasks as TaskRecord[];
+      env.taskOverrides = this.sealing.tasks(req.tasks as TaskRecord[], {
+        file: `environments/${env.id}/deployment_tasks`,
+      });
       const ctx = await this.environmentContext(em, String(env.id), 'default', env);
       buildPlan({ tasks: ctx.tasks, nodes: ctx.nodes, cluster: ctx.cluster });
       await em.getRepository(EnvironmentEntity).save(env);

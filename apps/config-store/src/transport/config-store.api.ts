@@ -2,11 +2,13 @@ import type { DataSource } from 'typeorm';
 import { CONFIG_READ_OPERATIONS } from '@granule/contracts';
 import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
 import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts/dto';
+import { SecretSealer } from '@granule/secrets';
 import { AuditService } from '../audit/audit.service';
 import { currentCaller } from '../audit/caller-context';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
 import { EnvironmentService } from '../services/environment.service';
 import { NodeService } from '../services/node.service';
+import { SecretSealing } from '../services/secret-sealing';
 import { StrategyService } from '../services/strategy.service';
 import { TaskService } from '../services/task.service';
 
@@ -28,15 +30,21 @@ export class ConfigStoreApi {
   readonly audit: AuditService;
   private readonly handlers: Handlers;
 
-  constructor(dataSource: DataSource, subjectPrefix: string) {
-    this.catalog = new CatalogService(dataSource);
-    this.environments = new EnvironmentService(dataSource);
+  constructor(dataSource: DataSource, subjectPrefix: string, options: { secretsPublicKey?: string } = {}) {
+    const { secretsPublicKey } = options;
+    const sealing = new SecretSealing(secretsPublicKey ? new SecretSealer(secretsPublicKey).seal : undefined);
+    this.catalog = new CatalogService(dataSource, sealing);
+    this.environments = new EnvironmentService(dataSource, sealing);
     this.nodes = new NodeService(dataSource);
-    this.tasks = new TaskService(dataSource);
+    this.tasks = new TaskService(dataSource, sealing);
     this.strategies = new StrategyService(dataSource);
     this.audit = new AuditService(dataSource);
     this.handlers = {
-      ping: async () => ({ service: 'config-store', subject_prefix: subjectPrefix }),
+      ping: async () => ({
+        service: 'config-store',
+        subject_prefix: subjectPrefix,
+        ...(secretsPublicKey ? { secrets_public_key: secretsPublicKey } : {}),
+      }),
       'release.list': () => this.catalog.listReleases(),
       'release.get': (r) => this.catalog.getRelease(r.id),
       'release.install': (r) =>

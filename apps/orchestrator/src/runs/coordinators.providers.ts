@@ -8,11 +8,13 @@ import { EventStore } from '@granule/event-store';
 import { PlanStore } from '@granule/plan-store';
 import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
 import type { CoordinatorPorts } from '@granule/run-coordination';
+import { SecretOpener } from '@granule/secrets';
 import type { Logger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { COORDINATOR_PORTS, DATA_SOURCE, LOGGER, NATS, REDIS } from '../orchestrator.tokens';
 import { JetStreamDispatcher } from './adapters/nats-dispatcher.adapter';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
+import { SealedPlanCheck } from './adapters/sealed-plan-check.adapter';
 import { RedisPresence, RedisRunLease } from './adapters/redis-presence.adapter';
 import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
 import { ConfigStoreStrategySource } from './adapters/strategy-source.adapter';
@@ -65,19 +67,23 @@ export const coordinatorProviders: Provider[] = [
       presence: RedisPresence,
       lease: RedisRunLease,
       logger: Logger,
-    ): CoordinatorPorts => ({
-      log,
-      plans,
-      dispatcher: new JetStreamDispatcher(nats, jetstream(nats), config.subjectPrefix),
-      presence,
-      lease,
-      clock: { now: () => new Date() },
-      logger: {
-        info: (msg, fields) => logger.info(fields ?? {}, msg),
-        warn: (msg, fields) => logger.warn(fields ?? {}, msg),
-        error: (msg, fields) => logger.error(fields ?? {}, msg),
-      },
-    }),
+    ): CoordinatorPorts => {
+      // Sealed secrets are opened only by the dispatcher, for the one agent a dispatch goes to.
+      const secrets = config.secretsKey ? new SecretOpener(config.secretsKey) : undefined;
+      return {
+        log,
+        plans: new SealedPlanCheck(plans, secrets),
+        dispatcher: new JetStreamDispatcher(nats, jetstream(nats), config.subjectPrefix, secrets),
+        presence,
+        lease,
+        clock: { now: () => new Date() },
+        logger: {
+          info: (msg, fields) => logger.info(fields ?? {}, msg),
+          warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+          error: (msg, fields) => logger.error(fields ?? {}, msg),
+        },
+      };
+    },
     inject: [PostgresRunEventLog, StoredPlanSource, NATS, OrchestratorConfig, RedisPresence, RedisRunLease, LOGGER],
   },
   {

@@ -100,6 +100,8 @@ export interface TasksView {
 export interface PingView {
   service: 'config-store';
   subject_prefix: string;
+  /** The installation's public key, which clients seal secrets with before they send them (ADR 0023). */
+  secrets_public_key?: string;
 }
 
 /** A configuration change as the audit keeps it (`audit.list`, newest first). */

@@ -48,6 +48,7 @@ export function toTaskRecord(task: TaskDefinition): TaskRecord {
   if (task.faultTolerance) r.fault_tolerance = faultToleranceValue(task.faultTolerance);
   if (!task.failOnError) r.fail_on_error = false;
   if (Object.keys(task.parameters).length > 0) r.parameters = structuredClone(task.parameters);
+  if (task.sensitive) r.sensitive = [...task.sensitive];
   return r;
 }
 

@@ -110,6 +110,8 @@ const attributeSchema: Schema = obj(
     description: str(),
     restrictions: list(),
     values: list(),
+    // Granule: the value is a secret (sealed when stored, masked when shown; ADR 0023).
+    sensitive: { t: 'boolean' },
   },
   ['type', 'label', 'value'],
 );

@@ -1,6 +1,7 @@
 import { Diagnostic, Severity, identifierProblem } from '@granule/core';
 import { readFaultTolerance } from './fault-tolerance';
 import { isRegexLiteral, readRoleSelector, regexError } from './role-selector';
+import { UNSEALABLE_PARAMETERS, isSealedValue } from './sensitive-values';
 import { readStageRef } from './stage-ref';
 import { FieldProblem, TaskDiagnosticCode, describeValue, editDistance, isPlainObject } from './task-diagnostics';
 import { CrossDependency, CrossRole, RoleSelector, Strategy, TASK_TYPES, TaskDefinition, TaskType } from './types';
@@ -31,6 +32,7 @@ const KNOWN_KEYS = new Set([
   'fault_tolerance',
   'fail_on_error',
   'tasks',
+  'sensitive',
 ]);
 // Fuel keys Granule accepts and does not use; no warning for them.
 const IGNORED_FUEL_KEYS = new Set([
@@ -143,6 +145,7 @@ export function parseTaskRecord(
   const crossDependedBy = readCrossDeps(raw, 'cross-depended-by', r);
   const condition = readCondition(raw, r);
   const { parameters, strategy } = readParameters(raw, r, type);
+  const sensitive = readSensitive(raw, r, parameters);
 
   let stage;
   if (raw.stage !== undefined && raw.stage !== null) {
@@ -218,6 +221,7 @@ export function parseTaskRecord(
   if (stage) task.stage = stage;
   if (faultTolerance) task.faultTolerance = faultTolerance;
   if (tasks) task.tasks = tasks;
+  if (sensitive && sensitive.length > 0) task.sensitive = sensitive;
   if (generatedId) task.generatedId = true;
   if (ctx.plugin !== undefined) task.source.plugin = ctx.plugin;
   return { task, id, line: r.line() };
@@ -411,6 +415,8 @@ function checkParameterTypes(params: Record<string, unknown>, r: RecordReporter,
   const check = (name: string, ok: (v: unknown) => boolean, expected: string): void => {
     const v = params[name];
     if (v === undefined || v === null || ok(v)) return;
+    // A sealed text is opened into the string at dispatch.
+    if (expected === 'a string' && isSealedValue(v)) return;
     const path = [...at, name];
     if (isPlainObject(v) && 'yaql_exp' in v) {
       r.error('TASK_UNSUPPORTED', path, `yaql_exp values are not supported; write ${name} as ${expected}`);
@@ -452,6 +458,56 @@ function checkFiles(files: unknown, r: RecordReporter): void {
     }
     checkParameterTypes(entry, r, [...at, i]);
   });
+}
+
+/** Every key of a parameters tree, at any depth (what a `sensitive` name may refer to). */
+function parameterKeys(node: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) node.forEach((item) => parameterKeys(item, out));
+  else if (isPlainObject(node) && !isSealedValue(node))
+    for (const [key, value] of Object.entries(node)) {
+      out.add(key);
+      parameterKeys(value, out);
+    }
+  return out;
+}
+
+/**
+ * Granule's `sensitive:` list: parameter or `env` names whose values are secrets beside the
+ * default names (a name or a list of names; each must be a key of the task's parameters).
+ */
+function readSensitive(
+  raw: Record<string, unknown>,
+  r: RecordReporter,
+  parameters: Record<string, unknown>,
+): string[] | undefined {
+  const value = raw.sensitive;
+  if (value === undefined || value === null) return undefined;
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list)) {
+    r.error('TASK_BAD_FIELD', ['sensitive'], `expected a list of parameter or env names, got ${describeValue(value)}`);
+    return undefined;
+  }
+  const keys = parameterKeys(parameters);
+  const names: string[] = [];
+  list.forEach((name, i) => {
+    const at = typeof value === 'string' ? ['sensitive'] : ['sensitive', i];
+    if (typeof name !== 'string' || name === '') {
+      r.error('TASK_BAD_FIELD', at, `expected a parameter or env name, got ${describeValue(name)}`);
+    } else if (UNSEALABLE_PARAMETERS.includes(name)) {
+      r.error(
+        'TASK_BAD_FIELD',
+        at,
+        `parameters.${name} cannot be secret: the orchestrator reads it to time the task (a secret is opened only for the agent)`,
+      );
+    } else if (!keys.has(name)) {
+      r.error(
+        'TASK_BAD_FIELD',
+        at,
+        `'${name}' names no parameter or env variable of this task (it has: ${[...keys].sort().join(', ') || 'none'})`,
+      );
+    } else names.push(name);
+  });
+  return names;
 }
 
 function readStrategy(value: unknown, r: RecordReporter, at: PathSegment[]): Strategy | undefined {

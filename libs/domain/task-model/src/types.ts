@@ -104,8 +104,13 @@ export interface TaskDefinition {
   crossDependedBy: CrossDependency[];
   /** Expression; a false value keeps the task in the plan as skipped. */
   condition?: string;
-  /** Type-specific parameters, as written (strategy removed). */
+  /** Type-specific parameters, as written (strategy removed); secrets may be sealed (`{$sealed}`). */
   parameters: Record<string, unknown>;
+  /**
+   * Parameter and `env` names marked secret beside the default names (Granule's `sensitive:`
+   * list; see `sensitiveParameterPaths`).
+   */
+  sensitive?: string[];
   /** From `parameters.strategy` or a top-level `strategy`. */
   strategy?: Strategy;
   stage?: StageRef;

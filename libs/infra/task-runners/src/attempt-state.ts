@@ -5,6 +5,7 @@ import { OutputCollector } from './output-collector';
 import { taskEnvironment } from './launch-plan';
 import { currentBootId, nodeProcessSpawner, type ProcessSpawner, type SpawnedProcess } from './process-spawner';
 import { note, type ProcessRunEnv } from './run-process';
+import { SecretMasker } from './secret-masker';
 import { TaskIoError, TaskRunnerError } from './task-runner.errors';
 import {
   DEFAULT_KILL_GRACE_MS,
@@ -64,6 +65,7 @@ export function createAttemptState(
       ctx.outputChunkBytes ?? DEFAULT_OUTPUT_CHUNK_BYTES,
       ctx.outputTailBytes ?? DEFAULT_OUTPUT_TAIL_BYTES,
       onOutput,
+      exec.secrets?.length ? new SecretMasker(exec.secrets) : undefined,
     ),
     killGraceMs: ctx.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     signal,

@@ -36,6 +36,7 @@ export { stopLeftoverGroup } from './leftover-group';
 export type { LeftoverGroupState, LeftoverGroupStop, StopLeftoverOptions } from './leftover-group';
 export type { ProcessExit, ProcessSpawner, SpawnedProcess } from './process-spawner';
 export { OutputCollector } from './output-collector';
+export { OUTPUT_MASK, SecretMasker } from './secret-masker';
 export { resolveUnderRoots, realLocation } from './path-guard';
 export { writeAllSync, writeFileAtomic, writeFileAtomicSync, copyFileAtomic } from './atomic-file';
 export { puppetApplyArgs, puppetStateDir } from './puppet.runner';

@@ -1,3 +1,4 @@
+import type { SecretMasker } from './secret-masker';
 import type { OutputListener, OutputStream } from './task-runner.types';
 
 const isContinuation = (byte: number): boolean => (byte & 0xc0) === 0x80;
@@ -31,7 +32,8 @@ function incompleteTail(buf: Buffer): number {
 /**
  * Turns process output into bounded `OutputChunk`s (at most `chunkBytes` UTF-8 bytes each,
  * never splitting a character) and keeps only the last `tailBytes` for the outcome, so a
- * task that prints gigabytes costs a constant amount of memory.
+ * task that prints gigabytes costs a constant amount of memory. With a `masker`, the task's
+ * secrets are masked before anything is emitted or kept.
  */
 export class OutputCollector {
   private seq = 0;
@@ -43,6 +45,7 @@ export class OutputCollector {
     private readonly chunkBytes: number,
     private readonly tailBytes: number,
     private readonly listener?: OutputListener,
+    private readonly masker?: SecretMasker,
   ) {
     if (!(chunkBytes >= 4)) throw new RangeError(`outputChunkBytes must be at least 4, got ${chunkBytes}`);
   }
@@ -51,6 +54,14 @@ export class OutputCollector {
   write(stream: OutputStream, data: Buffer | string): void {
     let buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     if (this.pending[stream].length > 0) buf = Buffer.concat([this.pending[stream], buf]);
+    if (this.masker?.active) {
+      // Held bytes may begin a secret; they start a character, so what goes out ends on one.
+      const { out, held } = this.masker.mask(buf);
+      const cut = held.length > 0 ? 0 : incompleteTail(out);
+      this.pending[stream] = held.length > 0 ? held : Buffer.from(out.subarray(out.length - cut));
+      this.emitBounded(stream, out.subarray(0, out.length - cut));
+      return;
+    }
     const keep = incompleteTail(buf);
     const ready = buf.subarray(0, buf.length - keep);
     this.pending[stream] = Buffer.from(buf.subarray(buf.length - keep));
@@ -62,8 +73,13 @@ export class OutputCollector {
     for (const stream of ['stdout', 'stderr'] as const) {
       const rest = this.pending[stream];
       this.pending[stream] = Buffer.alloc(0);
-      this.emitBounded(stream, rest);
+      this.emitBounded(stream, this.masker?.active ? this.masker.mask(rest, true).out : rest);
     }
+  }
+
+  /** A message about the task (an error), with its secrets masked as its output is. */
+  maskText(text: string): string {
+    return this.masker ? this.masker.maskText(text) : text;
   }
 
   /** The last `tailBytes` of everything emitted, starting on a character boundary. */

@@ -232,4 +232,26 @@ describe('shell task', () => {
         'parameters.retries: expected a whole number >= 0, got 1.5',
     );
   });
+
+  it('secrets - the task gets them in clear; its output, tail and error show *** instead', async () => {
+    const file = path.join(agent.rootDir, 'got-it');
+    const { outcome, stdout, stderr } = await agent.run(
+      'shell',
+      {
+        cmd: `printf '%s' "$DB_PASSWORD" > '${file}'; echo "pw=$DB_PASSWORD"; echo "$DB_PASSWORD" | cut -c1-4,5- >&2; exit 4`,
+        env: { DB_PASSWORD: 'hunter2-Secret' },
+        retries: 0,
+      },
+      { secrets: ['hunter2-Secret'] },
+    );
+    expect(await readFile(file, 'utf8')).toBe('hunter2-Secret');
+    expect(stdout).toBe('pw=***\n');
+    expect(stderr).toBe('***\n');
+    expect(outcome.outputTail).toBe('pw=***\n***\n');
+    const refused = await agent.run('shell', { cmd: 'x', timeout: 'hunter2-Secret' }, { secrets: ['hunter2-Secret'] });
+    expect(refused.outcome.error).toBe(
+      'invalid shell parameters: parameters.timeout: expected a non-negative number of seconds, got "***"',
+    );
+    expect(refused.stderr).not.toContain('hunter2');
+  });
 });

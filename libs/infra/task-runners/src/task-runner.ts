@@ -35,7 +35,14 @@ export async function runTask(
   options?: RunTaskOptions,
 ): Promise<TaskOutcome> {
   const state = createAttemptState(exec, ctx, onOutput, signal, options);
-  if (signal?.aborted) return cancelled(state, 0);
+  const outcome = await runIn(state);
+  // An error message may quote a parameter (a refused value): masked like the output.
+  return outcome.error === undefined ? outcome : { ...outcome, error: state.output.maskText(outcome.error) };
+}
+
+async function runIn(state: AttemptState): Promise<TaskOutcome> {
+  const exec = state.exec;
+  if (state.signal?.aborted) return cancelled(state, 0);
   if (NO_OP_TYPES.has(exec.type)) return finished(state, { status: 'succeeded', exitCode: 0, attempts: 0 });
   const runner = RUNNERS[exec.type];
   if (!runner) return failedWith(state, new UnknownTaskTypeError(exec.type), 0);

@@ -17,6 +17,11 @@ export interface TaskExecution {
   attempt?: number;
   /** Report what would be done and change nothing (puppet `--noop`, rsync `--dry-run`). */
   noop?: boolean;
+  /**
+   * The clear texts of the task's secrets (the values the orchestrator unsealed for it): masked
+   * as `***` in its output, output tail and error before anything leaves the runner.
+   */
+  secrets?: readonly string[];
 }
 
 export type OutputStream = 'stdout' | 'stderr';
