@@ -100,11 +100,12 @@ GRANULE_ROOT=/var/lib/granule
 # Directories file tasks may write under (comma-separated); default: GRANULE_ROOT only.
 #GRANULE_ALLOWED_ROOTS=/var/lib/granule,/etc/myapp
 GRANULE_NATS_URL=nats://127.0.0.1:4222
-GRANULE_REDIS_URL=redis://127.0.0.1:6379
+# This node's credential (granule agent enroll $node_uid --out ...); mode 0600, owned by root.
+#GRANULE_NATS_CREDS=/etc/granule/node-agent.creds
+#GRANULE_NATS_TLS_CA=/etc/granule/nats-ca.pem
 #GRANULE_SUBJECT_PREFIX=granule
 #GRANULE_AGENT_TOKEN=
 #GRANULE_HEARTBEAT_SECONDS=2
-#GRANULE_PRESENCE_TTL_SECONDS=6
 #GRANULE_REBOOT_COMMAND=systemctl reboot
 #GRANULE_AGENT_HOSTNAME=
 #GRANULE_AGENT_ADDRESS=
@@ -115,7 +116,7 @@ GRANULE_REDIS_URL=redis://127.0.0.1:6379
   else
     mkdir -p "$conf_dir"
     (umask 077 && printf '%s\n' "$template" >"$env_file")
-    echo "wrote $env_file: set GRANULE_NATS_URL and GRANULE_REDIS_URL to the Granule master, then run: systemctl restart $unit"
+    echo "wrote $env_file: set GRANULE_NATS_URL to the Granule NATS and GRANULE_NATS_CREDS to this node's credential, then run: systemctl restart $unit"
   fi
 fi
 

@@ -6,7 +6,8 @@
 //
 // For each uid in HOLLOW_UIDS it does what a node agent does on the wire, on a NATS connection of
 // its own: registers on
-// `<p>.agent.register`, keeps its presence key in Redis, pulls its own dispatch consumer one
+// `<p>.agent.register` (which makes its dispatch consumer), beats on `<p>.agent.heartbeat.<uid>`
+// (the orchestrator keeps the presence key), pulls its own dispatch consumer one
 // message at a time, and answers every dispatch with a `succeeded` outcome (exit code 0, no
 // output, `startedAt` set, the agent's message id) once JetStream has stored it, then acks the
 // dispatch. A dispatch the agent would refuse is refused the same way (checkDispatch). Nothing is
@@ -15,8 +16,8 @@
 // Not a test double: no test uses it, and the benchmark prints its figures apart from the
 // end-to-end ones, which always come from real agents running real processes.
 //
-//   env: GRANULE_NATS_URL, GRANULE_REDIS_URL, GRANULE_SUBJECT_PREFIX, HOLLOW_UIDS (b1,b2,...),
-//        GRANULE_PRESENCE_TTL_SECONDS (10), GRANULE_HEARTBEAT_SECONDS (2)
+//   env: GRANULE_NATS_URL, GRANULE_SUBJECT_PREFIX, HOLLOW_UIDS (b1,b2,...), GRANULE_HEARTBEAT_SECONDS (2),
+//        GRANULE_NATS_CREDS_DIR (optional: `agent-<uid>.creds` of each node, for a NATS with authorization)
 //   prints "hollow nodes ready: N" on stdout once every node is registered, present and pulling.
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -24,11 +25,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
-const { connect } = require('@nats-io/transport-node');
-const { jetstream, jetstreamManager } = require('@nats-io/jetstream');
-const { Redis } = require('ioredis');
-const { executionSubjects, redisKeys } = require(path.join(root, 'dist/libs/contracts/src/index.js'));
-const { decodeJson, ensureAgentConsumer, ensureExecutionStreams, publishJson } = require(
+const { jetstream } = require('@nats-io/jetstream');
+const { executionSubjects } = require(path.join(root, 'dist/libs/contracts/src/index.js'));
+const { connectNats, decodeJson, publishJson, request } = require(
   path.join(root, 'dist/libs/infra/messaging/src/index.js'),
 );
 const { checkDispatch, finishedMessage, invalidDispatchOutcome, progressMsgIds } = require(
@@ -46,46 +45,45 @@ const env = (name, fallback) => {
 };
 const prefix = env('GRANULE_SUBJECT_PREFIX');
 const uids = env('HOLLOW_UIDS').split(',').filter(Boolean);
-let ttlSeconds = Number(env('GRANULE_PRESENCE_TTL_SECONDS', '10'));
 let heartbeatSeconds = Number(env('GRANULE_HEARTBEAT_SECONDS', '2'));
+const credsDir = process.env.GRANULE_NATS_CREDS_DIR;
 const subjects = executionSubjects(prefix);
-const keys = redisKeys(prefix);
 
 // One NATS connection per node, as in a fleet: the server's work per message depends on it (a
 // message to each of 100 connections is 100 writes; to one connection, a few).
 const connections = new Map();
 for (const uid of uids) {
-  const nc = await connect({ servers: env('GRANULE_NATS_URL'), name: `granule-hollow-${uid}` });
+  // Each node with its own credential where NATS requires one, as a real agent (signed registration).
+  const nc = await connectNats(
+    {
+      natsUrl: env('GRANULE_NATS_URL'),
+      ...(credsDir ? { natsCreds: path.join(credsDir, `agent-${uid}.creds`) } : {}),
+    },
+    `granule-hollow-${uid}`,
+  );
   connections.set(uid, { nc, js: jetstream(nc) });
 }
-const setupConnection = connections.get(uids[0]).nc;
-const redis = new Redis(env('GRANULE_REDIS_URL'), { maxRetriesPerRequest: 3 });
-await ensureExecutionStreams(setupConnection, prefix);
-const jsm = await jetstreamManager(setupConnection);
 
-async function beat() {
-  const multi = redis.multi();
+function beat(leaving = false) {
   const at = new Date().toISOString();
-  for (const uid of uids) multi.set(keys.presence(uid), JSON.stringify({ uid, at }), 'EX', ttlSeconds);
-  await multi.exec();
+  for (const uid of uids)
+    connections
+      .get(uid)
+      .nc.publish(subjects.agents.heartbeatFrom(uid), JSON.stringify({ uid, at, ...(leaving ? { leaving } : {}) }));
 }
 
 async function register(uid) {
   const { nc } = connections.get(uid);
   for (let attempt = 1; ; attempt++) {
     try {
-      const reply = decodeJson(
-        await nc.request(
-          subjects.agents.register,
-          JSON.stringify({ uid, hostname: `hollow-${uid}`, address: '127.0.0.1', agentVersion: AGENT_VERSION }),
-          { timeout: 3000 },
-        ),
-      );
-      if (reply.ok) {
-        ({ heartbeatSeconds, presenceTtlSeconds: ttlSeconds } = reply.result);
-        return;
-      }
-      throw new Error(reply.error?.message ?? 'refused');
+      ({ heartbeatSeconds } = await request(
+        nc,
+        { name: 'orchestrator', code: 'ORCHESTRATOR', hint: 'start the orchestrator first' },
+        subjects.agents.register,
+        { uid, hostname: `hollow-${uid}`, address: '127.0.0.1', agentVersion: AGENT_VERSION },
+        { timeoutMs: 3000 },
+      ));
+      return;
     } catch (err) {
       if (attempt >= 10) throw new Error(`node ${uid} was not registered: ${err.message}`);
       await new Promise((r) => setTimeout(r, 500));
@@ -121,7 +119,7 @@ async function answer(uid, msg) {
 }
 
 async function serve(uid) {
-  await ensureAgentConsumer(jsm, prefix, uid);
+  // Made by the orchestrator at registration: agents create nothing on JetStream.
   const { js } = connections.get(uid);
   const consumer = await js.consumers.get(subjects.dispatch.stream, subjects.dispatch.consumerFor(uid));
   const messages = await consumer.consume({ max_messages: 1 });
@@ -135,20 +133,16 @@ async function serve(uid) {
   return { loop };
 }
 
-await beat();
+beat();
 await Promise.all(uids.map((uid) => register(uid)));
 const loops = (await Promise.all(uids.map((uid) => serve(uid)))).map((s) => s.loop);
-let timer = setInterval(
-  () => void beat().catch((err) => process.stderr.write(`hollow-nodes: presence: ${err.message}\n`)),
-  heartbeatSeconds * 1000,
-);
+let timer = setInterval(() => beat(), heartbeatSeconds * 1000);
 process.stdout.write(`hollow nodes ready: ${uids.length}\n`);
 
 const stop = async () => {
   clearInterval(timer);
   timer = undefined;
-  await redis.del(...uids.map((uid) => keys.presence(uid))).catch(() => undefined);
-  redis.disconnect();
+  beat(true);
   await Promise.allSettled([...connections.values()].map((c) => c.nc.drain()));
   await Promise.allSettled(loops);
   process.exit(0);

@@ -387,7 +387,6 @@ async function main() {
         GRANULE_NODE_UID: uid,
         GRANULE_ROOT: path.join(work, `r-${uid}`),
         GRANULE_HEARTBEAT_SECONDS: '2',
-        GRANULE_PRESENCE_TTL_SECONDS: '10',
         GRANULE_LOG_LEVEL: i === 0 ? 'info' : 'warn',
         GRANULE_SPAWN_HELPER: SPAWN_HELPER,
       });
@@ -567,7 +566,7 @@ async function controlPlaneRun(db, uids) {
   await startService(
     'hollow-nodes',
     mains.hollow,
-    { HOLLOW_UIDS: uids.join(','), GRANULE_HEARTBEAT_SECONDS: '2', GRANULE_PRESENCE_TTL_SECONDS: '10' },
+    { HOLLOW_UIDS: uids.join(','), GRANULE_HEARTBEAT_SECONDS: '2' },
     'hollow nodes ready',
   );
   const { cpuBefore, cpuAfter, cliWall, wall, events, tasks } = await deployRun(db, `bench-${id}-hollow`);

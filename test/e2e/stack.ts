@@ -386,13 +386,14 @@ export class E2eStack {
     const name = `agent-${uid}`;
     const existing = this.processes.get(name);
     if (existing) return existing;
+    // NATS is an agent's only connection: it gets no Redis URL (and no database URL).
+    const { GRANULE_REDIS_URL: _redis, ...base } = this.baseEnv();
     const env = {
-      ...this.baseEnv(),
+      ...base,
       ...this.credsEnv(`agent-${uid}`),
       GRANULE_NODE_UID: uid,
       GRANULE_ROOT: this.agentRoot(uid),
       GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
-      GRANULE_PRESENCE_TTL_SECONDS: String(this.options.presenceTtlSeconds ?? 3),
       GRANULE_AGENT_HOSTNAME: `host-${uid}`,
     };
     const proc = new StackProcess(

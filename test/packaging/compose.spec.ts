@@ -1,6 +1,6 @@
 import { parse } from 'yaml';
 import { DEFAULT_HEALTH_PORTS } from '@granule/observability';
-import { ANNOUNCED_VARIABLES, dockerTargets, exists, readText, variablesRead } from './packaging-files';
+import { dockerTargets, exists, readText, variablesRead } from './packaging-files';
 
 // docker-compose.yml, statically: Docker does not run here. compose-auth-init.e2e.spec.ts runs its
 // auth-init script and NATS command for real.
@@ -85,7 +85,7 @@ describe('docker-compose.yml', () => {
 
   it('every GRANULE_* variable given to a service is one that service reads', () => {
     const unread = Object.entries(granule).flatMap(([name, app]) => {
-      const read = [...variablesRead(app), ...(ANNOUNCED_VARIABLES[app] ?? [])];
+      const read = variablesRead(app);
       return Object.keys(services[name].environment ?? {})
         .filter((v) => v.startsWith('GRANULE_') && !read.includes(v))
         .map((v) => `${name}: ${v}`);

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { DEFAULT_HEALTH_PORTS } from '@granule/observability';
-import { ANNOUNCED_VARIABLES, ROOT, helmBinary, readText, runHelm, variablesRead } from './packaging-files';
+import { ROOT, helmBinary, readText, runHelm, variablesRead } from './packaging-files';
 
 // helm/granule, rendered and linted by the real helm (pinned: tools/helm.mjs), then checked
 // object by object. A few static checks of the sources stay where helm says nothing.
@@ -438,7 +438,7 @@ describe('helm/granule with the real helm', () => {
     const unread: string[] = [];
     const configMap = Object.keys(named(full, 'ConfigMap', 'granule').data ?? {});
     for (const [name, { app, key }] of Object.entries(SERVICES)) {
-      const read = [...variablesRead(app), ...(ANNOUNCED_VARIABLES[app] ?? [])];
+      const read = variablesRead(app);
       const set = podOf(named(full, 'Deployment', name)).containers[0].env?.map((e) => e.name) ?? [];
       for (const v of [...set, ...configMap]) if (!read.includes(v)) unread.push(`${name}: ${v}`);
       expect([app, (values[key] as { healthPort: number }).healthPort]).toEqual([app, DEFAULT_HEALTH_PORTS[app]]);

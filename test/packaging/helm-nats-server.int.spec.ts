@@ -118,7 +118,9 @@ describe("helm/granule's NATS server configuration on a real nats-server", () =>
       'req',
       '-x509',
       '-newkey',
-      'rsa:2048',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
       '-nodes',
       '-days',
       '1',
@@ -137,7 +139,9 @@ describe("helm/granule's NATS server configuration on a real nats-server", () =>
       ssl(
         'req',
         '-newkey',
-        'rsa:2048',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
         '-nodes',
         '-subj',
         `/CN=${cn}`,
@@ -209,5 +213,5 @@ describe("helm/granule's NATS server configuration on a real nats-server", () =>
         ),
       ),
     ).toMatch(/NATS requires credentials/);
-  });
+  }, 30_000);
 });

@@ -24,15 +24,6 @@ export function variablesRead(service: string): string[] {
   return [...new Set(source.match(/\bGRANULE_[A-Z0-9_]+\b/g) ?? [])].sort();
 }
 
-/**
- * Variables the packaging hands a service before its code reads them (issue 20, being wired): the
- * orchestrator's sealing key for sensitive task values, the node agent's NATS credential.
- */
-export const ANNOUNCED_VARIABLES: Record<string, string[]> = {
-  orchestrator: ['GRANULE_SECRETS_KEY'],
-  'node-agent': ['GRANULE_NATS_CREDS'],
-};
-
 /** Dockerfile build targets (`FROM ... AS <name>`). */
 export function dockerTargets(dockerfile = 'Dockerfile'): string[] {
   return [...readText(dockerfile).matchAll(/^FROM\s+\S+\s+AS\s+(\S+)\s*$/gim)].map((m) => m[1]);

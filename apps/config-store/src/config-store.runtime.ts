@@ -37,7 +37,11 @@ export interface ConfigStoreRuntime {
 export async function startConfigStore(
   config: Readonly<ConfigStoreConfig>,
   logError: ErrorLog,
-  options: { nestLogger?: LoggerService | false } = {},
+  options: {
+    nestLogger?: LoggerService | false;
+    /** Called when NATS closes the connection for good (a credential refused at a reconnection). */
+    onNatsLost?: (message: string) => void;
+  } = {},
 ): Promise<ConfigStoreRuntime> {
   const notes: string[] = [];
   const dataSource = await openConfigDatabase(config.databaseUrl, {
@@ -53,7 +57,7 @@ export async function startConfigStore(
       const source = config.preinstalledRelease;
       notes.push(await api.catalog.preinstallRelease(() => openPluginSource(source), source));
     }
-    nc = await connectNats(config, 'config-store');
+    nc = await connectNats(config, 'config-store', options.onNatsLost ? { onLost: options.onNatsLost } : {});
     const strategy = new GranuleNatsServer({
       connection: nc,
       prefix: config.subjectPrefix,

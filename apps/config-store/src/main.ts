@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { configSubjectWildcard } from '@granule/contracts';
 import { createMetrics, natsCheck, postgresCheck, serveHealthChecks } from '@granule/observability';
-import { redactUrl, runService } from '@granule/service-kit';
+import { exitService, redactUrl, runService } from '@granule/service-kit';
 import { loadConfigStoreConfig } from './config/config.service';
 import { startConfigStore } from './config-store.runtime';
 
@@ -13,8 +13,10 @@ const logger = new Logger('config-store');
 // Bad config and unreachable dependencies: one line, exit code 1, no stack trace.
 runService('config-store', async () => {
   const config = loadConfigStoreConfig(process.env);
-  const runtime = await startConfigStore(config, (message, err) =>
-    logger.error(`${message}: ${err instanceof Error ? err.message : String(err)}`),
+  const runtime = await startConfigStore(
+    config,
+    (message, err) => logger.error(`${message}: ${err instanceof Error ? err.message : String(err)}`),
+    { onNatsLost: (message) => exitService('config-store', message) },
   );
   for (const note of runtime.notes) logger.log(note);
   logger.log(`NATS API on ${configSubjectWildcard(config.subjectPrefix)} (${redactUrl(config.natsUrl)})`);

@@ -5,7 +5,7 @@ import { executionSubjects } from '@granule/contracts';
 import { connectNats } from '@granule/messaging';
 import { GranuleNatsServer } from '@granule/nats-endpoints';
 import { createMetrics, natsCheck, postgresCheck, serveHealthChecks } from '@granule/observability';
-import { runService } from '@granule/service-kit';
+import { exitService, runService } from '@granule/service-kit';
 import { loadGraphPlannerConfig } from './graph-planner.config';
 import { GraphPlannerModule } from './graph-planner.module';
 import { openDatabase } from './graph-planner.startup';
@@ -15,7 +15,9 @@ import { GRAPH_PLANNER_QUEUE } from './plan.controller';
 runService('graph-planner', async () => {
   const config = loadGraphPlannerConfig(process.env);
   const dataSource = await openDatabase(config);
-  const nats = await connectNats(config, 'graph-planner').catch(async (err: unknown) => {
+  const nats = await connectNats(config, 'graph-planner', {
+    onLost: (message) => exitService('graph-planner', message),
+  }).catch(async (err: unknown) => {
     await dataSource.destroy();
     throw err;
   });

@@ -13,7 +13,7 @@ import { PresenceHeartbeat } from './presence.heartbeat';
  * Start and stop order of the agent. Start: settle what the last run left, the spawn helper,
  * presence, registration (background; the orchestrator makes the node's dispatch consumer then),
  * then consume once the consumer exists. Stop: stop pulling, cancel the running
- * task and report it, let the spawn helper go, delete the presence key, close the journal, drain NATS.
+ * task and report it, let the spawn helper go, send the last heartbeat (`leaving`), close the journal, drain NATS.
  */
 @Injectable()
 export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -33,7 +33,7 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
   async onApplicationBootstrap(): Promise<void> {
     await this.handler.recover();
     await this.spawner.start();
-    await this.heartbeat.start();
+    this.heartbeat.start();
     this.registration.start();
     // The orchestrator makes this node's dispatch consumer again when the agent registers again.
     this.messaging.onConsumerLost = () => this.registration.restart();
@@ -53,7 +53,7 @@ export class AgentLifecycle implements OnApplicationBootstrap, BeforeApplication
         allowedRoots: this.config.allowedRoots,
         dispatch: s.dispatch.forNode(this.config.nodeUid),
         consumer: `${s.dispatch.stream}/${s.dispatch.consumerFor(this.config.nodeUid)}`,
-        presenceKey: this.heartbeat.key,
+        heartbeat: s.agents.heartbeatFrom(this.config.nodeUid),
         journalEntries: this.journal.size,
         spawnHelper: this.spawner.helperKind,
       },

@@ -1,28 +1,22 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { connectNats, connectRedis } from '@granule/messaging';
+import { connectNats } from '@granule/messaging';
 import { AgentProcessSpawner, TaskJournal, TaskRunner } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import { AgentRegistrationService } from './agent-registration.service';
 import { AgentStateStore } from './agent-state.store';
 import { AgentLifecycle } from './agent.lifecycle';
-import {
-  AGENT_STATE,
-  NATS_CONNECTION,
-  PROCESS_SPAWNER,
-  REDIS_CONNECTION,
-  TASK_JOURNAL,
-  TASK_RUNNER,
-} from './agent.tokens';
+import { AGENT_STATE, NATS_CONNECTION, PROCESS_SPAWNER, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
 import { AGENT_CONFIG, agentConfigProvider } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import { DispatchHandler } from './dispatch.handler';
 import { PresenceHeartbeat } from './presence.heartbeat';
 
-/** The node-agent: adapters (NATS, Redis, journal, state file, runners) and the services using them. */
+/** The node-agent: adapters (NATS, journal, state file, runners) and the services using them; NATS is its only connection. */
 @Module({})
 export class AgentModule {
-  static forRoot(config: AgentConfig, logger: AgentLogger): DynamicModule {
+  /** `onNatsLost`: NATS closed the connection for good (the node's credential refused at a reconnection). */
+  static forRoot(config: AgentConfig, logger: AgentLogger, onNatsLost?: (message: string) => void): DynamicModule {
     return {
       module: AgentModule,
       providers: [
@@ -30,10 +24,10 @@ export class AgentModule {
         { provide: AGENT_LOGGER, useValue: logger },
         {
           provide: NATS_CONNECTION,
-          useFactory: (c: AgentConfig) => connectNats(c, `granule-node-agent:${c.nodeUid}`),
+          useFactory: (c: AgentConfig) =>
+            connectNats(c, `granule-node-agent:${c.nodeUid}`, onNatsLost ? { onLost: onNatsLost } : {}),
           inject: [AGENT_CONFIG],
         },
-        { provide: REDIS_CONNECTION, useFactory: (c: AgentConfig) => connectRedis(c.redisUrl), inject: [AGENT_CONFIG] },
         { provide: TASK_JOURNAL, useFactory: (c: AgentConfig) => TaskJournal.open(c.stateDir), inject: [AGENT_CONFIG] },
         {
           provide: AGENT_STATE,

@@ -1,6 +1,5 @@
 // Injection tokens of the agent's non-class dependencies (adapters created by factories).
 export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
-export const REDIS_CONNECTION = Symbol('REDIS_CONNECTION');
 export const TASK_JOURNAL = Symbol('TASK_JOURNAL');
 export const AGENT_STATE = Symbol('AGENT_STATE');
 export const TASK_RUNNER = Symbol('TASK_RUNNER');

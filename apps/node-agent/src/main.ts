@@ -3,12 +3,11 @@ import 'reflect-metadata';
 import { mkdir } from 'node:fs/promises';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import type { RedisConnection } from '@granule/messaging';
-import { createMetrics, natsCheck, redisCheck, serveHealthChecks } from '@granule/observability';
+import { createMetrics, natsCheck, serveHealthChecks } from '@granule/observability';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createAgentLogger, type AgentLogger } from './agent-logger';
 import { AgentModule } from './agent.module';
-import { NATS_CONNECTION, REDIS_CONNECTION } from './agent.tokens';
+import { NATS_CONNECTION } from './agent.tokens';
 import { readAgentConfig } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 
@@ -40,17 +39,18 @@ async function main(): Promise<void> {
   const log = createAgentLogger(config);
   let app: INestApplicationContext;
   try {
-    app = await NestFactory.createApplicationContext(AgentModule.forRoot(config, log), {
+    const onNatsLost = (message: string): void => {
+      log.fatal({}, message);
+      fail(message);
+    };
+    app = await NestFactory.createApplicationContext(AgentModule.forRoot(config, log, onNatsLost), {
       logger: false,
       abortOnError: false,
     });
   } catch (err) {
     fail((err as Error).message);
   }
-  const checks = [
-    natsCheck(app.get<NatsConnection>(NATS_CONNECTION)),
-    redisCheck(app.get<RedisConnection>(REDIS_CONNECTION)),
-  ];
+  const checks = [natsCheck(app.get<NatsConnection>(NATS_CONNECTION))];
   stopOnSignals(app, log);
   await serveHealthChecks(
     {

@@ -7,20 +7,18 @@ import * as path from 'node:path';
 import {
   dispatchIdOf,
   executionSubjects,
-  redisKeys,
+  type AgentHeartbeat,
   type TaskDispatchMessage,
   type TaskOutputMessage,
   type TaskProgressMessage,
 } from '@granule/contracts';
 import {
   connectNats,
-  connectRedis,
   decodeJson,
   deleteExecutionStreams,
   ensureAgentConsumer,
   ensureExecutionStreams,
   publishJson,
-  type RedisConnection,
 } from '@granule/messaging';
 import type { TaskType } from '@granule/task-model';
 import { currentBootId, journalKey, processStartTime } from '@granule/task-runners';
@@ -46,7 +44,6 @@ import {
 jest.setTimeout(60_000);
 
 const NATS_URL = 'nats://127.0.0.1:4222';
-const REDIS_URL = 'redis://127.0.0.1:6379';
 
 describe('node-agent processes', () => {
   // Own subject prefix (streams, subjects, Redis keys) so other suites never interfere.
@@ -57,7 +54,7 @@ describe('node-agent processes', () => {
   let nc: NatsConnection;
   let js: JetStreamClient;
   let jsm: JetStreamManager;
-  let redis: RedisConnection;
+  const heartbeats: Array<AgentHeartbeat & { subject: string; receivedAt: number }> = [];
   let resultsFeed: ConsumerMessages;
   const results: TaskProgressMessage[] = [];
   const output: TaskOutputMessage[] = [];
@@ -103,7 +100,10 @@ describe('node-agent processes', () => {
     nc = await connectNats({ natsUrl: NATS_URL }, 'node-agent-int-test');
     js = jetstream(nc);
     jsm = await jetstreamManager(nc);
-    redis = await connectRedis(REDIS_URL);
+    nc.subscribe(s.agents.heartbeats, {
+      callback: (_err, m) =>
+        void heartbeats.push({ ...decodeJson<AgentHeartbeat>(m), subject: m.subject, receivedAt: Date.now() }),
+    });
     // What the orchestrator does: the streams at its start, each node's consumer when its agent registers.
     await ensureExecutionStreams(jsm, prefix);
     for (const node of ['a', 'b'] as const) await ensureAgentConsumer(jsm, prefix, uidOf(node));
@@ -120,10 +120,8 @@ describe('node-agent processes', () => {
         GRANULE_NODE_UID: uidOf(node),
         GRANULE_ROOT: rootOf(node),
         GRANULE_NATS_URL: NATS_URL,
-        GRANULE_REDIS_URL: REDIS_URL,
         GRANULE_SUBJECT_PREFIX: prefix,
         GRANULE_HEARTBEAT_SECONDS: '1',
-        GRANULE_PRESENCE_TTL_SECONDS: '3',
         GRANULE_REBOOT_COMMAND: 'true',
       });
     }
@@ -134,10 +132,6 @@ describe('node-agent processes', () => {
     await Promise.all(Object.values(agents).map((a) => (a.running ? a.stop('SIGKILL') : undefined)));
     await resultsFeed?.close();
     if (jsm) await deleteExecutionStreams(jsm, prefix);
-    if (redis) {
-      await redis.del(redisKeys(prefix).presence(uidOf('a')), redisKeys(prefix).presence(uidOf('b')));
-      redis.disconnect();
-    }
     await nc?.close();
     if (base) await rm(base, { recursive: true, force: true });
   });
@@ -145,13 +139,13 @@ describe('node-agent processes', () => {
   it('refuses to start on bad configuration with one line naming every problem, exit 1', async () => {
     const { code, stdout, stderr } = await runAgentOnce({
       GRANULE_ROOT: 'relative',
-      GRANULE_PRESENCE_TTL_SECONDS: 'soon',
+      GRANULE_HEARTBEAT_SECONDS: 'soon',
     });
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toBe(
       'node-agent: invalid configuration: GRANULE_NODE_UID: must be set to the uid of this node as the plan names it (it is not set); ' +
-        'GRANULE_ROOT: must be an absolute path (got "relative"); GRANULE_PRESENCE_TTL_SECONDS: must be a whole number of seconds (got "soon")\n',
+        'GRANULE_ROOT: must be an absolute path (got "relative"); GRANULE_HEARTBEAT_SECONDS: must be a whole number of seconds (got "soon")\n',
     );
   });
 
@@ -241,9 +235,9 @@ describe('node-agent processes', () => {
     expect(await readFile(target, 'utf8')).toBe('made by puppet\n');
   });
 
-  it('(d, e) SIGKILL mid-task: presence expires within the TTL; after a restart the leftover processes are stopped and the task is failed, not run again', async () => {
-    const presence = redisKeys(prefix).presence('node-b');
-    expect(JSON.parse((await redis.get(presence)) as string)).toMatchObject({ uid: 'node-b' });
+  it('(d, e) SIGKILL mid-task: its heartbeats stop; after a restart the leftover processes are stopped and the task is failed, not run again', async () => {
+    const beatsOf = (uid: string) => heartbeats.filter((h) => h.subject === s.agents.heartbeatFrom(uid));
+    expect(beatsOf('node-b').at(-1)).toMatchObject({ uid: 'node-b' });
     const pidFile = path.join(rootOf('b'), 'shell.pid');
     const sleepPidFile = path.join(rootOf('b'), 'sleep.pid');
     const stateFile = path.join(rootOf('b'), '.granule', AGENT_STATE_FILE);
@@ -263,9 +257,11 @@ describe('node-agent processes', () => {
       // The task's process group outlives the agent.
       expect([processRunning(shell), processRunning(sleeper)]).toEqual([true, true]);
 
+      // No more heartbeats, and no `leaving` one: the orchestrator lets the presence lapse after its TTL.
       const killedAt = Date.now();
-      await waitFor(async () => (await redis.exists(presence)) === 0, 'the presence key to expire', 5000);
-      expect(Date.now() - killedAt).toBeLessThanOrEqual(3000 + 500);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(beatsOf('node-b').filter((h) => h.receivedAt > killedAt + 100)).toEqual([]);
+      expect(beatsOf('node-b').some((h) => h.leaving)).toBe(false);
 
       await agents.b.start();
       const got = await finished(d);
@@ -353,12 +349,12 @@ describe('node-agent processes', () => {
     expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0, startedAt: expect.any(String) });
   });
 
-  it('(e) SIGTERM mid-task: the task is cancelled and reported, the presence key deleted, exit 0', async () => {
-    const presence = redisKeys(prefix).presence('node-a');
-    const value = JSON.parse((await redis.get(presence)) as string) as { uid: string; at: string };
-    expect(value.uid).toBe('node-a');
-    expect(Date.now() - Date.parse(value.at)).toBeLessThan(3000);
-    expect(await redis.ttl(presence)).toBeGreaterThan(0);
+  it('(e) SIGTERM mid-task: the task is cancelled and reported, a last heartbeat says the agent is leaving, exit 0', async () => {
+    const beats = () => heartbeats.filter((h) => h.subject === s.agents.heartbeatFrom('node-a'));
+    const last = beats().at(-1) as AgentHeartbeat;
+    expect(last.uid).toBe('node-a');
+    expect(Date.now() - Date.parse(last.at)).toBeLessThan(3000);
+    expect(last.leaving).toBeUndefined();
 
     const d = await dispatch('a', 'shell', { cmd: 'echo waiting; sleep 30' });
     await waitFor(() => output.some((o) => o.key === d.key), 'the task to run');
@@ -366,7 +362,7 @@ describe('node-agent processes', () => {
     expect(outcomesOf(resultsOf(d)).map((r) => [r.status, r.error, typeof r.startedAt])).toEqual([
       ['failed', AGENT_STOPPED_ERROR, 'string'],
     ]);
-    expect(await redis.exists(presence)).toBe(0);
+    await waitFor(() => beats().at(-1)?.leaving === true, 'the leaving heartbeat', 2000);
     expect(agents.a.lines.map((l) => l.msg).slice(-3)).toEqual([
       'node-agent stopping',
       'task failed',

@@ -1,48 +1,51 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { redisKeys } from '@granule/contracts';
-import type { RedisConnection } from '@granule/messaging';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { executionSubjects } from '@granule/contracts';
+import type { AgentHeartbeat } from '@granule/contracts';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
-import { REDIS_CONNECTION } from './agent.tokens';
+import { NATS_CONNECTION } from './agent.tokens';
 import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 
 /**
- * Presence in Redis: `SET <prefix>:presence:<uid> {"uid","at"} EX <ttl>` every heartbeat, so
- * the key disappears within the TTL of the agent's death; deleted on a graceful stop.
+ * Heartbeats on `<prefix>.agent.heartbeat.<uid>` (core NATS): the orchestrator keeps the node's
+ * presence key in Redis from them, so the agent needs nothing but NATS and holds no credential
+ * that could forge another node's presence. A beat goes out every heartbeat and at once when the
+ * NATS connection is back; a graceful stop sends a last one marked `leaving`.
  */
 @Injectable()
 export class PresenceHeartbeat {
   private timer?: NodeJS.Timeout;
-  private failing = false;
   private heartbeatSeconds: number;
-  private ttlSeconds: number;
   private readonly uid: string;
-  readonly key: string;
+  private readonly subject: string;
+  private watching = false;
 
   constructor(
-    @Inject(REDIS_CONNECTION) private readonly redis: RedisConnection,
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(AGENT_CONFIG) config: AgentConfig,
     @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
   ) {
-    this.key = redisKeys(config.subjectPrefix).presence(config.nodeUid);
     this.heartbeatSeconds = config.heartbeatSeconds;
-    this.ttlSeconds = config.presenceTtlSeconds;
     this.uid = config.nodeUid;
+    this.subject = executionSubjects(config.subjectPrefix).agents.heartbeatFrom(config.nodeUid);
   }
 
-  /**
-   * Beats now, then every heartbeat, and at once whenever the Redis connection is back: a
-   * restarted Redis has lost the key, and the orchestrator waits only one TTL for it.
-   */
-  async start(): Promise<void> {
-    await this.beat();
+  /** Beats now, then every heartbeat, and at once whenever the NATS connection is back. */
+  start(): void {
+    this.beat();
     this.schedule();
-    this.redis.on('ready', this.beatOnReconnect);
+    if (!this.watching) {
+      this.watching = true;
+      void (async () => {
+        for await (const s of this.nc.status()) if (s.type === 'reconnect') this.beat();
+      })().catch(() => undefined);
+    }
   }
 
-  /** Adopts the orchestrator's timing (from its registration reply). */
+  /** Adopts the orchestrator's timing (from its registration reply); the TTL is the orchestrator's to apply. */
   retime(heartbeatSeconds: number, ttlSeconds: number): void {
-    if (heartbeatSeconds === this.heartbeatSeconds && ttlSeconds === this.ttlSeconds) return;
+    if (heartbeatSeconds === this.heartbeatSeconds) return;
     if (!(heartbeatSeconds >= 1 && ttlSeconds > heartbeatSeconds)) {
       this.log.warn(
         { heartbeatSeconds, ttlSeconds },
@@ -52,47 +55,33 @@ export class PresenceHeartbeat {
     }
     this.log.info({ heartbeatSeconds, ttlSeconds }, 'heartbeat timing set by the orchestrator');
     this.heartbeatSeconds = heartbeatSeconds;
-    this.ttlSeconds = ttlSeconds;
     if (this.timer) this.schedule();
   }
 
-  /** Stops beating and deletes the key (the agent is gone, not merely late). */
+  /** Stops beating and says so (the agent is gone, not merely late: its presence ends now). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    this.redis.off('ready', this.beatOnReconnect);
-    await this.redis
-      .del(this.key)
+    this.beat(true);
+    await this.nc
+      .flush()
       .catch((err: Error) =>
-        this.log.warn({ err: err.message }, 'cannot delete the presence key; it expires by itself'),
+        this.log.warn({ err: err.message }, 'cannot send the last heartbeat; the presence expires by itself'),
       );
-    await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
   private schedule(): void {
     if (this.timer) clearInterval(this.timer);
-    this.timer = setInterval(() => void this.beat(), this.heartbeatSeconds * 1000);
+    this.timer = setInterval(() => this.beat(), this.heartbeatSeconds * 1000);
   }
 
-  private readonly beatOnReconnect = (): void => void this.beat();
-
-  private async beat(): Promise<void> {
+  private beat(leaving = false): void {
+    const message: AgentHeartbeat = { uid: this.uid, at: new Date().toISOString(), ...(leaving ? { leaving } : {}) };
     try {
-      await this.redis.set(
-        this.key,
-        JSON.stringify({ uid: this.uid, at: new Date().toISOString() }),
-        'EX',
-        this.ttlSeconds,
-      );
-      if (this.failing) this.log.info({ key: this.key }, 'presence heartbeats work again');
-      this.failing = false;
+      // Buffered by the client while NATS is away; the beat after the reconnection is what counts.
+      this.nc.publish(this.subject, JSON.stringify(message));
     } catch (err) {
-      if (!this.failing)
-        this.log.warn(
-          { key: this.key, err: (err as Error).message },
-          'presence heartbeat failed; retrying at every beat',
-        );
-      this.failing = true;
+      this.log.debug({ err: (err as Error).message }, 'heartbeat not sent');
     }
   }
 }

@@ -5,7 +5,7 @@ import { connectNats, connectRedis } from '@granule/messaging';
 import { GranuleNatsServer } from '@granule/nats-endpoints';
 import { createMetrics, natsCheck, postgresCheck, redisCheck, serveHealthChecks } from '@granule/observability';
 import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
-import { createLogger, openDatabase, runService } from '@granule/service-kit';
+import { createLogger, exitService, openDatabase, runService } from '@granule/service-kit';
 import { RunMetricsFeed } from './metrics/run-metrics';
 import { loadOrchestratorConfig } from './orchestrator.config';
 import { OrchestratorModule } from './orchestrator.module';
@@ -21,7 +21,12 @@ runService('orchestrator', async () => {
     migrations: [...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS],
     runMigrations: config.runMigrations,
   });
-  const nats = await connectNats(config, config.instanceId);
+  const nats = await connectNats(config, config.instanceId, {
+    onLost: (message) => {
+      logger.fatal({}, message);
+      exitService('orchestrator', message);
+    },
+  });
   const redis = await connectRedis(config.redisUrl);
   const app = await NestFactory.createMicroservice(
     OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger }),

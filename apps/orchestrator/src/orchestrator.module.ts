@@ -8,6 +8,7 @@ import { ensureExecutionStreams } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { Logger } from '@granule/service-kit';
 import { AgentAlertsController, AgentRegistryController } from './agents/agent-registry.controller';
+import { PresenceIntake } from './agents/presence-intake';
 import { CommandIntake } from './commands/command-intake';
 import { OrchestratorConfig } from './orchestrator.config';
 import { DATA_SOURCE, LOGGER, NATS, REDIS } from './orchestrator.tokens';
@@ -58,6 +59,7 @@ export class OrchestratorModule {
         { provide: DATA_SOURCE, useValue: connections.dataSource },
         { provide: LOGGER, useValue: connections.logger },
         ExecutionStreams,
+        PresenceIntake,
         ...coordinatorProviders,
         ResultIntake,
         OutboxKeeper,

@@ -83,3 +83,15 @@ export interface DispatchRefusedAlert {
   reason: string;
   at: string;
 }
+
+/**
+ * Agent → orchestrator on `<prefix>.agent.heartbeat.<node>` (core NATS) every heartbeat: the
+ * orchestrator keeps the node's presence key in Redis from it (agents reach only NATS). The node
+ * is the one the subject names (NATS lets an agent publish only its own); `leaving` on a
+ * graceful stop removes the key at once.
+ */
+export interface AgentHeartbeat {
+  uid: string;
+  at: string;
+  leaving?: boolean;
+}

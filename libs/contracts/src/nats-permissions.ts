@@ -103,6 +103,7 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           s.results.fromNode(node),
           `${p}.output.*.${node}`,
           s.agents.register,
+          s.agents.heartbeatFrom(node),
           s.agents.alertFrom(node),
           '$JS.API.INFO',
           `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,

@@ -59,6 +59,13 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
     /** Agent lifecycle (core NATS request/reply to the orchestrator). */
     agents: {
       register: `${p}.agent.register`,
+      /** An agent's heartbeat (core NATS): `<prefix>.agent.heartbeat.<node>`; the orchestrator keeps presence from it. */
+      heartbeatFrom: (nodeUid: string): string => `${p}.agent.heartbeat.${nodeUid}`,
+      /** Every agent's heartbeat. */
+      heartbeats: `${p}.agent.heartbeat.*`,
+      /** The node a heartbeat subject names, or undefined for another subject. */
+      heartbeatNodeOf: (subject: string): string | undefined =>
+        subject.startsWith(`${p}.agent.heartbeat.`) ? subject.slice(`${p}.agent.heartbeat.`.length) : undefined,
       /** An agent's report of a dispatch it refused (not signed by the orchestrator): `<prefix>.alert.<node>`. */
       alertFrom: (nodeUid: string): string => `${p}.alert.${nodeUid}`,
       /** What the orchestrator listens to (`alert.<node>`; the pattern relative to the prefix). */

@@ -1,5 +1,5 @@
 import { ConfigError } from '@granule/service-kit/config';
-import { loadAgentConfig } from './agent-config';
+import { AGENT_ENV_VARS, loadAgentConfig } from './agent-config';
 
 const host = { hostname: 'web-01', address: '10.0.0.7' };
 const problemsOf = (env: Record<string, string>): string[] => {
@@ -20,11 +20,9 @@ describe('loadAgentConfig', () => {
       stateDir: '/srv/granule/.granule',
       allowedRoots: ['/srv/granule'],
       natsUrl: 'nats://127.0.0.1:4222',
-      redisUrl: 'redis://127.0.0.1:6379',
       subjectPrefix: 'granule',
       agentToken: undefined,
       heartbeatSeconds: 2,
-      presenceTtlSeconds: 6,
       rebootCommand: 'systemctl reboot',
       hostname: 'web-01',
       address: '10.0.0.7',
@@ -41,11 +39,9 @@ describe('loadAgentConfig', () => {
         GRANULE_ROOT: '/var/lib/granule',
         GRANULE_ALLOWED_ROOTS: '/etc/app, /opt/app/../app2,',
         GRANULE_NATS_URL: 'nats://a:4222,nats://b:4222',
-        GRANULE_REDIS_URL: 'redis://:pw@cache:6380/1',
         GRANULE_SUBJECT_PREFIX: 'prod.eu',
         GRANULE_AGENT_TOKEN: 's3cret',
         GRANULE_HEARTBEAT_SECONDS: '5',
-        GRANULE_PRESENCE_TTL_SECONDS: '15',
         GRANULE_REBOOT_COMMAND: 'shutdown -r now',
         GRANULE_AGENT_HOSTNAME: 'db-2.example',
         GRANULE_AGENT_ADDRESS: '192.168.1.2',
@@ -57,11 +53,9 @@ describe('loadAgentConfig', () => {
     expect(config).toMatchObject({
       allowedRoots: ['/etc/app', '/opt/app2'],
       natsUrl: 'nats://a:4222,nats://b:4222',
-      redisUrl: 'redis://:pw@cache:6380/1',
       subjectPrefix: 'prod.eu',
       agentToken: 's3cret',
       heartbeatSeconds: 5,
-      presenceTtlSeconds: 15,
       rebootCommand: 'shutdown -r now',
       hostname: 'db-2.example',
       address: '192.168.1.2',
@@ -84,10 +78,8 @@ describe('loadAgentConfig', () => {
         GRANULE_ROOT: 'relative/dir',
         GRANULE_ALLOWED_ROOTS: '/ok,tmp',
         GRANULE_NATS_URL: 'http://x:4222',
-        GRANULE_REDIS_URL: 'localhost:6379',
         GRANULE_SUBJECT_PREFIX: 'a..b',
         GRANULE_HEARTBEAT_SECONDS: 'two',
-        GRANULE_PRESENCE_TTL_SECONDS: '1',
         GRANULE_LOG_LEVEL: 'loud',
         GRANULE_SPAWN_HELPER: 'fast',
       }),
@@ -95,9 +87,7 @@ describe('loadAgentConfig', () => {
       `GRANULE_NODE_UID: must be a node uid of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit (got "node.1")`,
       'GRANULE_ROOT: must be an absolute path (got "relative/dir")',
       'GRANULE_ALLOWED_ROOTS: must be a comma-separated list of absolute paths (got ["/ok","tmp"])',
-      'GRANULE_REDIS_URL: must be redis://[:password@]host:port[/db] (got "localhost:6379")',
       'GRANULE_HEARTBEAT_SECONDS: must be a whole number of seconds (got "two")',
-      'GRANULE_PRESENCE_TTL_SECONDS: must be at least 2 (got 1)',
       'GRANULE_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace (got "loud")',
       'GRANULE_SPAWN_HELPER: must be one of auto, native, node (got "fast")',
       'GRANULE_NATS_URL: must be a nats:// or tls:// URL, or a comma-separated list of them (got "http://x:4222")',
@@ -114,17 +104,19 @@ describe('loadAgentConfig', () => {
     ]);
   });
 
-  it('refuses a presence TTL that does not outlast the heartbeat', () => {
-    expect(
-      problemsOf({
+  it("reads no Redis or presence TTL: NATS is the only connection, presence is the orchestrator's", () => {
+    const config = loadAgentConfig(
+      {
         GRANULE_NODE_UID: 'n',
         GRANULE_ROOT: '/r',
-        GRANULE_HEARTBEAT_SECONDS: '5',
-        GRANULE_PRESENCE_TTL_SECONDS: '5',
-      }),
-    ).toEqual([
-      'GRANULE_PRESENCE_TTL_SECONDS (5) must be greater than GRANULE_HEARTBEAT_SECONDS (5), or the presence key expires between beats',
-    ]);
+        GRANULE_REDIS_URL: 'redis://:pw@cache:6379',
+        GRANULE_PRESENCE_TTL_SECONDS: 'x',
+      },
+      host,
+    );
+    expect(Object.keys(config)).not.toContain('redisUrl');
+    expect(JSON.stringify(config)).not.toContain('cache');
+    expect(AGENT_ENV_VARS).not.toContain('GRANULE_REDIS_URL');
   });
 
   it('the error message is one line listing every problem', () => {

@@ -32,9 +32,6 @@ export class AgentSettings extends NatsSettings {
   @Matches(/^\//, { each: true, message: 'must be a comma-separated list of absolute paths' })
   allowedRoots: string[] = [];
 
-  @Matches(/^rediss?:\/\/\S+$/, { message: 'must be redis://[:password@]host:port[/db]' })
-  redisUrl = 'redis://127.0.0.1:6379';
-
   /** The registration secret of a NATS without authentication (with a credential, the credential proves the node). */
   @IsOptional() @IsString() agentToken?: string;
 
@@ -42,10 +39,6 @@ export class AgentSettings extends NatsSettings {
   @Min(1, { message: 'must be at least 1' })
   @Max(3600, { message: 'must be at most 3600' })
   heartbeatSeconds = 2;
-
-  @IsInt({ message: 'must be a whole number of seconds' })
-  @Min(2, { message: 'must be at least 2' })
-  presenceTtlSeconds = 6;
 
   @IsNotEmpty({ message: 'must not be empty' })
   rebootCommand = DEFAULT_REBOOT_COMMAND;
@@ -81,10 +74,8 @@ export interface AgentConfig {
   natsTlsCa?: string;
   natsTlsCert?: string;
   natsTlsKey?: string;
-  redisUrl: string;
   agentToken?: string;
   heartbeatSeconds: number;
-  presenceTtlSeconds: number;
   rebootCommand: string;
   hostname: string;
   address: string;
@@ -101,10 +92,8 @@ export const AGENT_ENV = {
   nodeUid: 'GRANULE_NODE_UID',
   root: 'GRANULE_ROOT',
   allowedRoots: { name: 'GRANULE_ALLOWED_ROOTS', type: 'list' },
-  redisUrl: 'GRANULE_REDIS_URL',
   agentToken: { name: 'GRANULE_AGENT_TOKEN', secret: true },
   heartbeatSeconds: { name: 'GRANULE_HEARTBEAT_SECONDS', type: 'number' },
-  presenceTtlSeconds: { name: 'GRANULE_PRESENCE_TTL_SECONDS', type: 'number' },
   rebootCommand: 'GRANULE_REBOOT_COMMAND',
   hostname: 'GRANULE_AGENT_HOSTNAME',
   address: 'GRANULE_AGENT_ADDRESS',
@@ -126,10 +115,6 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
   const s = loadEnvConfig(AgentSettings, env, AGENT_ENV);
   // Checked once every value is well-formed.
   const problems: string[] = [];
-  if (s.presenceTtlSeconds <= s.heartbeatSeconds)
-    problems.push(
-      `GRANULE_PRESENCE_TTL_SECONDS (${s.presenceTtlSeconds}) must be greater than GRANULE_HEARTBEAT_SECONDS (${s.heartbeatSeconds}), or the presence key expires between beats`,
-    );
   const address = s.address ?? host.address;
   if (!address)
     problems.push('GRANULE_AGENT_ADDRESS: must be set (no non-internal IPv4 address was found to default to)');
@@ -147,10 +132,8 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
     ...(s.natsTlsCa ? { natsTlsCa: s.natsTlsCa } : {}),
     ...(s.natsTlsCert ? { natsTlsCert: s.natsTlsCert } : {}),
     ...(s.natsTlsKey ? { natsTlsKey: s.natsTlsKey } : {}),
-    redisUrl: s.redisUrl,
     agentToken: s.agentToken,
     heartbeatSeconds: s.heartbeatSeconds,
-    presenceTtlSeconds: s.presenceTtlSeconds,
     rebootCommand: s.rebootCommand,
     hostname: s.hostname ?? host.hostname,
     address: address as string,

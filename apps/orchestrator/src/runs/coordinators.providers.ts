@@ -10,6 +10,7 @@ import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
 import type { CoordinatorPorts } from '@granule/run-coordination';
 import { SecretOpener } from '@granule/secrets';
 import type { Logger } from '@granule/service-kit';
+import { PresenceIntake } from '../agents/presence-intake';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { COORDINATOR_PORTS, DATA_SOURCE, LOGGER, NATS, REDIS } from '../orchestrator.tokens';
 import { JetStreamDispatcher } from './adapters/nats-dispatcher.adapter';
@@ -39,12 +40,13 @@ export const coordinatorProviders: Provider[] = [
   {
     // One tick reads each presence key once: the watcher reuses what the runs' health checks read.
     provide: RedisPresence,
-    useFactory: (redis: Redis, config: OrchestratorConfig) =>
+    useFactory: (redis: Redis, config: OrchestratorConfig, intake: PresenceIntake) =>
       new RedisPresence(redis, config.subjectPrefix, {
         maxAgeMs: config.tickMs / 2,
         ttlMs: config.presenceTtlSeconds * 1000,
+        listeningFor: () => intake.listeningFor(),
       }),
-    inject: [REDIS, OrchestratorConfig],
+    inject: [REDIS, OrchestratorConfig, PresenceIntake],
   },
   {
     provide: RedisRunLease,

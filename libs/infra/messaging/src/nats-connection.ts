@@ -22,6 +22,12 @@ export interface ConnectNatsOptions {
   timeoutMs?: number;
   /** What to do when NATS cannot be reached (default: start it or set GRANULE_NATS_URL). */
   hint?: string;
+  /**
+   * Called with one line when the connection closes for good on an error after it was made:
+   * NATS refused the credential at a reconnection (revoked, expired) and the client gave up. A
+   * service stops then (its supervisor restarts it, and the refusal is one line at every start).
+   */
+  onLost?: (message: string) => void;
 }
 
 /** The connection refused this process's credentials or certificates; the message names the file, never its content. */
@@ -73,6 +79,7 @@ function refusal(
   const who = creds ? `the credential of '${creds.identity}' in ${creds.file}` : 'a connection without credentials';
   if (/authorization violation|authentication/i.test(text)) {
     if (/expired/i.test(text)) return `NATS refused ${who}: it has expired — ask for a new one`;
+    if (/revoked/i.test(text)) return `NATS refused ${who}: it was revoked — ask for a new one`;
     return creds
       ? `NATS refused ${who} (Authorization Violation): it was revoked, or issued for another installation — ask for a new one`
       : `NATS requires credentials: set GRANULE_NATS_CREDS to a .creds file (granule auth issue, granule agent enroll)`;
@@ -121,6 +128,12 @@ export async function connectNats(
     const refused = refusal(err, settings, creds);
     if (refused) throw new NatsRefusedError('NATS_REFUSED', refused, { cause: err });
     throw new NatsUnreachableError(settings.natsUrl, reasonOf(err), { cause: err, hint: options.hint });
+  }
+  if (options.onLost) {
+    const onLost = options.onLost;
+    void nc.closed().then((err) => {
+      if (err) onLost(refusal(err, settings, creds) ?? `the NATS connection closed: ${reasonOf(err)}`);
+    });
   }
   if (creds) {
     identities.set(nc, creds);

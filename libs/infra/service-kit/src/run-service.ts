@@ -13,3 +13,12 @@ export function runService(name: string, main: () => Promise<void>): void {
     process.exit(1);
   });
 }
+
+/**
+ * Stops a running service on a failure it cannot go on from (NATS refusing its credential at a
+ * reconnection): one line on stderr, exit code 1, for its supervisor to restart it.
+ */
+export function exitService(name: string, message: string): never {
+  process.stderr.write(`${name}: ${message}\n`);
+  process.exit(1);
+}

@@ -37,18 +37,25 @@ export interface RedisPresenceOptions {
   ttlMs?: number;
   /** Milliseconds, monotonic. */
   clock?: () => number;
+  /**
+   * How long (ms) the agents' heartbeats have reached the presence keys' writer without a break
+   * (PresenceIntake). Until that is a whole TTL, a missing key may be a beat that could not be
+   * written, and is not taken as an absent agent. Default: always long enough.
+   */
+  listeningFor?: () => number;
 }
 
 /**
- * A node is online while its agent's presence key exists (agents refresh it with a TTL).
+ * A node is online while its presence key exists (the orchestrator refreshes it with a TTL from
+ * the agent's heartbeats, see PresenceIntake).
  *
  * A node found online less than `maxAgeMs` ago is taken as still online (10,000 nodes: one MGET
  * pass per tick instead of two); that is far inside a presence TTL, which already lets a dead
  * agent look alive for longer. A node found offline is asked again every time, so one that has
  * just come up is never failed on an old answer.
  *
- * A missing key means an absent agent only once Redis has been up for a whole TTL
- * (`absenceKnown`): Redis keeps presence in memory, so a restarted Redis has none, and
+ * A missing key means an absent agent only once Redis has been up for a whole TTL, and the
+ * heartbeats have reached the orchestrator for one (`absenceKnown`): Redis keeps presence in memory, so a restarted Redis has none, and
  * failing every node of every run for it would turn a Redis restart into failed deployments.
  * Redis' uptime is asked at the first question and again after every reconnection; where INFO
  * is not allowed, a whole TTL from that moment is waited for instead.
@@ -60,6 +67,7 @@ export class RedisPresence implements Presence {
   private readonly clock: () => number;
   /** From when (clock) a missing key means an absent agent; asked again after a reconnection. */
   private trustedFrom?: Promise<number>;
+  private readonly listeningFor: () => number;
 
   constructor(
     private readonly redis: Redis,
@@ -69,6 +77,7 @@ export class RedisPresence implements Presence {
     this.maxAgeMs = options.maxAgeMs ?? 0;
     this.ttlMs = options.ttlMs ?? 0;
     this.clock = options.clock ?? (() => performance.now());
+    this.listeningFor = options.listeningFor ?? (() => Number.POSITIVE_INFINITY);
     if (this.ttlMs > 0) redis.on('ready', () => (this.trustedFrom = undefined));
   }
 
@@ -99,10 +108,12 @@ export class RedisPresence implements Presence {
 
   /**
    * False while Redis has been up for less than a presence TTL (it may have restarted and lost
-   * the keys): a missing key then says nothing about the agent.
+   * the keys), or while heartbeats have reached the keys' writer for less than one (it may have
+   * missed beats): a missing key then says nothing about the agent.
    */
   async absenceKnown(): Promise<boolean> {
     if (this.ttlMs <= 0) return true;
+    if (this.listeningFor() < this.ttlMs) return false;
     this.trustedFrom ??= this.redis.info('server').then(
       (info) => {
         // Whole seconds, and up to one ahead of the time actually up: count one less.

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { executionSubjects, redisKeys } from '@granule/contracts';
+import { connectNats, startPrivateNats, type PrivateServer } from '@granule/messaging';
+import type { Logger } from '@granule/service-kit';
+import type { OrchestratorConfig } from '../orchestrator.config';
+import { RedisPresence } from '../runs/adapters/redis-presence.adapter';
+import { PresenceIntake } from './presence-intake';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
+  const prefix = `presint${randomBytes(3).toString('hex')}`;
+  const s = executionSubjects(prefix);
+  const keys = redisKeys(prefix);
+  const warnings: string[] = [];
+  const logger = {
+    info: () => undefined,
+    warn: (_f: unknown, msg: string) => warnings.push(msg),
+  } as unknown as Logger;
+  const config = { subjectPrefix: prefix, presenceTtlSeconds: 2 } as OrchestratorConfig;
+  let nats: PrivateServer;
+  let nc: NatsConnection;
+  let agent: NatsConnection;
+  let redis: Redis;
+  let intake: PresenceIntake;
+
+  beforeAll(async () => {
+    // A NATS of its own: the test restarts it.
+    nats = await startPrivateNats();
+    nc = await connectNats({ natsUrl: nats.url }, 'presence-intake-test');
+    agent = await connectNats({ natsUrl: nats.url }, 'presence-intake-agent');
+    redis = new Redis('redis://127.0.0.1:6379');
+    intake = new PresenceIntake(nc, redis, config, logger);
+    intake.onApplicationBootstrap();
+    await nc.flush();
+  });
+
+  afterAll(async () => {
+    intake?.onApplicationShutdown();
+    await agent?.close();
+    await nc?.close();
+    const left = await redis.keys(`${prefix}:*`);
+    if (left.length) await redis.del(...left);
+    redis.disconnect();
+    await nats?.stop();
+  });
+
+  const beat = (node: string, body: unknown = { uid: node, at: new Date().toISOString() }) =>
+    agent.publish(s.agents.heartbeatFrom(node), typeof body === 'string' ? body : JSON.stringify(body));
+
+  it('a heartbeat sets the node presence key with the orchestrator TTL; the subject, not the body, names the node', async () => {
+    beat('web-1', { uid: 'db-9', at: new Date().toISOString() });
+    const value = await until(
+      'the presence key of web-1',
+      async () => (await redis.get(keys.presence('web-1'))) ?? undefined,
+    );
+    expect(JSON.parse(value)).toMatchObject({ uid: 'web-1' });
+    const ttl = await redis.ttl(keys.presence('web-1'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(2);
+    expect(await redis.exists(keys.presence('db-9'))).toBe(0);
+  });
+
+  it('without beats the key lapses after the TTL; a body that is not JSON is still a beat', async () => {
+    beat('web-2', 'not json');
+    await until('the presence key of web-2', async () =>
+      (await redis.exists(keys.presence('web-2'))) ? true : undefined,
+    );
+    await until(
+      'the presence key of web-2 to lapse',
+      async () => ((await redis.exists(keys.presence('web-2'))) === 0 ? true : undefined),
+      4000,
+    );
+  });
+
+  it('a leaving beat deletes the key at once', async () => {
+    beat('web-3');
+    await until('the presence key of web-3', async () =>
+      (await redis.exists(keys.presence('web-3'))) ? true : undefined,
+    );
+    beat('web-3', { uid: 'web-3', at: new Date().toISOString(), leaving: true });
+    await until(
+      'the presence key of web-3 deleted',
+      async () => ((await redis.exists(keys.presence('web-3'))) === 0 ? true : undefined),
+      1000,
+    );
+  });
+
+  it('a subject that is not a node uid writes nothing', async () => {
+    agent.publish(`${prefix}.agent.heartbeat.${'x'.repeat(80)}`, '{}');
+    beat('web-4');
+    await until('the presence key of web-4', async () =>
+      (await redis.exists(keys.presence('web-4'))) ? true : undefined,
+    );
+    expect(await redis.keys(`${prefix}:presence:x*`)).toEqual([]);
+  });
+
+  it('absence is not known until heartbeats have reached it for a whole TTL, again after its NATS came back', async () => {
+    const presence = new RedisPresence(redis, prefix, { ttlMs: 2000, listeningFor: () => intake.listeningFor() });
+    await until('a whole TTL of listening', async () => (intake.listeningFor() >= 2000 ? true : undefined), 5000);
+    expect(await presence.offline(['gone'])).toEqual(['gone']);
+
+    await nats.restart(300);
+    await until(
+      'the reconnection',
+      async () => (intake.listeningFor() > 0 && !nc.isClosed() ? true : undefined),
+      10_000,
+    );
+    expect(intake.listeningFor()).toBeLessThan(2000);
+    // Heartbeats may have been missed while NATS was away: a missing key says nothing yet.
+    expect(await presence.offline(['gone'])).toEqual([]);
+    await until('a whole TTL of listening again', async () => (intake.listeningFor() >= 2000 ? true : undefined), 5000);
+    expect(await presence.offline(['gone'])).toEqual(['gone']);
+  }, 30_000);
+});
