@@ -17,7 +17,8 @@ if [ ! -f "$STORE/operator.nk" ]; then
 fi
 for node in ${GRANULE_AGENT_NODES:-}; do
   if [ ! -s "$STORE/creds/agent-$node.creds" ]; then
-    $CLI agent enroll "$node" --auth-dir "$STORE" --out "$STORE/creds/agent-$node.creds"
+    # --no-record: NATS and config-store do not run yet (granule agent record NODE records it later).
+    $CLI agent enroll "$node" --auth-dir "$STORE" --no-record --out "$STORE/creds/agent-$node.creds"
   fi
 done
 

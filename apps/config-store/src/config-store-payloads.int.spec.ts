@@ -25,6 +25,7 @@ const TABLES = [
   'config_nodes',
   'config_strategies',
   'config_store_flags',
+  'config_node_credentials',
 ];
 
 const hostileKey = fc.constantFrom(
@@ -60,6 +61,19 @@ const value: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
     fc.array(tie('v'), { maxLength: 4 }),
   ),
 })).v;
+/** Times at the edges of what JavaScript and PostgreSQL hold, and strings that only look like times. */
+const timestamp = fc.oneof(
+  hostileString,
+  fc.constantFrom(
+    '0001-01-01T00:00:00+14:00',
+    '9999-12-31T23:59:59-12:00',
+    '2026-11-25T10:00:00.123456789Z',
+    '2026-11-25T10:00:00Z',
+    '2026-02-29T10:00:00Z',
+    '2026-11-25T10:00:00+99:99',
+  ),
+  fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+);
 /** Payloads shaped like the API's (known field names, hostile values) and plain random JSON. */
 const payload = fc.oneof(
   fc.record(
@@ -82,6 +96,11 @@ const payload = fc.oneof(
       ),
       files: value,
       source: hostileString,
+      identity: hostileString,
+      public_key: fc.oneof(hostileString, fc.constant(`U${'A'.repeat(55)}`)),
+      issued_at: timestamp,
+      expires_at: timestamp,
+      revoked_at: timestamp,
     },
     { requiredKeys: [] },
   ),

@@ -8,20 +8,32 @@ import { buildProgram } from '../program';
 let dir: string;
 let server: PrivateServer;
 
-/** Runs `granule ARGS` in process and returns what it printed. */
-async function granule(...args: string[]): Promise<string> {
-  let out = '';
-  const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-    return true;
-  });
+/** Runs `granule ARGS` in process and returns what it printed on stdout and stderr. */
+async function granuleOut(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const printed = { stdout: '', stderr: '' };
+  const capture = (stream: 'stdout' | 'stderr') =>
+    jest.spyOn(process[stream], 'write').mockImplementation((chunk: string | Uint8Array) => {
+      printed[stream] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+      return true;
+    });
+  const out = capture('stdout');
+  const err = capture('stderr');
   try {
     await buildProgram(args[0]).parseAsync(['node', 'granule', ...args]);
   } finally {
-    write.mockRestore();
+    out.mockRestore();
+    err.mockRestore();
   }
-  return out;
+  return printed;
 }
+
+/** Runs `granule ARGS` in process and returns what it printed on stdout. */
+async function granule(...args: string[]): Promise<string> {
+  return (await granuleOut(...args)).stdout;
+}
+
+/** This test's NATS, where no config-store answers: the agent commands' recording is refused by silence. */
+const bus = (): string[] => ['--nats-url', server.url, '--subject-prefix', 'clitest'];
 
 const connectWith = (file: string) =>
   connect({ servers: server.url, authenticator: credsAuthenticator(readFileSync(file)), reconnect: false });
@@ -49,7 +61,7 @@ describe('granule auth and granule agent', () => {
   it('enroll issues a node credential that connects; revoke --nats-pid makes the server refuse it', async () => {
     const auth = ['--auth-dir', path.join(dir, 'auth')];
     const creds = path.join(dir, 'node-9.creds');
-    expect(await granule('agent', 'enroll', 'node-9', '--out', creds, ...auth)).toMatch(
+    expect(await granule('agent', 'enroll', 'node-9', '--out', creds, ...auth, ...bus())).toMatch(
       /^agent credentials for node node-9 \(expires \d{4}-.*\): .*node-9\.creds\n$/,
     );
     await (await connectWith(creds)).close();
@@ -62,7 +74,7 @@ describe('granule auth and granule agent', () => {
 
     let printed = '';
     await server.reloaded(async () => {
-      printed = await granule('agent', 'revoke', 'node-9', ...auth, '--nats-pid', String(server.pid));
+      printed = await granule('agent', 'revoke', 'node-9', ...auth, ...bus(), '--nats-pid', String(server.pid));
     });
     expect(printed).toMatch(/^revoked 1 credential\(s\) of node node-9\nnats-server \(pid \d+\) is reloading/);
     await expect(connectWith(creds)).rejects.toThrow(/Authorization Violation/);
@@ -71,6 +83,33 @@ describe('granule auth and granule agent', () => {
       status: string;
     }[];
     expect(after.find((i) => i.name === 'agent-node-9')?.status).toBe('revoked');
+  });
+
+  it('enroll without a config-store - the credential is issued, and one line says node list will not show it and how to record it', async () => {
+    const authDir = path.join(dir, 'auth');
+    const { stdout, stderr } = await granuleOut('agent', 'enroll', 'node-5', '--auth-dir', authDir, ...bus());
+    // --out -: stdout is the .creds file and nothing else, so it can be redirected to one.
+    expect(stdout).toMatch(/^-----BEGIN NATS USER JWT-----\n[\s\S]*------END USER NKEY SEED------\n[\s\S]*$/);
+    expect(stdout).not.toMatch(/config-store|warning/);
+    expect(stderr).toMatch(
+      new RegExp(
+        `^warning: not recorded in the config-store \\(.*config-store.*\\): granule node list will not show it until you run granule agent record node-5 --auth-dir ${authDir}\n$`,
+      ),
+    );
+    const listed = JSON.parse(await granule('auth', 'list', '--auth-dir', authDir, '-o', 'json')) as {
+      node: string;
+      status: string;
+    }[];
+    expect(listed.filter((i) => i.node === 'node-5').map((i) => i.status)).toEqual(['active']);
+    // --no-record: the trust store only, no attempt and no warning.
+    const quiet = await granuleOut('agent', 'enroll', 'node-6', '--auth-dir', authDir, '--no-record', ...bus());
+    expect(quiet.stdout).toMatch(/^-----BEGIN NATS USER JWT-----/);
+    expect(quiet.stderr).toBe('');
+    // Recording later is the command's whole purpose: without a config-store it fails, naming why.
+    await expect(granule('agent', 'record', 'node-5', '--auth-dir', authDir, ...bus())).rejects.toThrow(/config-store/);
+    await expect(granule('agent', 'record', 'node-77', '--auth-dir', authDir, ...bus())).rejects.toThrow(
+      `no agent credential was issued to node 'node-77' in ${authDir}`,
+    );
   });
 
   it('refuses a bad duration and an agent role given to auth issue, as usage errors', async () => {

@@ -1,11 +1,19 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '@granule/core';
+import { escapeControlCharacters, UsageError } from '@granule/core';
 import { NATS_ROLES, type NatsRole } from '@granule/contracts';
-import { statusAt, TrustStore, type IssuedIdentity } from '@granule/nats-auth';
+import { ConfigStoreClient } from '@granule/config-store-client';
+import { connectNats } from '@granule/messaging';
+import { NatsAuthError, readCredentials, statusAt, TrustStore, type IssuedIdentity } from '@granule/nats-auth';
 import { parseFormat, toJson, toTable, toYaml } from '../output';
 import { cliEnvironment } from '../cli-environment';
+import {
+  addConnectionOptions,
+  connectionSettings,
+  type ConnectionFlags,
+  type ConnectionSettings,
+} from '../connection/cli-connection';
 
 /** The services every installation runs, each with its own credential. */
 export const SERVICE_IDENTITIES: { name: string; role: NatsRole }[] = [
@@ -17,6 +25,11 @@ export const SERVICE_IDENTITIES: { name: string; role: NatsRole }[] = [
 interface AuthDirOption {
   authDir?: string;
 }
+
+/** An agent command that changes the trust store and records the result in the config-store. */
+type AgentOptions = AuthDirOption & ConnectionFlags & { record: boolean };
+
+const NO_RECORD_HELP = 'change the trust store only (e.g. before NATS runs); granule agent record records it later';
 
 /** `--auth-dir`, else GRANULE_AUTH_DIR: where the trust store's keys live. */
 function authDirOf(opts: AuthDirOption): string {
@@ -150,18 +163,18 @@ export function registerAgentCredentialCommands(program: Command): void {
     program.commands.find((c) => c.name() === 'agent') ??
     program.command('agent').description('node agents: credentials and packages');
 
-  agent
-    .command('enroll')
+  addConnectionOptions(agent.command('enroll'))
     .description("issue a node's agent credential: it may take only that node's tasks and report only its results")
     .argument('<node-uid>', 'the node the credential is bound to')
     .option('--expires <duration>', 'lifetime such as 90d or 12h', '365d')
     .option('--out <file>', 'where to write the .creds file (mode 0600); - for stdout', '-')
     .option('--auth-dir <dir>', 'the trust store (default: GRANULE_AUTH_DIR)')
+    .option('--no-record', NO_RECORD_HELP)
     .addHelpText(
       'after',
-      '\nExample:\n  granule agent enroll node-12 --out node-12.creds\n  # copy it to the host as /etc/granule/agent.creds (mode 0600)',
+      '\nThe credential is then recorded in the config-store (as the admin identity: --creds, else\n<auth-dir>/creds/admin.creds), so that granule node list shows it.\n\nExample:\n  granule agent enroll node-12 --out node-12.creds\n  # copy it to the host as /etc/granule/agent.creds (mode 0600)',
     )
-    .action(async (uid: string, opts: AuthDirOption & { expires: string; out: string }) => {
+    .action(async (uid: string, opts: AgentOptions & { expires: string; out: string }) => {
       const store = TrustStore.open(authDirOf(opts));
       const { creds, identity } = await store.issue({
         name: agentIdentity(uid),
@@ -169,35 +182,129 @@ export function registerAgentCredentialCommands(program: Command): void {
         node: uid,
         ttlSeconds: parseDuration(opts.expires, '--expires'),
       });
+      // With the credential on stdout, every other line goes to stderr.
+      const say = (line: string): void => {
+        (opts.out === '-' ? process.stderr : process.stdout).write(`${line}\n`);
+      };
       if (opts.out === '-') process.stdout.write(creds);
       else {
         writeCredentials(path.resolve(opts.out), creds);
-        process.stdout.write(
-          `agent credentials for node ${uid} (expires ${identity.expiresAt}): ${path.resolve(opts.out)}\n`,
-        );
+        say(`agent credentials for node ${uid} (expires ${identity.expiresAt}): ${path.resolve(opts.out)}`);
       }
+      await recordOrWarn(store, uid, opts, say);
     });
 
-  agent
-    .command('revoke')
+  addConnectionOptions(agent.command('revoke'))
     .description("revoke every credential of a node's agent: NATS refuses it from the next server reload on")
     .argument('<node-uid>', 'the node whose agent is revoked')
     .option('--auth-dir <dir>', 'the trust store (default: GRANULE_AUTH_DIR)')
     .option('--nats-pid <pid|file>', 'signal this nats-server to reload now (a pid or a pid file)')
-    .addHelpText('after', '\nExample:\n  granule agent revoke node-12 --nats-pid /var/run/nats-server.pid')
-    .action(async (uid: string, opts: AuthDirOption & { natsPid?: string }) => {
-      process.stdout.write(await revokeAgent(uid, opts));
+    .option('--no-record', NO_RECORD_HELP)
+    .addHelpText(
+      'after',
+      '\nThe revocation is then recorded in the config-store, as for enroll.\n\nExample:\n  granule agent revoke node-12 --nats-pid /var/run/nats-server.pid',
+    )
+    .action(async (uid: string, opts: AgentOptions & { natsPid?: string }) => {
+      const say = (line: string): void => {
+        process.stdout.write(`${line}\n`);
+      };
+      const store = TrustStore.open(authDirOf(opts));
+      const revoked = await store.revoke(uid);
+      say(`revoked ${revoked.length} credential(s) of node ${uid}`);
+      if (opts.natsPid) say(`nats-server (pid ${reloadNats(opts.natsPid)}) is reloading its configuration`);
+      else
+        say(
+          `apply it: reload every nats-server that includes ${store.serverIncludePath} (nats-server --signal reload)`,
+        );
+      await recordOrWarn(store, uid, opts, say);
+    });
+
+  addConnectionOptions(agent.command('record'))
+    .description(
+      "record a node's agent credentials in the config-store as the trust store has them, so that granule node list shows them",
+    )
+    .argument('<node-uid>', 'the node whose credentials are recorded')
+    .option('--auth-dir <dir>', 'the trust store (default: GRANULE_AUTH_DIR)')
+    .addHelpText(
+      'after',
+      '\nFor an enroll or revoke that could not reach the config-store. It connects as the admin identity:\n--creds (or GRANULE_NATS_CREDS) when that is an admin credential, else <auth-dir>/creds/admin.creds.\n\nExample:\n  granule agent record node-12 --auth-dir /etc/granule/auth',
+    )
+    .action(async (uid: string, opts: AuthDirOption & ConnectionFlags) => {
+      const store = TrustStore.open(authDirOf(opts));
+      const count = await recordCredentials(store, uid, opts);
+      process.stdout.write(`recorded ${count} credential(s) of node ${uid} in the config-store\n`);
     });
 }
 
-async function revokeAgent(uid: string, opts: AuthDirOption & { natsPid?: string }): Promise<string> {
-  const store = TrustStore.open(authDirOf(opts));
-  const revoked = await store.revoke(uid);
-  const lines = [`revoked ${revoked.length} credential(s) of node ${uid}`];
-  if (opts.natsPid) lines.push(`nats-server (pid ${reloadNats(opts.natsPid)}) is reloading its configuration`);
-  else
-    lines.push(
-      `apply it: reload every nats-server that includes ${store.serverIncludePath} (nats-server --signal reload)`,
+/** The trust store's credentials bound to node `uid`, oldest first. */
+function agentCredentialsOf(store: TrustStore, uid: string): IssuedIdentity[] {
+  return store.identities().filter((i) => i.role === 'agent' && i.node === uid);
+}
+
+/**
+ * The connection that records credentials: the CLI's own when its credential is an admin one
+ * (or there is none and the trust store has no admin credential: a NATS without auth), else the
+ * same server and prefix with the trust store's `creds/admin.creds` (`granule auth init` writes it).
+ */
+async function adminConnection(store: TrustStore, flags: ConnectionFlags): Promise<ConnectionSettings> {
+  const settings = await connectionSettings(flags);
+  if (settings.natsCreds && readCredentials(settings.natsCreds).role === 'admin') return settings;
+  const admin = path.join(store.dir, 'creds', 'admin.creds');
+  if (existsSync(admin)) return { ...settings, natsCreds: admin };
+  if (settings.natsCreds)
+    throw new NatsAuthError(
+      'CREDENTIALS_INVALID',
+      `${settings.natsCreds} is not an admin credential and ${admin} does not exist: pass --creds with an admin credential`,
     );
-  return `${lines.join('\n')}\n`;
+  return settings;
+}
+
+/**
+ * Records every credential of node `uid` the trust store has (the config-store keeps one row per
+ * key, so recording one again changes nothing, and a revocation stays). Returns how many.
+ */
+async function recordCredentials(store: TrustStore, uid: string, flags: ConnectionFlags): Promise<number> {
+  const credentials = agentCredentialsOf(store, uid);
+  if (credentials.length === 0)
+    throw new NatsAuthError('IDENTITY_UNKNOWN', `no agent credential was issued to node '${uid}' in ${store.dir}`);
+  const settings = await adminConnection(store, flags);
+  const nc = await connectNats(settings, 'granule-cli');
+  try {
+    const client = new ConfigStoreClient(nc, { prefix: settings.subjectPrefix });
+    for (const c of credentials)
+      await client.request('credential.record', {
+        uid,
+        identity: c.name,
+        public_key: c.publicKey,
+        issued_at: c.issuedAt,
+        ...(c.expiresAt ? { expires_at: c.expiresAt } : {}),
+        ...(c.revokedAt ? { revoked_at: c.revokedAt } : {}),
+      });
+  } finally {
+    await nc.close();
+  }
+  return credentials.length;
+}
+
+/**
+ * After the trust store changed: records the node's credentials, or says in one line that
+ * `node list` will not show the change and how to record it later. The trust store's change
+ * stands either way (NATS enforces it), so this never fails the command.
+ */
+async function recordOrWarn(
+  store: TrustStore,
+  uid: string,
+  opts: AgentOptions,
+  say: (line: string) => void,
+): Promise<void> {
+  if (!opts.record) return;
+  try {
+    await recordCredentials(store, uid, opts);
+    say(`recorded in the config-store: granule node list shows the credential of node ${uid}`);
+  } catch (err) {
+    const reason = escapeControlCharacters(((err as Error).message ?? String(err)).split('\n')[0]);
+    process.stderr.write(
+      `warning: not recorded in the config-store (${reason}): granule node list will not show it until you run granule agent record ${uid} --auth-dir ${store.dir}\n`,
+    );
+  }
 }

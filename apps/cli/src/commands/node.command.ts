@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '@granule/core';
-import type { AddNodeRequest, NodeView, UpdateNodeRequest } from '@granule/contracts';
+import type { AddNodeRequest, NodeCredentialView, NodeView, UpdateNodeRequest } from '@granule/contracts';
 import type { ConfigStoreClient } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
 import { helpExamples } from '../messages';
@@ -30,6 +30,7 @@ const COLUMNS = [
   'labels',
   'rack',
   'status',
+  'credential',
 ];
 const list = (value: string): string[] =>
   value
@@ -37,6 +38,23 @@ const list = (value: string): string[] =>
     .map((s) => s.trim())
     .filter(Boolean);
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/**
+ * The `credential` cell of a node: `active (expires 2027-11-25)`, `active` (no expiry),
+ * `revoked 2026-11-25`, `expired 2026-11-20` (UTC dates), `-` when none is recorded.
+ */
+export function credentialCell(credential: NodeCredentialView | null | undefined): string {
+  if (!credential) return '-';
+  const day = (iso: string | null): string => (iso ? iso.slice(0, 10) : '');
+  switch (credential.state) {
+    case 'active':
+      return credential.expires_at ? `active (expires ${day(credential.expires_at)})` : 'active';
+    case 'revoked':
+      return `revoked ${day(credential.revoked_at)}`.trimEnd();
+    case 'expired':
+      return `expired ${day(credential.expires_at)}`.trimEnd();
+  }
+}
 
 /** `KEY=VALUE` sets a label, `KEY-` removes it (kubectl's convention). */
 export function parseLabels(items: readonly string[], allowRemove: boolean): Record<string, string | null> {
@@ -59,7 +77,8 @@ export function registerNodeCommand(program: Command): void {
       'json | yaml | table',
       'table',
     );
-  // A table names each node's environment (the view carries its id); json and yaml keep the view as it is.
+  // A table names each node's environment (the view carries its id) and sums up its agent
+  // credential; json and yaml keep the view as it is.
   const show = async (
     opts: NodeOptions,
     ask: (c: ConfigStoreClient) => Promise<NodeView | NodeView[]>,
@@ -72,6 +91,7 @@ export function registerNodeCommand(program: Command): void {
     const rows = (Array.isArray(result) ? result : [result]).map((n) => ({
       ...n,
       environment: n.environment === null ? '' : (names.get(n.environment) ?? n.environment),
+      credential: credentialCell(n.credential),
     }));
     await printResult(result, opts.output, { rows, columns: COLUMNS });
   };

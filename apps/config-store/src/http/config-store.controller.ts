@@ -59,7 +59,10 @@ function taskList(body: unknown): unknown {
       : body;
 }
 
-/** HTTP REST for operators and tools; every route calls the same operations as NATS. */
+/**
+ * HTTP REST for operators and tools; every route calls the same operations as NATS. The token
+ * has an operator's rights, so `credential.record` (admins only) has no route here.
+ */
 @Controller()
 @UseGuards(ApiTokenGuard)
 export class ConfigStoreController {

@@ -230,7 +230,6 @@ export class StoreFlagEntity {
   setAt!: Date;
 }
 
-/** Every entity of the config-store, for the DataSource. */
 /** Who changed the configuration: every change asked for over NATS or HTTP, with its caller and outcome. */
 @Entity({ name: 'config_audit' })
 @Index('ix_config_audit_at', ['at'])
@@ -265,6 +264,38 @@ export class ConfigAuditEntity {
   outcome!: string;
 }
 
+/**
+ * A node agent's NATS credential, one row per key, as the admin who holds the trust store
+ * recorded it (`credential.record`). Keyed apart from `config_nodes`: a node may be enrolled
+ * before it is added, and its credentials outlive its removal (NATS still refuses them).
+ */
+@Entity({ name: 'config_node_credentials' })
+@Index('ix_config_node_credentials_uid', ['uid'])
+export class NodeCredentialEntity {
+  @PrimaryColumn({ primaryKeyConstraintName: 'pk_config_node_credentials', name: 'public_key', type: 'text' })
+  publicKey!: string;
+
+  @Column({ name: 'uid', type: 'text' })
+  uid!: string;
+
+  /** The identity name the credential carries (`agent-<uid>`). */
+  @Column({ name: 'identity', type: 'text' })
+  identity!: string;
+
+  @Column({ name: 'issued_at', type: 'timestamptz' })
+  issuedAt!: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt!: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt!: Date | null;
+
+  @UpdateDateColumn({ name: 'recorded_at', type: 'timestamptz' })
+  recordedAt!: Date;
+}
+
+/** Every entity of the config-store, for the DataSource. */
 export const CONFIG_STORE_ENTITIES = [
   ReleaseEntity,
   PluginEntity,
@@ -274,4 +305,5 @@ export const CONFIG_STORE_ENTITIES = [
   StrategyEntity,
   StoreFlagEntity,
   ConfigAuditEntity,
+  NodeCredentialEntity,
 ];

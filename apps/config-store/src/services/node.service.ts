@@ -18,6 +18,7 @@ import type {
   UpdateNodeRequest,
 } from '@granule/contracts';
 import { NodeEntity } from '../persistence/config-store.entities';
+import type { CredentialService } from './credential.service';
 import { findEnvironment, findNode, mapDatabaseError } from './lookups';
 import { nodeView } from './views';
 
@@ -59,13 +60,26 @@ const quoteKey = (key: string): string => (key.length > 80 ? `${key.slice(0, 80)
 
 /** Nodes: register, list, show, change, assign to an environment with roles, remove. */
 export class NodeService {
-  constructor(private readonly ds: DataSource) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly credentials: CredentialService,
+  ) {}
+
+  /** The nodes' views, each with its agent credential as recorded (read after the change is committed). */
+  private async views(nodes: NodeEntity[]): Promise<NodeView[]> {
+    const credentials = await this.credentials.ofNodes(nodes.map((n) => n.uid));
+    return nodes.map((n) => nodeView(n, credentials.get(n.uid) ?? null));
+  }
+
+  private async view(node: NodeEntity): Promise<NodeView> {
+    return (await this.views([node]))[0];
+  }
 
   async add(req: AddNodeRequest): Promise<NodeView> {
     checkLabels(req.labels ?? {}, false);
     checkLabelTotals(req.labels ?? {});
     try {
-      return await this.ds.transaction(async (em) => {
+      const saved = await this.ds.transaction(async (em) => {
         const repo = em.getRepository(NodeEntity);
         if (await repo.findOneBy({ uid: req.uid }))
           throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `node '${req.uid}' already exists`);
@@ -82,8 +96,9 @@ export class NodeService {
           rack: req.rack ?? null,
           status: req.status ?? 'discover',
         });
-        return nodeView(await repo.save(node));
+        return repo.save(node);
       });
+      return await this.view(saved);
     } catch (err) {
       throw mapDatabaseError(err, `node '${req.uid}'`);
     }
@@ -91,18 +106,18 @@ export class NodeService {
 
   async list(req: ListNodesRequest): Promise<NodeView[]> {
     const repo = this.ds.getRepository(NodeEntity);
-    if (req.environment === undefined) return (await repo.find({ order: { uid: 'ASC' } })).map(nodeView);
+    if (req.environment === undefined) return this.views(await repo.find({ order: { uid: 'ASC' } }));
     const env = await findEnvironment(this.ds.manager, req.environment);
-    return (await repo.find({ where: { environmentId: env.id }, order: { uid: 'ASC' } })).map(nodeView);
+    return this.views(await repo.find({ where: { environmentId: env.id }, order: { uid: 'ASC' } }));
   }
 
   async get(uid: string): Promise<NodeView> {
-    return nodeView(await findNode(this.ds.manager, uid));
+    return this.view(await findNode(this.ds.manager, uid));
   }
 
   async update(req: UpdateNodeRequest): Promise<NodeView> {
     if (req.labels !== undefined) checkLabels(req.labels, true);
-    return this.ds.transaction(async (em) => {
+    const saved = await this.ds.transaction(async (em) => {
       const node = await findNode(em, req.uid);
       if (req.hostname !== undefined) node.hostname = req.hostname;
       if (req.address !== undefined) node.address = req.address;
@@ -119,13 +134,14 @@ export class NodeService {
         node.labels = labels;
       }
       if (req.rack !== undefined) node.rack = req.rack === null || req.rack === '' ? null : req.rack;
-      return nodeView(await em.getRepository(NodeEntity).save(node));
+      return em.getRepository(NodeEntity).save(node);
     });
+    return this.view(saved);
   }
 
   /** Puts the node in the environment with `roles` pending (they become roles once deployed). */
   async assign(req: AssignNodeRequest): Promise<NodeView> {
-    return this.ds.transaction(async (em) => {
+    const saved = await this.ds.transaction(async (em) => {
       const node = await findNode(em, req.uid);
       const env = await findEnvironment(em, req.environment);
       if (node.environmentId !== null && node.environmentId !== env.id && node.roles.length > 0) {
@@ -136,12 +152,13 @@ export class NodeService {
       }
       node.environmentId = env.id;
       node.pendingRoles = [...req.roles];
-      return nodeView(await em.getRepository(NodeEntity).save(node));
+      return em.getRepository(NodeEntity).save(node);
     });
+    return this.view(saved);
   }
 
   async remove(uid: string): Promise<NodeView> {
-    return this.ds.transaction(async (em) => {
+    const removed = await this.ds.transaction(async (em) => {
       const node = await findNode(em, uid);
       if (node.status === 'deploying' || node.status === 'provisioning') {
         throw new ConfigStoreError(
@@ -150,7 +167,8 @@ export class NodeService {
         );
       }
       await em.getRepository(NodeEntity).delete({ uid });
-      return nodeView(node);
+      return node;
     });
+    return this.view(removed);
   }
 }

@@ -1,4 +1,11 @@
-import type { EnvironmentView, NodeView, PluginView, ReleaseView, StrategyView } from '@granule/contracts';
+import type {
+  EnvironmentView,
+  NodeCredentialView,
+  NodeView,
+  PluginView,
+  ReleaseView,
+  StrategyView,
+} from '@granule/contracts';
 import type { GraphRecords } from '@granule/config-model';
 import type {
   EnvironmentEntity,
@@ -61,7 +68,8 @@ export function environmentView(
   };
 }
 
-export function nodeView(n: NodeEntity): NodeView {
+/** A node with its agent credential's state (`CredentialService.ofNodes`). */
+export function nodeView(n: NodeEntity, credential: NodeCredentialView | null): NodeView {
   return {
     uid: n.uid,
     hostname: n.hostname,
@@ -73,6 +81,7 @@ export function nodeView(n: NodeEntity): NodeView {
     labels: n.labels,
     rack: n.rack,
     status: n.status,
+    credential,
     created_at: n.createdAt.toISOString(),
     updated_at: n.updatedAt.toISOString(),
   };

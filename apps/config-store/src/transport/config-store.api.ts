@@ -6,6 +6,8 @@ import { SecretSealer } from '@granule/secrets';
 import { AuditService } from '../audit/audit.service';
 import { currentCaller } from '../audit/caller-context';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
+import { CredentialService } from '../services/credential.service';
+import type { Clock } from '../services/credential.service';
 import { EnvironmentService } from '../services/environment.service';
 import { NodeService } from '../services/node.service';
 import { SecretSealing } from '../services/secret-sealing';
@@ -25,17 +27,23 @@ export class ConfigStoreApi {
   readonly catalog: CatalogService;
   readonly environments: EnvironmentService;
   readonly nodes: NodeService;
+  readonly credentials: CredentialService;
   readonly tasks: TaskService;
   readonly strategies: StrategyService;
   readonly audit: AuditService;
   private readonly handlers: Handlers;
 
-  constructor(dataSource: DataSource, subjectPrefix: string, options: { secretsPublicKey?: string } = {}) {
+  constructor(
+    dataSource: DataSource,
+    subjectPrefix: string,
+    options: { secretsPublicKey?: string; clock?: Clock } = {},
+  ) {
     const { secretsPublicKey } = options;
     const sealing = new SecretSealing(secretsPublicKey ? new SecretSealer(secretsPublicKey).seal : undefined);
     this.catalog = new CatalogService(dataSource, sealing);
     this.environments = new EnvironmentService(dataSource, sealing);
-    this.nodes = new NodeService(dataSource);
+    this.credentials = new CredentialService(dataSource, options.clock);
+    this.nodes = new NodeService(dataSource, this.credentials);
     this.tasks = new TaskService(dataSource, sealing);
     this.strategies = new StrategyService(dataSource);
     this.audit = new AuditService(dataSource);
@@ -74,6 +82,7 @@ export class ConfigStoreApi {
       'strategy.get': (r) => this.strategies.get(r.name),
       'strategy.remove': (r) => this.strategies.remove(r.name),
       'audit.list': (r) => this.audit.list(r.limit),
+      'credential.record': (r) => this.credentials.record(r),
     };
   }
 

@@ -8,6 +8,11 @@ import { ConfigStoreApi } from './config-store.api';
 const READERS: NatsRole[] = ['viewer', 'operator', 'admin', 'orchestrator', 'graph-planner'];
 /** Who may change the configuration: operators (as over HTTP with the API token). */
 const WRITERS: NatsRole[] = ['operator', 'admin'];
+/**
+ * Recording agent credentials: admins only, the holders of the trust store that issues and
+ * revokes them (`granule agent enroll|revoke|record`). Not on HTTP, whose token is an operator's.
+ */
+const ADMINS: NatsRole[] = ['admin'];
 /** Node and environment updates: operators, and the orchestrator's status projection. */
 const STATUS_WRITERS: NatsRole[] = ['operator', 'admin', 'orchestrator'];
 
@@ -15,7 +20,8 @@ const STATUS_WRITERS: NatsRole[] = ['operator', 'admin', 'orchestrator'];
  * The config-store's NATS endpoints: one `@MessagePattern` per operation on
  * `<prefix>.config.<operation>`, answered by the same `ConfigStoreApi` as the HTTP routes, so
  * validation, refusals and results are the same on both; who may call each is declared with
- * `@Allow` (a viewer reads, an operator changes), and every change is recorded with its caller.
+ * `@Allow` (a viewer reads, an operator changes, an admin records agent credentials), and every
+ * change is recorded with its caller.
  */
 @Controller()
 export class ConfigStoreNatsController {
@@ -187,5 +193,11 @@ export class ConfigStoreNatsController {
   @Allow(...READERS)
   auditList(@Payload() request: unknown) {
     return this.api.handle('audit.list', request);
+  }
+
+  @MessagePattern('config.credential.record')
+  @Allow(...ADMINS)
+  credentialRecord(@Payload() request: unknown) {
+    return this.api.handle('credential.record', request);
   }
 }

@@ -11,6 +11,7 @@ import type {
   StrategyView,
   TasksView,
   AuditEntryView,
+  RecordedCredentialView,
 } from './config-store.views';
 
 /** Queue group of config-store replicas: each request is answered by one of them. */
@@ -49,6 +50,7 @@ export interface ConfigStoreReplies {
   'strategy.get': StrategyView;
   'strategy.remove': StrategyView;
   'audit.list': AuditEntryView[];
+  'credential.record': RecordedCredentialView;
 }
 
 /** Request payload type per operation (the DTO class's shape). */
@@ -87,6 +89,7 @@ export const CONFIG_OPERATIONS: ConfigOperation[] = [
   'strategy.get',
   'strategy.remove',
   'audit.list',
+  'credential.record',
 ];
 
 /** Whose deployment tasks: a release's, or an environment's (seed 002). */

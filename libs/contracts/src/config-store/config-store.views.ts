@@ -58,8 +58,35 @@ export interface NodeView {
   labels: Record<string, string>;
   rack: string | null;
   status: NodeStatus;
+  /** Its agent's NATS credential as last recorded by `granule agent enroll|revoke`; null when none is. */
+  credential: NodeCredentialView | null;
   created_at: string;
   updated_at: string;
+}
+
+/** What a credential allows now: `active` connects; NATS refuses `expired` and `revoked` ones. */
+export type CredentialState = 'active' | 'expired' | 'revoked';
+
+/**
+ * A node's agent credential, worked out when read: `active` while any credential recorded for
+ * the node is neither revoked nor expired (with the latest expiry among them, null when one
+ * never expires); otherwise the state of the newest one.
+ */
+export interface NodeCredentialView {
+  state: CredentialState;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+/** Reply of `credential.record`: the credential as now recorded. */
+export interface RecordedCredentialView {
+  uid: string;
+  identity: string;
+  public_key: string;
+  issued_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  state: CredentialState;
 }
 
 export interface StrategyView {

@@ -11,6 +11,7 @@ export type {
   ListNodesRequest,
   NodeRefRequest,
   PutTasksRequest,
+  RecordCredentialRequest,
   RefRequest,
   StrategyRefRequest,
   UpdateEnvironmentRequest,

@@ -12,7 +12,10 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateBy,
+  isISO8601,
 } from 'class-validator';
+import type { ValidationOptions } from 'class-validator';
 import { INPUT_LIMITS } from '@granule/core';
 import { ENVIRONMENT_STATUSES, NODE_STATUSES } from '@granule/config-model';
 import type { EnvironmentStatus, NodeStatus } from '@granule/config-model';
@@ -354,4 +357,65 @@ export class ListAuditRequest {
   @Min(1)
   @Max(1000)
   limit?: number;
+}
+
+/** A NATS identity name, as the trust store issues them (it names the identity's inbox). */
+const IDENTITY_RE = /^[A-Za-z0-9_-]{1,64}$/;
+/** A NATS user public key: `U` and 55 base32 characters. */
+const USER_KEY_RE = /^U[A-Z2-7]{55}$/;
+/** A time with its date, time of day and zone, so PostgreSQL never guesses the zone. */
+const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+const TIMESTAMP_MESSAGE = 'expected an ISO 8601 time with a zone from 1970 to 9999, such as 2026-11-25T10:00:00Z';
+/** The times a credential can carry: from 1970 to the end of 9999 (UTC), as JWTs and ISO strings hold them. */
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** An ISO 8601 time with a zone (`2026-11-25T10:00:00Z`), a real date (no 30 February), from 1970 to 9999. */
+function IsTimestamp(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isTimestamp',
+      validator: {
+        validate: (value) =>
+          typeof value === 'string' &&
+          TIMESTAMP_RE.test(value) &&
+          isISO8601(value, { strict: true }) &&
+          Date.parse(value) >= 0 &&
+          Date.parse(value) <= LATEST_TIME,
+        defaultMessage: () => TIMESTAMP_MESSAGE,
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * `credential.record`: a node agent's NATS credential as the trust store issued or revoked it
+ * (`granule agent enroll|revoke|record`). Admins only: the record is what `node list` shows.
+ */
+export class RecordCredentialRequest {
+  /** The node the credential is bound to; it need not be in the config-store yet. */
+  @IsIdentifier('nodeUid')
+  uid!: string;
+
+  /** The identity name (`agent-<uid>`). */
+  @Matches(IDENTITY_RE, { message: "expected an identity name of 1 to 64 letters, digits, '_' or '-'" })
+  identity!: string;
+
+  /** The credential's public key: one row per key, so recording it again changes nothing. */
+  @Matches(USER_KEY_RE, { message: 'expected a NATS user public key (U and 55 characters A-Z, 2-7)' })
+  public_key!: string;
+
+  @IsTimestamp()
+  issued_at!: string;
+
+  /** None: the credential does not expire. */
+  @IsOptional()
+  @IsTimestamp()
+  expires_at?: string;
+
+  /** When it was revoked; once recorded, a revocation stays (NATS never takes a revoked key back). */
+  @IsOptional()
+  @IsTimestamp()
+  revoked_at?: string;
 }

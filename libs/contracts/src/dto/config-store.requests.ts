@@ -10,6 +10,7 @@ import {
   ListNodesRequest,
   NodeRefRequest,
   PutTasksRequest,
+  RecordCredentialRequest,
   RefRequest,
   StrategyRefRequest,
   UpdateEnvironmentRequest,
@@ -51,4 +52,5 @@ export const CONFIG_STORE_REQUESTS = {
   'strategy.get': StrategyRefRequest,
   'strategy.remove': StrategyRefRequest,
   'audit.list': ListAuditRequest,
+  'credential.record': RecordCredentialRequest,
 } as const;
