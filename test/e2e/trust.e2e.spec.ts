@@ -390,6 +390,8 @@ describe('trust: break-in attempts on an authenticated stack (whole stack)', () 
 
   describe('revocation of a running agent', () => {
     it('granule agent revoke cuts the agent off at the reload, and its node shows the credential revoked', async () => {
+      const add = await stack.granule(['node', 'add', '4', '--hostname', 'host-4']);
+      stack.assertExitedOk(add, 'node add 4');
       const authDir = path.join(stack.dir, 'auth');
       const pid = String(stack.natsServer?.pid);
       let r: Awaited<ReturnType<E2eStack['granule']>> | undefined;
@@ -420,6 +422,13 @@ describe('trust: break-in attempts on an authenticated stack (whole stack)', () 
         20_000,
       );
       expect(await stack.redisClient().exists(`${stack.prefix}:presence:4`)).toBe(0);
+      const nodes = JSON.parse(
+        (await stack.granule(['node', 'list', '-o', 'json'], { as: 'e2e-viewer' })).stdout,
+      ) as Array<{
+        uid: string;
+        credential: { state: string } | null;
+      }>;
+      expect(nodes.find((n) => n.uid === '4')?.credential).toMatchObject({ state: 'revoked' });
     }, 60_000);
   });
 });
