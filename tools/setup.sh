@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Idempotent machine set-up shared by the quick start and CI:
 #   npm packages, Debian packages (puppet, rsync) and the three services Granule talks to.
-# A service already answering at its configured address is used as it is.
+# A service already answering at its configured address is used as it is. These are development
+# servers for the integration tests of single components (NATS without authorization, Redis
+# without a password); the demo, the end-to-end tests and the benchmarks start authenticated
+# servers of their own on other ports, as an installation runs them (README, Security).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -14,6 +14,10 @@
 //   agents (test/bench/hollow-nodes.mjs, ADR 0012)
 //   BENCH_WARMUP=0 measures the agents' first run instead of their second (the first, right after
 //   they start, pays for compiling their code; agents are long-lived)
+//   BENCH_AUTH=0 runs on the machine's NATS and Redis as they are (no authorization, no password);
+//   by default the bench runs as an installation does: a trust store of its own, a private
+//   nats-server with authorization on and a private Redis with a password, every process with its
+//   own credential (signed commands, signed dispatches), so the figures include what that costs
 //
 // Everything it creates (database, JetStream streams, Redis keys, temp dir, processes) is
 // removed at the end, also on failure, Ctrl-C or the overall time limit (BENCH_TIMEOUT_S, 900).
@@ -22,6 +26,7 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -38,11 +43,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const require = createRequire(import.meta.url);
 const { Client } = require('pg');
 const { Redis } = require('ioredis');
-const { connect } = require('@nats-io/transport-node');
 
 const ADMIN_URL = process.env.GRANULE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
-const REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+let NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
+let REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const AUTH = process.env.BENCH_AUTH !== '0';
 
 function option(flag, envName, fallback) {
   const i = process.argv.indexOf(flag);
@@ -94,7 +99,10 @@ if (!SPAWN_HELPER_CHOICES.includes(SPAWN_HELPER)) {
   process.exit(2);
 }
 const helperKind = SPAWN_HELPER === 'auto' ? (existsSync(NATIVE_SPAWN_HELPER) ? 'native' : 'node') : SPAWN_HELPER;
-const { deleteExecutionStreams } = require(path.join(root, 'dist/libs/infra/messaging/src/index.js'));
+const { connectNats, deleteExecutionStreams, startPrivateNats, startPrivateRedis } = require(
+  path.join(root, 'dist/libs/infra/messaging/src/index.js'),
+);
+const { TrustStore } = require(path.join(root, 'dist/libs/infra/nats-auth/src/index.js'));
 
 const id = randomBytes(4).toString('hex');
 const prefix = `bench${id}`;
@@ -103,6 +111,42 @@ const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toSt
 const work = mkdtempSync(path.join(tmpdir(), 'granule-bench-orch-'));
 const children = new Set();
 let dbCreated = false;
+/** With BENCH_AUTH (the default): the trust store and the private servers. */
+let trust;
+const servers = [];
+const credsDir = path.join(work, 'auth', 'creds');
+const credsOf = (name) => (trust ? path.join(credsDir, `${name}.creds`) : undefined);
+
+/** A trust store, every process's credential, a nats-server with authorization on and a Redis with a password. */
+async function secure(agentUids) {
+  trust = await TrustStore.create(path.join(work, 'auth'), { prefix });
+  const issue = async (name, role, node) => {
+    const { creds } = await trust.issue({ name, role, ...(node ? { node } : {}) });
+    writeFileSync(path.join(credsDir, `${name}.creds`), creds, { mode: 0o600 });
+  };
+  mkdirSync(credsDir, { recursive: true, mode: 0o700 });
+  for (const [name, role] of [
+    ['orchestrator', 'orchestrator'],
+    ['graph-planner', 'graph-planner'],
+    ['bench-operator', 'operator'],
+    ['bench-admin', 'admin'],
+  ])
+    await issue(name, role);
+  for (const uid of agentUids) await issue(`agent-${uid}`, 'agent', uid);
+  const nats = await startPrivateNats({ include: trust.serverIncludePath });
+  servers.push(nats);
+  const redis = await startPrivateRedis({ password: randomBytes(16).toString('hex') });
+  servers.push(redis);
+  NATS_URL = nats.url;
+  REDIS_URL = redis.url;
+}
+
+/** GRANULE_NATS_CREDS of a process (none without BENCH_AUTH); the hollow nodes get every agent's. */
+function credsEnv(name) {
+  if (!trust) return {};
+  if (name === 'hollow-nodes') return { GRANULE_NATS_CREDS_DIR: credsDir };
+  return { GRANULE_NATS_CREDS: credsOf(name) };
+}
 
 async function admin(sql) {
   const c = new Client({ connectionString: ADMIN_URL });
@@ -142,7 +186,7 @@ function start(name, main, env) {
       : [];
   const child = spawn(process.execPath, [...nodeFlags, ...profile, main], {
     cwd: root,
-    env: { ...baseEnv(), ...env },
+    env: { ...baseEnv(), ...credsEnv(name), ...env },
     stdio: ['ignore', fd, fd],
   });
   child.granuleRole = name.startsWith('agent-')
@@ -262,7 +306,7 @@ function runCli(args) {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, [mains.cli, ...args], {
       cwd: root,
-      env: baseEnv(),
+      env: { ...baseEnv(), ...credsEnv('bench-operator') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -288,7 +332,7 @@ async function cleanup() {
   const quiet = (p) => p.catch((err) => log(`cleanup: ${err.message}`));
   await quiet(
     (async () => {
-      const nc = await connect({ servers: NATS_URL });
+      const nc = await connectNats({ natsUrl: NATS_URL, natsCreds: credsOf('bench-admin') }, 'granule-bench');
       await deleteExecutionStreams(nc, prefix);
       await nc.close();
     })(),
@@ -301,6 +345,7 @@ async function cleanup() {
       redis.disconnect();
     })(),
   );
+  for (const server of servers) await quiet(server.stop());
   if (dbCreated) await quiet(admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
   if (process.env.BENCH_KEEP === '1') log(`kept the process logs in ${work}`);
   else rmSync(work, { recursive: true, force: true });
@@ -356,6 +401,10 @@ async function main() {
   await admin(`CREATE DATABASE "${dbName}"`);
   dbCreated = true;
   log(`database ${dbName}, subject prefix ${prefix}`);
+  if (AUTH) {
+    await secure(Array.from({ length: AGENTS }, (_, i) => `b${i + 1}`));
+    log(`NATS with authorization on at ${NATS_URL}, Redis with a password; every process with its own credential`);
+  } else log(`BENCH_AUTH=0: the machine's NATS ${NATS_URL} and Redis ${REDIS_URL}, no credentials`);
   await startService(
     'graph-planner',
     mains.planner,
@@ -462,7 +511,7 @@ async function main() {
     const dur = overhead.rows.map((r) => Number(r.duration_ms)).sort((a, b) => a - b);
     const f = (n) => n.toFixed(2);
     console.log(
-      `orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs   (spawn helper: ${helperKind})`,
+      `orchestrator benchmark: ${started.length} agents${started.length < AGENTS ? ` (of ${AGENTS} requested: the others did not start on this machine)` : ''} x ${TASKS} chained no-op shell tasks = ${tasks} task runs   (spawn helper: ${helperKind}; ${AUTH ? 'NATS with authorization, signed commands and dispatches, Redis with a password' : 'BENCH_AUTH=0: no NATS authorization'})`,
     );
     console.log(
       `run wall time (first to last event):  ${wall.toFixed(2)} s   (deploy command to end seen: ${cliWall.toFixed(2)} s)`,

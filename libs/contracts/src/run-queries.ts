@@ -50,4 +50,3 @@ export interface RunGraphReply {
   statuses?: Record<string, string>;
 }
 
-export type QueryReply<T> = { ok: true; result: T } | { ok: false; code: string; message: string };

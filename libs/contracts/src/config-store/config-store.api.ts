@@ -1,4 +1,3 @@
-import type { ReplyError } from '../reply';
 // Type-only: the request classes are class-validator DTOs, which this entry point must not load.
 import type { CONFIG_STORE_REQUESTS } from '../dto/config-store.requests';
 import type {
@@ -106,5 +105,3 @@ export function configSubjectWildcard(prefix: string): string {
   return `${prefix}.config.>`;
 }
 
-/** Every reply is one of these (JSON). */
-export type ConfigReply<T> = { ok: true; data: T } | { ok: false; error: ReplyError };
