@@ -10,7 +10,8 @@ import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import { executionSubjects } from '@granule/contracts';
 import type { PlanReplyMessage, PlanRequestMessage } from '@granule/contracts';
 import { PlanStore, encodePlan, requestPlan } from '@granule/plan-store';
-import { buildPlan, planInstances } from '@granule/planner';
+import { buildPlan, cycleDiagnostic, planInstances, PlanCycleError } from '@granule/planner';
+import { formatDiagnostic } from '@granule/core';
 import { assertNoErrors, parseNodesFile, parseTaskFile } from '@granule/task-model';
 import type { TaskDefinition } from '@granule/task-model';
 import { GRAPH_PLANNER_MIGRATIONS } from './graph-planner.migrations';
@@ -189,13 +190,18 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     });
   });
 
-  it('cycle - answers PLAN_CYCLE with the message granule plan prints', async () => {
+  it('cycle - answers PLAN_CYCLE with the message granule plan prints, naming the files and lines', async () => {
     const tasks = seedTasks().map((t) =>
       t.id === 'setup_network' ? { ...t, requires: [...t.requires, 'setup_services'] } : t,
     );
-    const message = cliError(tasks);
+    let message = '';
+    try {
+      buildPlan({ tasks, nodes: seedNodes });
+    } catch (err) {
+      message = formatDiagnostic(cycleDiagnostic((err as PlanCycleError).cycle, tasks));
+    }
     expect(message).toMatch(
-      /^dependency cycle \(each runs before the next\): .*setup_services@node-\d.* -> .*setup_network@node-\d/,
+      /^\S+\.yaml:\d+: dependency cycle \(each runs before the next\): .*setup_services@node-\d.* -> .*setup_network@node-\d/,
     );
     expect(await ask(inlineRequest(JSON.parse(JSON.stringify(tasks)) as unknown[]))).toEqual({
       ok: false,

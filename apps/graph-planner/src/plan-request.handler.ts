@@ -2,7 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { GranuleError, InvalidInputError, formatDiagnostic } from '@granule/core';
 import type { PlannedMessage } from '@granule/contracts';
-import { buildPlan } from '@granule/planner';
+import { buildPlan, cycleDiagnostic, PlanCycleError } from '@granule/planner';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
 import type { PlanStore } from '@granule/plan-store';
 import {
@@ -111,7 +111,17 @@ export class PlanRequestHandler {
       planRequest = inline.request;
     }
     refuseClearSecrets(planRequest, request.envId === undefined ? 'inline' : `environments/${request.envId}`);
-    const plan = buildPlan(planRequest);
+    let plan: ReturnType<typeof buildPlan>;
+    try {
+      plan = buildPlan(planRequest);
+    } catch (err) {
+      // Named as `granule plan` names it: the file and line of each task in the cycle.
+      if (err instanceof PlanCycleError)
+        throw new GranuleError('PLAN_CYCLE', formatDiagnostic(cycleDiagnostic(err.cycle, planRequest.tasks)), {
+          cause: err,
+        });
+      throw err;
+    }
     return this.store.save(plan, { inputs: body });
   }
 }
