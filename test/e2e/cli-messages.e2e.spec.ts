@@ -4,6 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { GRANULE_VERSION } from '@granule/core';
 import { type CliResult, E2eStack } from './stack';
 
 interface Case {
@@ -229,6 +230,40 @@ describe('CLI messages - every command, its error paths, one style', () => {
     const lines = (c.report ? r.stdout : r.stderr).split('\n');
     const wanted = (c.says ?? []).map((w) => (typeof w === 'string' ? w : expect.stringMatching(w)));
     expect(lines).toEqual(expect.arrayContaining(wanted));
+  });
+
+  it('under -o json every error is one JSON object on stderr, with the same exit codes', async () => {
+    const json = async (args: string[]) => {
+      const r = await stack.granule(args);
+      return { code: r.code, stdout: r.stdout, error: (JSON.parse(r.stderr) as { error: unknown }).error };
+    };
+    // Invalid input (exit 1): the findings as data, each naming where.
+    expect(await json(['plan', '--tasks', at('nope.yaml'), '--nodes', at('nodes.yaml'), '-o', 'json'])).toEqual({
+      code: 1,
+      stdout: '',
+      error: {
+        code: 'INVALID_INPUT',
+        message: `${at('nope.yaml')}: no such file or directory`,
+        diagnostics: [expect.objectContaining({ severity: 'error', file: at('nope.yaml') })],
+      },
+    });
+    // A usage error (exit 2), commander's text not printed besides.
+    expect(await json(['runs', 'show', 'r1', '--at', 'zero', '-o', 'json'])).toEqual({
+      code: 2,
+      stdout: '',
+      error: { code: 'USAGE', message: expect.stringContaining('--at') },
+    });
+    // A service's refusal (exit 1) keeps the service's code.
+    expect(await json(['runs', 'show', 'nope', '--output=json'])).toEqual({
+      code: 1,
+      stdout: '',
+      error: { code: 'RUN_UNKNOWN', message: 'run nope does not exist (granule runs list shows the runs)' },
+    });
+  });
+
+  it('granule --version prints the version', async () => {
+    const r = await stack.granule(['--version']);
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, `${GRANULE_VERSION}\n`, '']);
   });
 
   it("tables - node list names each node's environment; json keeps the id", async () => {

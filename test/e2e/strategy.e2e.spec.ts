@@ -76,6 +76,26 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
     }
   }, 240_000);
 
+  it('runs show --at N of a strategy run shows its phase runs as they were then; an N past the end is an error', async () => {
+    const events = await stack.events('seed-ok');
+    // The parent right after its first phase started: that phase run had done nothing yet.
+    const first = events.find((e) => e.type === 'StrategyPhaseStarted');
+    if (!first) throw new Error('no StrategyPhaseStarted');
+    const shown = await stack.granule(['runs', 'show', 'seed-ok', '--at', String(first.version), '-o', 'json']);
+    stack.assertExitedOk(shown, 'runs show --at');
+    const then = JSON.parse(shown.stdout) as RunSummary;
+    const now = JSON.parse((await stack.granule(['runs', 'show', 'seed-ok', '-o', 'json'])).stdout) as RunSummary;
+    expect(now.totals.succeeded).toBeGreaterThan(0);
+    expect(then.totals.succeeded).toBe(0);
+    expect(then.strategy?.phaseRuns).toHaveLength(1);
+
+    const past = await stack.granule(['runs', 'show', 'seed-ok', '--at', String(events.length + 1)]);
+    expect(past.code).toBe(1);
+    expect(past.stderr.trim()).toBe(
+      `error: run seed-ok has ${events.length} events: --at takes 1 to ${events.length}, got ${events.length + 1}`,
+    );
+  }, 60_000);
+
   it('ntp-node prepare fails: its dependants fail without running, monitoring still deploys, the run fails', async () => {
     const { code, summary, simulated } = await deploy('seed-ntp', { prepare: ['ntp01'] });
     expect(code).toBe(1);

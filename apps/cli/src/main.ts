@@ -1,13 +1,15 @@
 import { debugEnabled } from './cli-environment';
-import { EXIT_OK, exitCodeFor, reportError } from './cli-error-handler';
+import { EXIT_OK, exitCodeFor, reportError, wantsJson } from './cli-error-handler';
 import { buildProgram } from './program';
 
 async function main(argv: string[]): Promise<number> {
+  // Under -o json an error is a JSON object on stderr too (same exit codes), so scripts parse both.
+  const json = wantsJson(argv.slice(2));
   try {
-    await buildProgram(argv[2]).parseAsync(argv);
+    await buildProgram(argv[2], { json }).parseAsync(argv);
     return EXIT_OK;
   } catch (err) {
-    reportError(err, debugEnabled());
+    reportError(err, debugEnabled(), json);
     return exitCodeFor(err);
   }
 }

@@ -1,2 +1,4 @@
-/** Reported in the registration; follows the repository's package version. */
-export const AGENT_VERSION = '0.1.0';
+import { GRANULE_VERSION } from '@granule/core';
+
+/** Reported in the registration; Granule's version. */
+export const AGENT_VERSION = GRANULE_VERSION;

@@ -33,6 +33,7 @@ const GROUPS: { names: string[]; load: () => Register[] }[] = [
   { names: ['auth'], load: () => [require('./auth.command').registerAuthCommand] },
   { names: ['agent'], load: () => [require('./auth.command').registerAgentCredentialCommands] },
   { names: ['audit'], load: () => [require('./audit.command').registerAuditCommand] },
+  { names: ['completion'], load: () => [require('./completion.command').registerCompletionCommand] },
   { names: ['secrets'], load: () => [require('./secrets.command').registerSecretsCommand] },
 ];
 

@@ -60,6 +60,10 @@ export function describeEvent(entry: RunEventEntry): string {
       detail = `the ${e.data.command} command waited ${e.data.ttlSeconds} s for an orchestrator; nothing ran`;
       break;
     case 'DeploymentSucceeded':
+      detail = e.data.failedNodes.length
+        ? `within fault tolerance: ${plural(e.data.failedNodes.length, 'node')} failed (${e.data.failedNodes.join(', ')})`
+        : '';
+      break;
     case 'DeploymentStopped':
       detail = e.data.failedNodes.length ? `failed nodes: ${e.data.failedNodes.join(', ')}` : '';
       break;
@@ -104,11 +108,24 @@ export function renderRecap(summary: RunSummary): string {
     (f) =>
       `  ${f.key}: ${f.status}${f.error ? ` (${f.error})` : ''}${f.outputTail ? `\n    ${lastLine(f.outputTail)}` : ''}`,
   );
+  // A success that fault tolerance carried says so: failed nodes are not a plain success.
+  const failedNodes = Object.entries(summary.nodes)
+    .filter(([, c]) => c.failedNode)
+    .map(([uid]) => uid)
+    .sort();
+  const phase =
+    summary.phase === 'succeeded' && failedNodes.length > 0
+      ? `succeeded within fault tolerance (${plural(failedNodes.length, 'node')} failed: ${failedNodes.join(', ')})`
+      : summary.phase;
   return (
-    `RECAP run ${summary.runId}: ${summary.phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
+    `RECAP run ${summary.runId}: ${phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
     (summary.requestedBy ? `requested by ${summary.requestedBy}\n` : '') +
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
     (failures.length ? `failures:\n${failures.join('\n')}\n` : '') +
     strategy
   );
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

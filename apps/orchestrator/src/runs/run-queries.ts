@@ -68,6 +68,14 @@ export class RunQueries {
     ) {
       throw new RunError('RUN_UNKNOWN', `run ${q.runId} does not exist (granule runs list shows the runs)`);
     }
+    // An event past the end is a mistake to say, not the whole run to show as if it were asked for.
+    if (q.upTo && (stored.length === 0 || stored[stored.length - 1].streamVersion < q.upTo)) {
+      const last = (await this.store.readStreamVersion(runStreamId(q.runId))) ?? 0;
+      if (last < q.upTo)
+        throw badQuery(
+          `run ${q.runId} has ${last} event${last === 1 ? '' : 's'}: --at takes 1 to ${last}, got ${q.upTo}`,
+        );
+    }
     return stored.map((e) => ({
       version: e.streamVersion,
       at: new Date(e.createdAt).toISOString(),
@@ -99,20 +107,35 @@ export class RunQueries {
   }
 
   async show(q: RunShowRequest): Promise<RunSummary> {
-    const entries = await this.events({ runId: q.runId, ...(q.at ? { upTo: q.at } : {}) });
+    return this.showAsOf(q.runId, q.at);
+  }
+
+  /**
+   * The run after its event `at` (all of it without), or, with `until`, as its events committed
+   * by then made it: a strategy run's phase runs are shown as they were at the parent's event.
+   */
+  private async showAsOf(runId: string, at?: number, until?: string): Promise<RunSummary> {
+    let entries = await this.events({ runId, ...(at ? { upTo: at } : {}) });
+    if (until) entries = entries.filter((e) => e.at <= until);
     const events = entries.map((e) => e.event);
-    const strategyRun = isStrategyParent(events[0]) ? foldStrategyRun(q.runId, events) : undefined;
-    if (strategyRun?.groups) return this.showStrategy(q.runId, events, strategyRun);
+    const strategyRun = isStrategyParent(events[0]) ? foldStrategyRun(runId, events) : undefined;
+    if (strategyRun?.groups)
+      return this.showStrategy(runId, events, strategyRun, at || until ? (until ?? entries.at(-1)?.at) : undefined);
     const planned = events.find((e) => e.type === 'PlanAccepted');
     const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
-    return summarizeRun(foldRun(q.runId, events, plan), events);
+    return summarizeRun(foldRun(runId, events, plan), events);
   }
 
   /** A strategy run: its groups from the strategy-run decider's fold, task counts summed over its phase runs. */
-  private async showStrategy(runId: string, events: RunEvent[], strategyRun: StrategyRun): Promise<RunSummary> {
+  private async showStrategy(
+    runId: string,
+    events: RunEvent[],
+    strategyRun: StrategyRun,
+    asOf?: string,
+  ): Promise<RunSummary> {
     const report = buildReport(strategyRun.groups as NonNullable<StrategyRun['groups']>);
     const parent = summarizeRun(foldRun(runId, events), events);
-    const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.show({ runId: id })));
+    const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.showAsOf(id, undefined, asOf)));
     for (const child of children) {
       for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;
       for (const [uid, counts] of Object.entries(child.nodes)) {

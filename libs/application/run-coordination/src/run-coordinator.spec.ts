@@ -366,6 +366,34 @@ describe('RunCoordinator', () => {
     expect(w.dispatched.map((d) => d.dispatchId)).toEqual(['r2/a@n2/1']);
   });
 
+  it('refuses to retry a run that succeeded, and records no run', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await w.succeed(key);
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+    for (const failedOnly of [true, false])
+      await expect(w.coordinator.retry({ commandId: 'c2', runId: 'r1', newRunId: 'r2', failedOnly })).rejects.toThrow(
+        'run r1 has nothing to retry: every task instance succeeded or was skipped',
+      );
+    expect(await w.log.read('r2')).toEqual([]);
+  });
+
+  it('a stopped run with nothing failed: retry names --all-unfinished for the tasks left pending', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.succeed('a@n1');
+    await w.coordinator.stop('r1');
+    await w.succeed('b@n1');
+    await w.succeed('a@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentStopped');
+    await expect(
+      w.coordinator.retry({ commandId: 'c2', runId: 'r1', newRunId: 'r2', failedOnly: true }),
+    ).rejects.toThrow('run r1 has no failed task instance to retry; --all-unfinished reruns the 1 that did not run');
+    await w.coordinator.retry({ commandId: 'c3', runId: 'r1', newRunId: 'r3', failedOnly: false });
+    const accepted = (await w.log.read('r3')).find((e) => e.type === 'PlanAccepted');
+    expect(accepted?.type === 'PlanAccepted' && accepted.data.only).toEqual(['b@n2']);
+  });
+
   it('fails the running task of a node whose agent disappears, on the next tick', async () => {
     const w = world();
     await w.coordinator.start(start);

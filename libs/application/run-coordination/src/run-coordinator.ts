@@ -245,6 +245,7 @@ export class RunCoordinator {
     const plan = await this.ports.plans.load(accepted.data.planId);
     const old = foldRun(command.runId, events, plan);
     const keys: string[] = [];
+    let leftPending = 0;
     for (let i = 0; i < plan.size; i++) {
       if (plan.noWork[i]) continue;
       const s = old.status[i];
@@ -252,7 +253,16 @@ export class RunCoordinator {
       const unfinished =
         broken || s === InstanceStatus.Pending || s === InstanceStatus.Dispatched || s === InstanceStatus.Running;
       if (command.failedOnly ? broken : unfinished) keys.push(plan.keys[i]);
+      else if (unfinished) leftPending++;
     }
+    // A retry with nothing to run would be a run that does nothing: refused, and no run recorded.
+    if (keys.length === 0)
+      throw new RunError(
+        'RUN_NOT_RETRYABLE',
+        leftPending > 0
+          ? `run ${command.runId} has no failed task instance to retry; --all-unfinished reruns the ${leftPending} that did not run`
+          : `run ${command.runId} has nothing to retry: every task instance succeeded or was skipped`,
+      );
     const offline = await this.ports.presence.offline(plan.nodeNames);
     await this.driver.create(
       command.newRunId,

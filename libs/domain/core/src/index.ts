@@ -6,3 +6,4 @@ export * from './input-limits';
 export * from './text-input';
 export * from './untrusted-data';
 export * from './json-text';
+export * from './version';
