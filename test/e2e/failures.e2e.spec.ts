@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { RunSummary } from '@granule/contracts';
+import type { RunListEntry, RunSummary } from '@granule/contracts';
 import { E2eStack, FIXTURES, dataOf, keysOf, versionOf, waitUntil, type StoredEvent } from './stack';
 
 // Failures and operator commands on four agents: a controller (critical) and three computes in
@@ -228,4 +228,30 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     expect(stack.ledger().filter((l) => l === 'slept')).toEqual([]);
     expect(stack.ledger('timeout-1').sort()).toEqual(['hang@1', 'quick@2', 'quick@3', 'quick@4']);
   }, 90_000);
+
+  it('runs list filters by status, start time and environment; a status typo is a usage error', async () => {
+    const list = async (...args: string[]): Promise<RunListEntry[]> => {
+      const r = await stack.granule(['runs', 'list', '-o', 'json', ...args]);
+      stack.assertExitedOk(r, `runs list ${args.join(' ')}`);
+      return JSON.parse(r.stdout) as RunListEntry[];
+    };
+    const ids = (entries: RunListEntry[]): string[] => entries.map((e) => e.runId).sort();
+    const all = await list();
+    expect(ids(all)).toEqual(expect.arrayContaining(['ft-beyond', 'ft-within', 'op-stop', 'timeout-1']));
+    const failed = ids(all.filter((e) => e.phase === 'failed'));
+    expect(failed).toEqual(expect.arrayContaining(['ft-beyond', 'timeout-1']));
+    expect(ids(await list('--status', 'failed'))).toEqual(failed);
+    expect(ids(await list('--status', 'failed,succeeded'))).toEqual(
+      ids(all.filter((e) => e.phase === 'failed' || e.phase === 'succeeded')),
+    );
+    expect(ids(await list('--since', '1h'))).toEqual(ids(all));
+    expect(await list('--until', '2020-01-01')).toEqual([]);
+    // These runs were deployed inline, with no environment.
+    expect(await list('--env', 'prod')).toEqual([]);
+    const bad = await stack.granule(['runs', 'list', '--status', 'faild']);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      2,
+      'error: --status faild: expected phases among requested, running, stopping, succeeded, failed, stopped, refused, expired',
+    ]);
+  }, 60_000);
 });

@@ -4,6 +4,14 @@ import type { RunEvent } from '@granule/run-events';
 /** `runs.list` request. */
 export interface RunsListRequest {
   limit?: number;
+  /** Runs of this environment (the id or the name the deploy named it by). */
+  envId?: string;
+  /** Runs in one of these phases (`RUN_PHASES`). */
+  phases?: string[];
+  /** Runs started at or after this time (ISO 8601). */
+  since?: string;
+  /** Runs started before this time (ISO 8601). */
+  until?: string;
 }
 
 export interface RunListEntry {
@@ -49,4 +57,3 @@ export interface RunGraphReply {
   /** `task@node` → status (runs only). */
   statuses?: Record<string, string>;
 }
-

@@ -7,6 +7,7 @@ import { ConfigStoreClient } from '@granule/config-store-client';
 import { connectNats } from '@granule/messaging';
 import { NatsAuthError, readCredentials, statusAt, TrustStore, type IssuedIdentity } from '@granule/nats-auth';
 import { parseFormat, toJson, toTable, toYaml } from '../output';
+import { parseDuration } from '../durations';
 import { cliEnvironment } from '../cli-environment';
 import {
   addConnectionOptions,
@@ -36,14 +37,6 @@ function authDirOf(opts: AuthDirOption): string {
   const dir = opts.authDir ?? cliEnvironment.GRANULE_AUTH_DIR;
   if (!dir) throw new UsageError('no trust store named: pass --auth-dir DIR or set GRANULE_AUTH_DIR');
   return path.resolve(dir);
-}
-
-/** `90d`, `12h`, `30m`, `45s` or plain seconds. */
-export function parseDuration(value: string, flag: string): number {
-  const m = /^(\d+)([smhd]?)$/.exec(value.trim());
-  if (!m || Number(m[1]) === 0)
-    throw new UsageError(`${flag} ${value}: expected a positive duration such as 90d, 12h, 30m or 3600s`);
-  return Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
 }
 
 /** Writes a credentials file readable by its owner only, creating its folder. */

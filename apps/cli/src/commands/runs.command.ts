@@ -8,6 +8,7 @@ import type {
   RunSummary,
 } from '@granule/contracts';
 import { UsageError } from '@granule/core';
+import { RUN_PHASES } from '@granule/run-events';
 import { maskSealed } from '@granule/task-model';
 import { addConnectionOptions } from '../connection';
 import {
@@ -19,6 +20,8 @@ import {
   sendCommand,
   withNats,
 } from '../connection/nats-session';
+import { parseTimePoint } from '../durations';
+import { helpExamples } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 import { watchRun, watchWithProgress } from './deploy.command';
 import { describeEvent, renderRecap } from './run-format';
@@ -30,6 +33,24 @@ interface Conn {
 }
 
 const FORMATS = ['table', 'json', 'yaml'] as const;
+
+function listLimit(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(n >= 1 && n <= 1000)) throw new UsageError(`--limit ${value}: expected a whole number from 1 to 1000`);
+  return n;
+}
+
+/** `--status failed,stopped`: phases checked here, so a typo is a usage error, not an empty list. */
+function runPhases(value: string): string[] {
+  const phases = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const unknown = phases.filter((p) => !(RUN_PHASES as readonly string[]).includes(p));
+  if (phases.length === 0 || unknown.length > 0)
+    throw new UsageError(`--status ${value}: expected phases among ${RUN_PHASES.join(', ')}`);
+  return phases;
+}
 
 function atVersion(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -49,16 +70,26 @@ export function registerRunsCommands(program: Command): void {
   addConnectionOptions(
     runs
       .command('list')
-      .description('list the latest runs')
+      .description('list the latest runs, newest first')
       .option('--limit <N>', 'how many', '50')
+      .option('--env <ENV>', 'runs of this environment (as the deploy named it)')
+      .option('--status <S,...>', `runs in these phases: ${RUN_PHASES.join(', ')}`)
+      .option('--since <WHEN>', 'runs started since: a duration back (30m, 2h, 7d) or a date (2026-11-25)')
+      .option('--until <WHEN>', 'runs started before: a duration back or a date')
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
-      .addHelpText('after', '\nExample:\n  granule runs list --limit 10\n')
-      .action(async (opts: Conn & { limit: string }) => {
+      .addHelpText(
+        'after',
+        helpExamples('granule runs list --limit 10', 'granule runs list --env prod --status failed,stopped --since 7d'),
+      )
+      .action(async (opts: Conn & { limit: string; env?: string; status?: string; since?: string; until?: string }) => {
         const format = parseFormat(opts.output, FORMATS);
+        const request: RunsListRequest = { limit: listLimit(opts.limit) };
+        if (opts.env !== undefined) request.envId = opts.env;
+        if (opts.status !== undefined) request.phases = runPhases(opts.status);
+        if (opts.since !== undefined) request.since = parseTimePoint(opts.since, '--since').toISOString();
+        if (opts.until !== undefined) request.until = parseTimePoint(opts.until, '--until').toISOString();
         await withNats(opts, async (s) => {
-          const list = await query<RunsListRequest, RunListEntry[]>(s, s.subjects.runs.list, {
-            limit: Number(opts.limit) || 50,
-          });
+          const list = await query<RunsListRequest, RunListEntry[]>(s, s.subjects.runs.list, request);
           await print(format, list, () =>
             toTable(
               list.map((r) => ({

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidInputError } from '@granule/core';
-import { phaseAfterEvent, RunError, runStreamId } from '@granule/run-events';
+import { lastEventTypesOf, phaseAfterEvent, RUN_PHASES, RunError, runStreamId } from '@granule/run-events';
+import type { RunPhaseName } from '@granule/run-events';
 import type {
   RunEvent,
   RunEventEntry,
@@ -14,6 +15,7 @@ import type {
 } from '@granule/contracts';
 import { PlanStore } from '@granule/plan-store';
 import { EventStore } from '@granule/event-store';
+import type { StreamFilter } from '@granule/event-store';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
 import { buildReport } from '@granule/deployment-strategy';
 import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
@@ -23,6 +25,33 @@ import type { PlanSource } from '@granule/run-coordination';
 
 function badQuery(message: string): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'INVALID_INPUT', message }]);
+}
+
+/** What `runs list` filters by, checked: an unknown phase or a date that is not one is named. */
+function listFilter(q: RunsListRequest): StreamFilter {
+  const filter: StreamFilter = {};
+  if (q.phases !== undefined) {
+    const unknown = (Array.isArray(q.phases) ? q.phases : [q.phases]).filter(
+      (p) => !(RUN_PHASES as readonly unknown[]).includes(p),
+    );
+    if (!Array.isArray(q.phases) || unknown.length > 0)
+      throw badQuery(
+        `status: expected ${RUN_PHASES.join(', ')}, got ${JSON.stringify(unknown.join(', ') || q.phases)}`,
+      );
+    filter.lastEventTypes = lastEventTypesOf(q.phases as RunPhaseName[]);
+  }
+  const date = (value: unknown, what: string): Date => {
+    const at = typeof value === 'string' ? new Date(value) : new Date(NaN);
+    if (Number.isNaN(at.getTime())) throw badQuery(`${what}: expected a date and time, got ${JSON.stringify(value)}`);
+    return at;
+  };
+  if (q.since !== undefined) filter.createdFrom = date(q.since, 'since');
+  if (q.until !== undefined) filter.createdBefore = date(q.until, 'until');
+  if (q.envId !== undefined) {
+    if (typeof q.envId !== 'string' || q.envId === '') throw badQuery('env: expected an environment id or name');
+    filter.firstData = { key: 'envId', values: [q.envId] };
+  }
+  return filter;
 }
 
 /**
@@ -39,7 +68,7 @@ export class RunQueries {
 
   async list(q: RunsListRequest): Promise<RunListEntry[]> {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
-    const streams = await this.store.newestStreams('run', limit);
+    const streams = await this.store.newestStreams('run', limit, listFilter(q));
     return streams.map((s) => {
       const first = s.first.data as { envId?: string; graph?: string; requestedBy?: string };
       return {

@@ -104,4 +104,3 @@ export function configSubject(prefix: string, operation: ConfigOperation): strin
 export function configSubjectWildcard(prefix: string): string {
   return `${prefix}.config.>`;
 }
-

@@ -1,4 +1,4 @@
-import type { RunEventType } from './run-events';
+import { RUN_EVENT_TYPES, type RunEventType } from './run-events';
 
 /** Where a run stands, as every reader names it (runs list, metrics, the recap, the deciders). */
 export const RUN_PHASES = [
@@ -39,4 +39,10 @@ const PHASE_AFTER: Partial<Record<RunEventType, RunPhaseName>> = {
 /** The phase a run is in when `type` is its last event (any other event: running). */
 export function phaseAfterEvent(type: string): RunPhaseName {
   return PHASE_AFTER[type as RunEventType] ?? 'running';
+}
+
+/** The event types after which a run is in one of `phases` (what `runs list --status` asks the log for). */
+export function lastEventTypesOf(phases: readonly RunPhaseName[]): RunEventType[] {
+  const wanted = new Set<string>(phases);
+  return RUN_EVENT_TYPES.filter((t) => wanted.has(phaseAfterEvent(t)));
 }

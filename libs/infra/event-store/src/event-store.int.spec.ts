@@ -55,6 +55,30 @@ describe('EventStore (PostgreSQL)', () => {
     expect(await store.readStreamVersion('run-missing')).toBeNull();
   });
 
+  it('lists the newest streams of a type by last event, creation time and a field of the first event', async () => {
+    const first = (env: string): NewEvent => ({ type: 'DeploymentRequested', data: { envId: env } });
+    await store.appendToStream('lst-a', [first('prod'), { type: 'DeploymentFailed', data: {} }], {
+      expectedVersion: 'no_stream',
+    });
+    await store.appendToStream('lst-b', [first('lab')], { expectedVersion: 'no_stream' });
+    const betweenBandC = new Date();
+    await new Promise((r) => setTimeout(r, 20));
+    await store.appendToStream('lst-c', [first('prod'), { type: 'DeploymentSucceeded', data: {} }], {
+      expectedVersion: 'no_stream',
+    });
+    const ids = async (filter: Parameters<EventStore['newestStreams']>[2]) =>
+      (await store.newestStreams('lst', 10, filter)).map((s) => s.streamId);
+    expect(await ids({})).toEqual(['lst-c', 'lst-b', 'lst-a']);
+    expect(await ids({ lastEventTypes: ['DeploymentFailed', 'DeploymentSucceeded'] })).toEqual(['lst-c', 'lst-a']);
+    expect(await ids({ firstData: { key: 'envId', values: ['prod'] } })).toEqual(['lst-c', 'lst-a']);
+    expect(await ids({ createdFrom: betweenBandC })).toEqual(['lst-c']);
+    expect(await ids({ createdBefore: betweenBandC })).toEqual(['lst-b', 'lst-a']);
+    expect(await ids({ firstData: { key: 'envId', values: ['prod'] }, lastEventTypes: ['DeploymentFailed'] })).toEqual([
+      'lst-a',
+    ]);
+    expect(await store.newestStreams('lst', 1, {})).toHaveLength(1);
+  });
+
   it('continues a stream from the expected version and reads a version range', async () => {
     await store.appendToStream('run-range', [started('1'), started('2')], { expectedVersion: 0 });
     const next = await store.appendToStream('run-range', [started('3'), started('4'), started('5')], {

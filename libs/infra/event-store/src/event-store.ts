@@ -131,6 +131,15 @@ const LISTING_COLUMNS = `s.stream_id, s.version, s.last_event_type, s.created_at
        f.type AS first_type, f.data AS first_data`;
 const LISTING_FROM = `FROM granule_streams s JOIN granule_events f ON f.stream_id = s.stream_id AND f.stream_version = 1`;
 
+/** Which streams `newestStreams` lists (every condition given must hold). */
+export interface StreamFilter {
+  lastEventTypes?: readonly string[];
+  createdFrom?: Date;
+  createdBefore?: Date;
+  /** A top-level field of the stream's first event is one of `values`. */
+  firstData?: { key: string; values: readonly string[] };
+}
+
 interface ListingRow {
   stream_id: string;
   version: string;
@@ -491,12 +500,20 @@ export class EventStore implements EventStorePort {
   }
 
   /** The newest streams of a type, newest first, each with its first event. */
-  async newestStreams(streamType: string, limit: number): Promise<StreamListing[]> {
+  async newestStreams(streamType: string, limit: number, filter: StreamFilter = {}): Promise<StreamListing[]> {
+    const where = ['s.stream_type = $1'];
+    const params: unknown[] = [streamType, limit];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    if (filter.lastEventTypes) where.push(`s.last_event_type = ANY(${param(filter.lastEventTypes)})`);
+    if (filter.createdFrom) where.push(`s.created_at >= ${param(filter.createdFrom)}`);
+    if (filter.createdBefore) where.push(`s.created_at < ${param(filter.createdBefore)}`);
+    if (filter.firstData)
+      where.push(`f.data ->> ${param(filter.firstData.key)} = ANY(${param(filter.firstData.values)})`);
     const rows: ListingRow[] = await this.dataSource.query(
       `SELECT ${LISTING_COLUMNS} ${LISTING_FROM}
-        WHERE s.stream_type = $1
+        WHERE ${where.join(' AND ')}
         ORDER BY s.created_at DESC LIMIT $2`,
-      [streamType, limit],
+      params,
     );
     return rows.map(toListing);
   }
