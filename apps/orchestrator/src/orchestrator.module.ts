@@ -11,9 +11,10 @@ import { AgentAlertsController, AgentRegistryController } from './agents/agent-r
 import { PresenceIntake } from './agents/presence-intake';
 import { CommandIntake } from './commands/command-intake';
 import { OrchestratorConfig } from './orchestrator.config';
-import { DATA_SOURCE, LOGGER, NATS, REDIS } from './orchestrator.tokens';
+import { DATA_SOURCE, LEASE_HOLDER, LOGGER, NATS, REDIS } from './orchestrator.tokens';
 import { OutboxKeeper } from './outbox/outbox-keeper';
 import { ResultIntake } from './results/result-intake';
+import type { LeaseHolder } from './runs/adapters/run-lease.adapter';
 import { coordinatorProviders } from './runs/coordinators.providers';
 import { RunQueries } from './runs/run-queries';
 import { RunQueriesController } from './runs/run-queries.controller';
@@ -26,6 +27,8 @@ export interface OrchestratorConnections {
   redis: Redis;
   dataSource: DataSource;
   logger: Logger;
+  /** Who this process is in run leases (its replica's name and its incarnation). */
+  holder: LeaseHolder;
 }
 
 /** Creates the execution streams (commands, dispatch, results) before anything consumes them. */
@@ -58,6 +61,7 @@ export class OrchestratorModule {
         { provide: REDIS, useValue: connections.redis },
         { provide: DATA_SOURCE, useValue: connections.dataSource },
         { provide: LOGGER, useValue: connections.logger },
+        { provide: LEASE_HOLDER, useValue: connections.holder },
         ExecutionStreams,
         PresenceIntake,
         ...coordinatorProviders,

@@ -78,6 +78,13 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       show: `${p}.runs.show`,
       graph: `${p}.runs.graph`,
     },
+    /**
+     * Each orchestrator process answers on its incarnation's subject while it lives: a restarted
+     * replica asks its previous incarnation there, and "no responders" proves it gone (ADR 0028).
+     */
+    orchestrators: {
+      incarnation: (incarnation: string): string => `${p}.orchestrator.incarnation.${incarnation}`,
+    },
     /** graph-planner request/reply. */
     planner: {
       plan: `${p}.planner.plan`,
