@@ -336,8 +336,12 @@ export class E2eStack {
     };
   }
 
-  /** The graph-planner, orchestrator or config-store process (created on first use, not started). */
-  service(name: 'graph-planner' | 'orchestrator' | 'config-store'): StackProcess {
+  /**
+   * The graph-planner, orchestrator or config-store process (created on first use, not
+   * started). `orchestrator-2` is a second orchestrator replica (not started by `start`); each
+   * replica's GRANULE_INSTANCE_ID is its name here.
+   */
+  service(name: 'graph-planner' | 'orchestrator' | 'orchestrator-2' | 'config-store'): StackProcess {
     const existing = this.processes.get(name);
     if (existing) return existing;
     const o = this.options;
@@ -373,10 +377,12 @@ export class E2eStack {
             GRANULE_LEASE_MS: String(o.leaseMs ?? 3000),
             GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
             GRANULE_PRESENCE_TTL_SECONDS: String(o.presenceTtlSeconds ?? 3),
+            GRANULE_INSTANCE_ID: name,
             ...o.orchestratorEnv,
           };
     const ready = name === 'graph-planner' ? 'answering' : '"msg":"orchestrator started"';
-    const proc = new StackProcess(name, MAINS[name], env, ready, path.join(this.dir, 'logs', `${name}.log`));
+    const main = name === 'graph-planner' ? MAINS[name] : MAINS.orchestrator;
+    const proc = new StackProcess(name, main, env, ready, path.join(this.dir, 'logs', `${name}.log`));
     this.processes.set(name, proc);
     return proc;
   }
@@ -587,7 +593,7 @@ export class E2eStack {
     };
     const agents = [...this.processes.values()].filter((p) => p.name.startsWith('agent-'));
     await Promise.all(agents.map((p) => attempt(`stop ${p.name}`, () => p.close())));
-    for (const name of ['config-store', 'orchestrator', 'graph-planner']) {
+    for (const name of ['config-store', 'orchestrator', 'orchestrator-2', 'graph-planner']) {
       const p = this.processes.get(name);
       if (p) await attempt(`stop ${name}`, () => p.close());
     }
