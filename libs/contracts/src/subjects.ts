@@ -85,6 +85,13 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
     orchestrators: {
       incarnation: (incarnation: string): string => `${p}.orchestrator.incarnation.${incarnation}`,
     },
+    /**
+     * Plan inputs too large for one NATS message (a JetStream object store bucket, its stream
+     * `OBJ_<bucket>`): the CLI stores them, a command names them by digest (ADR 0029).
+     */
+    inputs: {
+      bucket: stream('INPUTS'),
+    },
     /** graph-planner request/reply. */
     planner: {
       plan: `${p}.planner.plan`,
