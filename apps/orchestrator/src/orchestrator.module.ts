@@ -4,7 +4,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { ensureExecutionStreams } from '@granule/messaging';
+import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { Logger } from '@granule/service-kit';
 import { AgentAlertsController, AgentRegistryController } from './agents/agent-registry.controller';
@@ -31,7 +31,7 @@ export interface OrchestratorConnections {
   holder: LeaseHolder;
 }
 
-/** Creates the execution streams (commands, dispatch, results) before anything consumes them. */
+/** Creates the execution streams (commands, dispatch, results) and the inputs bucket before anything uses them. */
 @Injectable()
 class ExecutionStreams implements OnModuleInit {
   constructor(
@@ -41,6 +41,7 @@ class ExecutionStreams implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await ensureExecutionStreams(this.nats, this.config.subjectPrefix);
+    await ensureInputsBucket(this.nats, this.config.subjectPrefix);
   }
 }
 

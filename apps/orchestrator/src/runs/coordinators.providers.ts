@@ -8,6 +8,7 @@ import { EventStore } from '@granule/event-store';
 import { PlanStore } from '@granule/plan-store';
 import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
 import type { CoordinatorPorts } from '@granule/run-coordination';
+import { StoredInputs } from '@granule/messaging';
 import { SecretOpener } from '@granule/secrets';
 import type { Logger } from '@granule/service-kit';
 import { PresenceIntake } from '../agents/presence-intake';
@@ -121,7 +122,10 @@ export const coordinatorProviders: Provider[] = [
     useFactory: (ports: CoordinatorPorts, runs: RunCoordinator, nats: NatsConnection, config: OrchestratorConfig) => {
       const strategies = new StrategyCoordinator(
         ports,
-        new ConfigStoreStrategySource(new ConfigStoreClient(nats, { prefix: config.subjectPrefix })),
+        new ConfigStoreStrategySource(
+          new ConfigStoreClient(nats, { prefix: config.subjectPrefix }),
+          new StoredInputs(nats, config.subjectPrefix),
+        ),
         runs,
       );
       runs.onRunEnded = (runId, outcome, request) => {
