@@ -68,6 +68,8 @@ export interface StackOptions {
   heartbeatSeconds?: number;
   /** NATS and Redis of the stack's own (default: the machine's, on their standard ports). */
   natsUrl?: string;
+  /** Lines of configuration for the stack's own NATS (with auth, e.g. `max_payload: 65536`). */
+  natsSettings?: string[];
   redisUrl?: string;
   /** A database on this server (default: the machine's PostgreSQL) from which the stack's database is created. */
   databaseAdminUrl?: string;
@@ -280,7 +282,11 @@ export class E2eStack {
     ];
     for (const who of people) await this.issue(who.name, who.role);
     for (const uid of this.options.agents) await this.enroll(uid);
-    if (!this.options.natsUrl) this.natsServer = await startPrivateNats({ include: this.trust.serverIncludePath });
+    if (!this.options.natsUrl)
+      this.natsServer = await startPrivateNats({
+        include: this.trust.serverIncludePath,
+        ...(this.options.natsSettings ? { settings: this.options.natsSettings } : {}),
+      });
     if (!this.options.redisUrl)
       this.redisServer = await startPrivateRedis({ password: randomBytes(12).toString('hex') });
   }
