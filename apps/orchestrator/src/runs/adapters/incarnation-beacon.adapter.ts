@@ -23,7 +23,7 @@ export class NatsIncarnationBeacon implements IncarnationProbe {
     return executionSubjects(this.prefix).orchestrators.incarnation(incarnation);
   }
 
-  /** Starts answering (before this process takes any lease). */
+  /** Starts answering (before this process takes any lease), until the connection closes. */
   start(): void {
     if (this.sub) return;
     const answer = JSON.stringify({ replica: this.holder.replica, incarnation: this.holder.incarnation });
@@ -32,11 +32,6 @@ export class NatsIncarnationBeacon implements IncarnationProbe {
         if (!err) msg.respond(answer);
       },
     });
-  }
-
-  stop(): void {
-    this.sub?.unsubscribe();
-    this.sub = undefined;
   }
 
   async isGone(incarnation: string): Promise<boolean> {
