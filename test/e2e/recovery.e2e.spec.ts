@@ -4,12 +4,21 @@ import { jetstream } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { TaskDispatchMessage, TaskProgressMessage } from '@granule/contracts';
 import { signMessage } from '@granule/nats-auth';
-import { E2eStack, FIXTURES, keysOf, sleep, waitUntil } from './stack';
+import { E2eStack, FIXTURES, keysOf, sleep, waitUntil, type StoredEvent } from './stack';
 
 // Crashes: the orchestrator and an agent are killed with SIGKILL in the middle of a run of
-// four workers x six chained steps (0.3 s each), then started again.
+// four workers x six chained steps (0.3 s each), then started again; and with two orchestrator
+// replicas, the one driving a run is killed for good. The run lease is 10 s here, so a restarted
+// orchestrator that waited for its own lease to lapse would show it (ADR 0028).
+const LEASE_MS = 10_000;
+const TICK_MS = 200;
 const CHAIN = ['--tasks', path.join(FIXTURES, 'chain/tasks.yaml'), '--nodes', path.join(FIXTURES, 'chain/nodes.yaml')];
 const EVERY_KEY = ['1', '2', '3', '4'].flatMap((n) => [1, 2, 3, 4, 5, 6].map((s) => `step${s}@${n}`)).sort();
+
+/** Prints a measured figure where the test run's output shows it (jest leaves stdout alone). */
+function figure(line: string): void {
+  process.stdout.write(`recovery figure: ${line}\n`);
+}
 
 function countBy(list: string[]): Map<string, number> {
   const out = new Map<string, number>();
@@ -22,14 +31,27 @@ describe('crash recovery (whole stack)', () => {
 
   beforeAll(async () => {
     // A presence TTL long enough for an agent to come back before its node counts as offline.
-    stack = await E2eStack.start({ name: 'recovery', agents: ['1', '2', '3', '4'], presenceTtlSeconds: 10 });
+    stack = await E2eStack.start({
+      name: 'recovery',
+      agents: ['1', '2', '3', '4'],
+      presenceTtlSeconds: 10,
+      leaseMs: LEASE_MS,
+      tickMs: TICK_MS,
+    });
   }, 90_000);
 
   afterAll(async () => {
     await stack?.stop();
   }, 60_000);
 
-  it('orchestrator SIGKILLed mid-run and started again - the run succeeds, every task ran exactly once, none dispatched twice', async () => {
+  /** When the first TaskDispatched recorded at or after `since` (ms) was recorded (the database's clock: this machine's). */
+  async function nextDispatchAt(runId: string, since: number): Promise<number> {
+    const later = (e: StoredEvent): boolean => e.type === 'TaskDispatched' && e.at.getTime() >= since;
+    const events = await stack.waitForEvent(runId, 'TaskDispatched', later, 60_000);
+    return (events.find(later) as StoredEvent).at.getTime();
+  }
+
+  it('orchestrator SIGKILLed mid-run and started again - it takes its lease back at once, the run succeeds, every task ran exactly once, none dispatched twice', async () => {
     const watch = stack.granule(['deploy', ...CHAIN, '--run-id', 'crash-orch', '--watch'], { timeoutMs: 120_000 });
     const before = await stack
       .waitForEvent('crash-orch', 'TaskSucceeded', () => true, 30_000)
@@ -43,17 +65,27 @@ describe('crash recovery (whole stack)', () => {
     const atKill = (await stack.events('crash-orch')).length;
     expect(keysOf(before, 'TaskSucceeded').length).toBeLessThan(24);
     await sleep(500);
+    const spawned = Date.now();
     await stack.service('orchestrator').start();
+    const ready = Date.now();
+    const dispatched = await nextDispatchAt('crash-orch', spawned);
+    figure(
+      `resume after SIGKILL: next task dispatched ${dispatched - ready} ms after the restarted orchestrator was ready (${dispatched - spawned} ms after its process started; run lease ${LEASE_MS} ms)`,
+    );
+    // The lease it held is taken back at once, not after it lapses (about 9 s from here).
+    expect(dispatched - ready).toBeLessThan(2000);
+    expect(dispatched - spawned).toBeLessThan(4000);
+    expect(stack.service('orchestrator').text).toContain("took back a lease from this replica's previous process");
     const events = await stack.waitForEnd('crash-orch');
     expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
     // The new orchestrator drove the rest of the run.
     expect(keysOf(events.slice(atKill), 'TaskSucceeded').length).toBeGreaterThan(0);
     // Every step ran once: no task lost, none run twice.
     expect([...countBy(stack.ledger('crash-orch')).entries()].sort()).toEqual(EVERY_KEY.map((k) => [k, 1]));
-    const dispatched = events.filter((e) => e.type === 'TaskDispatched');
-    expect(dispatched.map((e) => String(e.data.key)).sort()).toEqual(EVERY_KEY);
-    expect(new Set(dispatched.map((e) => e.data.dispatchId)).size).toBe(24);
-    expect(dispatched.every((e) => e.data.attempt === 1)).toBe(true);
+    const dispatches = events.filter((e) => e.type === 'TaskDispatched');
+    expect(dispatches.map((e) => String(e.data.key)).sort()).toEqual(EVERY_KEY);
+    expect(new Set(dispatches.map((e) => e.data.dispatchId)).size).toBe(24);
+    expect(dispatches.every((e) => e.data.attempt === 1)).toBe(true);
     expect(keysOf(events, 'TaskSucceeded').sort()).toEqual(EVERY_KEY);
     // The operator's watch outlived the orchestrator.
     const r = await watch;
@@ -162,4 +194,29 @@ describe('crash recovery (whole stack)', () => {
     ).toHaveLength(1);
     expect(keysOf(events, 'TaskDispatched').filter((k) => k.endsWith('@2'))).toEqual(['step1@2', 'step2@2', 'step3@2']);
   }, 90_000);
+  it('two orchestrator replicas, the one driving a run SIGKILLed for good - the other takes the run over once the lease has lapsed, every task once', async () => {
+    await stack.service('orchestrator-2').start();
+    const started = await stack.granule(['deploy', ...CHAIN, '--run-id', 'takeover']);
+    stack.assertExitedOk(started, 'granule deploy takeover');
+    await waitUntil(
+      async () => keysOf(await stack.events('takeover'), 'TaskSucceeded').length >= 5,
+      'five TaskSucceeded events',
+    );
+    const holder = await stack.redisClient().get(`${stack.prefix}:lease:run:takeover`);
+    const driver = holder?.startsWith('orchestrator-2#') ? 'orchestrator-2' : 'orchestrator';
+    expect(holder?.startsWith(`${driver}#`)).toBe(true);
+    await stack.service(driver).kill('SIGKILL');
+    const killed = Date.now();
+    const dispatched = await nextDispatchAt('takeover', killed);
+    figure(
+      `takeover by the surviving replica: next task dispatched ${dispatched - killed} ms after the driving replica was killed (run lease ${LEASE_MS} ms, tick ${TICK_MS} ms)`,
+    );
+    // Not before the lease lapsed (the survivor is another replica), and within a tick or two after.
+    expect(dispatched - killed).toBeGreaterThan(LEASE_MS - 1000);
+    expect(dispatched - killed).toBeLessThan(LEASE_MS + 2 * TICK_MS + 2000);
+    const events = await stack.waitForEnd('takeover');
+    expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
+    expect([...countBy(stack.ledger('takeover')).entries()].sort()).toEqual(EVERY_KEY.map((k) => [k, 1]));
+    expect(keysOf(events, 'TaskDispatched').sort()).toEqual(EVERY_KEY);
+  }, 120_000);
 });

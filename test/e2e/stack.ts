@@ -68,6 +68,8 @@ export interface StackOptions {
   heartbeatSeconds?: number;
   /** NATS and Redis of the stack's own (default: the machine's, on their standard ports). */
   natsUrl?: string;
+  /** Lines of configuration for the stack's own NATS (with auth, e.g. `max_payload: 65536`). */
+  natsSettings?: string[];
   redisUrl?: string;
   /** A database on this server (default: the machine's PostgreSQL) from which the stack's database is created. */
   databaseAdminUrl?: string;
@@ -280,7 +282,11 @@ export class E2eStack {
     ];
     for (const who of people) await this.issue(who.name, who.role);
     for (const uid of this.options.agents) await this.enroll(uid);
-    if (!this.options.natsUrl) this.natsServer = await startPrivateNats({ include: this.trust.serverIncludePath });
+    if (!this.options.natsUrl)
+      this.natsServer = await startPrivateNats({
+        include: this.trust.serverIncludePath,
+        ...(this.options.natsSettings ? { settings: this.options.natsSettings } : {}),
+      });
     if (!this.options.redisUrl)
       this.redisServer = await startPrivateRedis({ password: randomBytes(12).toString('hex') });
   }
@@ -336,8 +342,12 @@ export class E2eStack {
     };
   }
 
-  /** The graph-planner, orchestrator or config-store process (created on first use, not started). */
-  service(name: 'graph-planner' | 'orchestrator' | 'config-store'): StackProcess {
+  /**
+   * The graph-planner, orchestrator or config-store process (created on first use, not
+   * started). `orchestrator-2` is a second orchestrator replica (not started by `start`); each
+   * replica's GRANULE_INSTANCE_ID is its name here.
+   */
+  service(name: 'graph-planner' | 'orchestrator' | 'orchestrator-2' | 'config-store'): StackProcess {
     const existing = this.processes.get(name);
     if (existing) return existing;
     const o = this.options;
@@ -373,10 +383,12 @@ export class E2eStack {
             GRANULE_LEASE_MS: String(o.leaseMs ?? 3000),
             GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
             GRANULE_PRESENCE_TTL_SECONDS: String(o.presenceTtlSeconds ?? 3),
+            GRANULE_INSTANCE_ID: name,
             ...o.orchestratorEnv,
           };
     const ready = name === 'graph-planner' ? 'answering' : '"msg":"orchestrator started"';
-    const proc = new StackProcess(name, MAINS[name], env, ready, path.join(this.dir, 'logs', `${name}.log`));
+    const main = name === 'graph-planner' ? MAINS[name] : MAINS.orchestrator;
+    const proc = new StackProcess(name, main, env, ready, path.join(this.dir, 'logs', `${name}.log`));
     this.processes.set(name, proc);
     return proc;
   }
@@ -587,7 +599,7 @@ export class E2eStack {
     };
     const agents = [...this.processes.values()].filter((p) => p.name.startsWith('agent-'));
     await Promise.all(agents.map((p) => attempt(`stop ${p.name}`, () => p.close())));
-    for (const name of ['config-store', 'orchestrator', 'graph-planner']) {
+    for (const name of ['config-store', 'orchestrator', 'orchestrator-2', 'graph-planner']) {
       const p = this.processes.get(name);
       if (p) await attempt(`stop ${name}`, () => p.close());
     }

@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import { executionSubjects } from '@granule/contracts';
 import type { PlanReplyMessage, PlanRequestMessage } from '@granule/contracts';
+import { deleteExecutionStreams, ensureInputsBucket, StoredInputs } from '@granule/messaging';
 import { PlanStore, encodePlan, requestPlan } from '@granule/plan-store';
 import { buildPlan, cycleDiagnostic, planInstances, PlanCycleError } from '@granule/planner';
 import { formatDiagnostic } from '@granule/core';
@@ -145,6 +146,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
   afterAll(async () => {
     for (const s of running) if (s.child.exitCode === null) s.child.kill('SIGTERM');
     await Promise.all(running.map((s) => s.exited));
+    if (nc) await deleteExecutionStreams(nc, prefix);
     await nc?.close();
     await db?.drop();
     if (buildDir) rmSync(buildDir, { recursive: true, force: true });
@@ -178,6 +180,42 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     expect(reply.ok).toBe(true);
     const doc = await new PlanStore(db.dataSource).loadDocument(planIdOf(reply));
     expect(doc.instances).toEqual(planInstances(buildPlan({ tasks: seedTasks(), nodes: seedNodes })));
+  });
+
+  it('inline inputs the CLI stored (inputs) - planned as if sent inline; the stored plan keeps the inputs themselves', async () => {
+    await ensureInputsBucket(nc, prefix);
+    const tasks = JSON.parse(JSON.stringify(seedTasks())) as unknown[];
+    const inline = inlineRequest(tasks).inline;
+    const inputs = await new StoredInputs(nc, prefix).put(inline);
+    const stored = await ask({ graph: 'default', inputs });
+    const direct = await ask(inlineRequest(tasks));
+    expect(stored.ok && direct.ok && stored.result.planHash === direct.result.planHash).toBe(true);
+    const [row] = await db.dataSource.query(`SELECT inputs FROM granule_plans WHERE id = $1`, [planIdOf(stored)]);
+    expect(row.inputs).toEqual({ graph: 'default', inputs, inline });
+  });
+
+  it('stored inputs that are gone, or not plan inputs, or given with inline ones - refused, naming what is wrong', async () => {
+    await ensureInputsBucket(nc, prefix);
+    const gone = { name: '0'.repeat(64), size: 100 };
+    expect(await ask({ graph: 'default', inputs: gone })).toEqual({
+      ok: false,
+      error: {
+        code: 'INPUTS_NOT_FOUND',
+        message: expect.stringMatching(/^inputs 000000000000… in object store \S+_INPUTS are gone/),
+      },
+    });
+    const notInputs = await new StoredInputs(nc, prefix).put({ graphs: {}, nodes: 'node-1' });
+    expect(await ask({ graph: 'default', inputs: notInputs })).toEqual({
+      ok: false,
+      error: { code: 'PLAN_BAD_REQUEST', message: 'invalid plan request: inputs.nodes must be an array' },
+    });
+    expect(await ask({ ...inlineRequest([]), inputs: notInputs })).toEqual({
+      ok: false,
+      error: {
+        code: 'PLAN_BAD_REQUEST',
+        message: 'invalid plan request: give exactly one of envId, inline inputs, or stored inline inputs (inputs)',
+      },
+    });
   });
 
   it('unknown graph - answers PLAN_UNKNOWN_GRAPH naming the graphs there are', async () => {

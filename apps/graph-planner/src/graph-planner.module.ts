@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DataSource } from 'typeorm';
 import { ConfigStoreClient } from '@granule/config-store-client';
+import { StoredInputs } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import { PlanStore } from '@granule/plan-store';
 import { ConfigStoreInputs } from './environment-plan-inputs';
@@ -54,6 +55,7 @@ export class GraphPlannerModule {
               store,
               (level, line) => (level === 'warn' ? logger.warn(line) : logger.error(line)),
               new ConfigStoreInputs(new ConfigStoreClient(nats, { prefix: config.subjectPrefix })),
+              new StoredInputs(nats, config.subjectPrefix),
             ),
           inject: [PlanStore, NATS_CONNECTION, GraphPlannerConfig],
         },

@@ -1,7 +1,8 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { GranuleError, InvalidInputError, formatDiagnostic } from '@granule/core';
-import type { PlannedMessage } from '@granule/contracts';
+import type { PlannedMessage, StoredInputsRef } from '@granule/contracts';
+import { InlinePlanInputDto } from '@granule/contracts/dto';
 import { buildPlan, cycleDiagnostic, PlanCycleError } from '@granule/planner';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
 import type { PlanStore } from '@granule/plan-store';
@@ -57,6 +58,11 @@ export function replyCodeOf(err: GranuleError): string {
   return err.code;
 }
 
+/** Reads inline inputs the CLI stored because they did not fit in one message (messaging's StoredInputs). */
+export interface StoredInputsSource {
+  get(ref: StoredInputsRef): Promise<unknown>;
+}
+
 /** Where warnings and failures are reported (the service's log). */
 export type PlanLog = (level: 'warn' | 'error', line: string) => void;
 
@@ -72,6 +78,8 @@ export class PlanRequestHandler {
     private readonly log: PlanLog = () => undefined,
     /** Reads environments for `envId` requests; without it they are answered `CONFIG_STORE_UNAVAILABLE`. */
     private readonly environments?: EnvironmentInputsSource,
+    /** Reads stored inputs for `inputs` requests. */
+    private readonly storedInputs?: StoredInputsSource,
   ) {}
 
   async handle(body: unknown): Promise<PlannedMessage> {
@@ -90,23 +98,25 @@ export class PlanRequestHandler {
 
   private async plan(body: unknown): Promise<PlannedMessage> {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw new BadRequestError('the request must be a JSON object {graph, inline | envId, filters?}');
+      throw new BadRequestError('the request must be a JSON object {graph, inline | inputs | envId, filters?}');
     const request = plainToInstance(PlanRequestDto, body);
     const problems = describeValidation(validateSync(request));
     if (problems.length > 0) throw new BadRequestError(`invalid plan request: ${problems.join('; ')}`);
-    if ((request.inline === undefined) === (request.envId === undefined))
-      throw new BadRequestError('invalid plan request: give either envId or inline inputs (exactly one)');
+    if ([request.envId, request.inline, request.inputs].filter((x) => x !== undefined).length !== 1)
+      throw new BadRequestError(
+        'invalid plan request: give exactly one of envId, inline inputs, or stored inline inputs (inputs)',
+      );
     const filters = { ...request.filters } as PlanFilters;
     let planRequest: PlanRequest;
+    let inputs = body;
     if (request.envId !== undefined) {
       if (!this.environments) throw new ConfigStoreUnavailableError(request.envId);
       planRequest = await this.environments.planRequest(request.envId, request.graph, filters);
     } else {
-      const inline = planRequestFromInline(
-        request.inline as NonNullable<PlanRequestDto['inline']>,
-        request.graph,
-        filters,
-      );
+      const given = request.inputs ? await this.stored(request.inputs) : request.inline;
+      // The plan keeps its inputs for audit: the stored ones themselves, not a reference that lapses.
+      if (request.inputs) inputs = { ...body, inline: given };
+      const inline = planRequestFromInline(given as InlinePlanInputDto, request.graph, filters);
       for (const w of inline.warnings) this.log('warn', `warning: ${formatDiagnostic(w)}`);
       planRequest = inline.request;
     }
@@ -122,7 +132,22 @@ export class PlanRequestHandler {
         });
       throw err;
     }
-    return this.store.save(plan, { inputs: body });
+    return this.store.save(plan, { inputs });
+  }
+
+  /** Stored inline inputs, validated as the same inputs sent inline would be. */
+  private async stored(ref: StoredInputsRef): Promise<InlinePlanInputDto> {
+    if (!this.storedInputs)
+      throw new BadRequestError('this graph-planner cannot read stored inputs; send the inputs inline');
+    const value = await this.storedInputs.get(ref);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new BadRequestError(
+        `invalid plan request: inputs ${ref.name} must be a JSON object {graphs, nodes, cluster?}`,
+      );
+    const inline = plainToInstance(InlinePlanInputDto, value);
+    const problems = describeValidation(validateSync(inline), 'inputs.');
+    if (problems.length > 0) throw new BadRequestError(`invalid plan request: ${problems.join('; ')}`);
+    return inline;
   }
 }
 

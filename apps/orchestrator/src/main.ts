@@ -9,6 +9,7 @@ import { createLogger, exitService, openDatabase, runService } from '@granule/se
 import { RunMetricsFeed } from './metrics/run-metrics';
 import { loadOrchestratorConfig } from './orchestrator.config';
 import { OrchestratorModule } from './orchestrator.module';
+import { formatLeaseHolder, newLeaseHolder } from './runs/adapters/run-lease.adapter';
 
 /** Replicas share the run queries and agent registrations through this queue group. */
 const ORCHESTRATOR_QUEUE = 'orchestrator';
@@ -16,12 +17,13 @@ const ORCHESTRATOR_QUEUE = 'orchestrator';
 runService('orchestrator', async () => {
   const config = loadOrchestratorConfig(process.env);
   const logger = createLogger('orchestrator', config.logLevel);
+  const holder = newLeaseHolder(config.instanceId);
   const dataSource = await openDatabase({
     url: config.databaseUrl,
     migrations: [...EVENT_STORE_MIGRATIONS, ...PLAN_STORE_MIGRATIONS],
     runMigrations: config.runMigrations,
   });
-  const nats = await connectNats(config, config.instanceId, {
+  const nats = await connectNats(config, formatLeaseHolder(holder), {
     onLost: (message) => {
       logger.fatal({}, message);
       exitService('orchestrator', message);
@@ -29,7 +31,7 @@ runService('orchestrator', async () => {
   });
   const redis = await connectRedis(config.redisUrl);
   const app = await NestFactory.createMicroservice(
-    OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger }),
+    OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger, holder }),
     {
       strategy: new GranuleNatsServer({
         connection: nats,
@@ -42,7 +44,10 @@ runService('orchestrator', async () => {
     },
   );
   await app.listen();
-  logger.info({ instance: config.instanceId, prefix: config.subjectPrefix }, 'orchestrator started');
+  logger.info(
+    { instance: config.instanceId, incarnation: holder.incarnation, prefix: config.subjectPrefix },
+    'orchestrator started',
+  );
   const metrics = createMetrics('orchestrator');
   new RunMetricsFeed(metrics, {
     nats,

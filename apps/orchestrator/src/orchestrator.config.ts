@@ -19,8 +19,14 @@ export class OrchestratorConfig extends NatsSettings {
   @IsBoolean() runMigrations = false;
   /** Keep config-store's node statuses in step with the event log (NodeStatusProjector). */
   @IsBoolean() nodeStatusSync = true;
-  // The host name tells apart replicas in containers, where every process is pid 1.
-  @IsString() instanceId = `orchestrator-${hostname()}-${process.pid}`;
+  /**
+   * The replica's stable name (the pod name in Helm): a lease it held before a restart is taken
+   * back at once (ADR 0028). Each process adds an incarnation of its own to it.
+   */
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/, {
+    message: 'must be letters, digits, ".", "_" and "-" (a pod or host name), at most 253 characters',
+  })
+  instanceId = `orchestrator-${hostname()}`;
   @IsString() logLevel = 'info';
   /** `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
   @IsInt() @Min(0) @Max(65535) healthPort = 8413;

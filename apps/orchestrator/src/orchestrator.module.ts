@@ -4,16 +4,17 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { ensureExecutionStreams } from '@granule/messaging';
+import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { Logger } from '@granule/service-kit';
 import { AgentAlertsController, AgentRegistryController } from './agents/agent-registry.controller';
 import { PresenceIntake } from './agents/presence-intake';
 import { CommandIntake } from './commands/command-intake';
 import { OrchestratorConfig } from './orchestrator.config';
-import { DATA_SOURCE, LOGGER, NATS, REDIS } from './orchestrator.tokens';
+import { DATA_SOURCE, LEASE_HOLDER, LOGGER, NATS, REDIS } from './orchestrator.tokens';
 import { OutboxKeeper } from './outbox/outbox-keeper';
 import { ResultIntake } from './results/result-intake';
+import type { LeaseHolder } from './runs/adapters/run-lease.adapter';
 import { coordinatorProviders } from './runs/coordinators.providers';
 import { RunQueries } from './runs/run-queries';
 import { RunQueriesController } from './runs/run-queries.controller';
@@ -26,9 +27,11 @@ export interface OrchestratorConnections {
   redis: Redis;
   dataSource: DataSource;
   logger: Logger;
+  /** Who this process is in run leases (its replica's name and its incarnation). */
+  holder: LeaseHolder;
 }
 
-/** Creates the execution streams (commands, dispatch, results) before anything consumes them. */
+/** Creates the execution streams (commands, dispatch, results) and the inputs bucket before anything uses them. */
 @Injectable()
 class ExecutionStreams implements OnModuleInit {
   constructor(
@@ -38,6 +41,7 @@ class ExecutionStreams implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await ensureExecutionStreams(this.nats, this.config.subjectPrefix);
+    await ensureInputsBucket(this.nats, this.config.subjectPrefix);
   }
 }
 
@@ -58,6 +62,7 @@ export class OrchestratorModule {
         { provide: REDIS, useValue: connections.redis },
         { provide: DATA_SOURCE, useValue: connections.dataSource },
         { provide: LOGGER, useValue: connections.logger },
+        { provide: LEASE_HOLDER, useValue: connections.holder },
         ExecutionStreams,
         PresenceIntake,
         ...coordinatorProviders,

@@ -3,5 +3,7 @@ export const NATS = Symbol('NATS');
 export const REDIS = Symbol('REDIS');
 export const DATA_SOURCE = Symbol('DATA_SOURCE');
 export const LOGGER = Symbol('LOGGER');
+/** This process's lease holder identity: the replica's name and this incarnation. */
+export const LEASE_HOLDER = Symbol('LEASE_HOLDER');
 /** The coordinators' ports (event log, plans, dispatcher, presence, lease, clock, logger). */
 export const COORDINATOR_PORTS = Symbol('COORDINATOR_PORTS');

@@ -54,6 +54,8 @@ export interface PlanRequestMessage {
   runId?: string;
   envId?: string;
   inline?: { graphs: Record<string, unknown[]>; nodes: unknown[]; cluster?: Record<string, unknown> };
+  /** The inline inputs, kept in the inputs object store (`StoredInputsRef`). */
+  inputs?: { name: string; size: number };
   graph: string;
   filters?: Record<string, unknown>;
 }

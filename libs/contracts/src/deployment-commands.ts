@@ -19,6 +19,16 @@ export interface InlinePlanInput {
   cluster?: Record<string, unknown>;
 }
 
+/**
+ * Plan inputs (an `InlinePlanInput` as JSON) kept in the inputs object store because the
+ * command would not fit in one NATS message: `name` is the SHA-256 of the stored bytes (hex),
+ * which every reader checks.
+ */
+export interface StoredInputsRef {
+  name: string;
+  size: number;
+}
+
 export interface StrategyRef {
   name?: string;
   inline?: Record<string, unknown>;
@@ -31,6 +41,8 @@ export interface StartDeployment {
   runId: string;
   envId?: string;
   inline?: InlinePlanInput;
+  /** The inline inputs, stored (too large for the command): exclusive with `inline` and `envId`. */
+  inputs?: StoredInputsRef;
   graph: string;
   filters?: PlanFilters;
   strategy?: StrategyRef;

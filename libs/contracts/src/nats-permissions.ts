@@ -68,7 +68,10 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
         sub: [s.planner.plan, inbox],
         respond: true,
       };
-    case 'operator':
+    case 'operator': {
+      // Storing inline inputs too large for a command (ADR 0029): the bucket's info, an object's
+      // info (is it there already), its chunks and its metadata. No delete, no purge.
+      const inputs = s.inputs.bucket;
       return {
         pub: [
           s.commands.all,
@@ -77,10 +80,15 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           s.planner.plan,
           '$JS.API.INFO',
           `$JS.API.STREAM.INFO.${s.commands.stream}`,
+          `$JS.API.STREAM.INFO.OBJ_${inputs}`,
+          `$JS.API.STREAM.MSG.GET.OBJ_${inputs}`,
+          `$O.${inputs}.C.*`,
+          `$O.${inputs}.M.*`,
         ],
         sub: [s.events.all, s.output.all, `${p}.reply.cmd.*`, inbox],
         respond: false,
       };
+    }
     case 'viewer':
       return {
         pub: [

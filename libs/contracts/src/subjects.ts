@@ -78,6 +78,20 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       show: `${p}.runs.show`,
       graph: `${p}.runs.graph`,
     },
+    /**
+     * Each orchestrator process answers on its incarnation's subject while it lives: a restarted
+     * replica asks its previous incarnation there, and "no responders" proves it gone (ADR 0028).
+     */
+    orchestrators: {
+      incarnation: (incarnation: string): string => `${p}.orchestrator.incarnation.${incarnation}`,
+    },
+    /**
+     * Plan inputs too large for one NATS message (a JetStream object store bucket, its stream
+     * `OBJ_<bucket>`): the CLI stores them, a command names them by digest (ADR 0029).
+     */
+    inputs: {
+      bucket: stream('INPUTS'),
+    },
     /** graph-planner request/reply. */
     planner: {
       plan: `${p}.planner.plan`,

@@ -23,6 +23,7 @@ import {
   query,
   sendCommand,
   ServiceError,
+  storeLargeInputs,
   withNats,
 } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
@@ -248,7 +249,10 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
   };
   await withNats(opts, async (session) => {
     if (command.inline) command.inline = await sealInline(command.inline, session, opts.cluster);
-    await sendCommand(session, { type: 'StartDeployment', payload: command }, commandTtl(opts.commandTtl));
+    const ttl = commandTtl(opts.commandTtl);
+    // Inputs too large for one message are stored first and named in the command.
+    const payload = await storeLargeInputs(session, command, ttl);
+    await sendCommand(session, { type: 'StartDeployment', payload }, ttl);
     if (!opts.watch) {
       // The orchestrator answers once the request is recorded; a run refused by its planning (an
       // unknown environment, a critical node offline, ...) must not look started.

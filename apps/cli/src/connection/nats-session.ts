@@ -4,7 +4,7 @@ import { jetstream } from '@nats-io/jetstream';
 import type { Command } from 'commander';
 import { GranuleError, UsageError } from '@granule/core';
 import { DEFAULT_COMMAND_TTL_SECONDS, MAX_COMMAND_TTL_SECONDS, executionSubjects } from '@granule/contracts';
-import type { DeploymentCommand, ExecutionSubjects, Reply } from '@granule/contracts';
+import type { DeploymentCommand, ExecutionSubjects, Reply, StartDeployment } from '@granule/contracts';
 import {
   connectNats,
   permissionRefused,
@@ -12,6 +12,7 @@ import {
   request,
   SERVICES,
   signatureHeaders,
+  StoredInputs,
   unwrapReply,
 } from '@granule/messaging';
 import { redactUrl } from '@granule/service-kit/config';
@@ -67,6 +68,29 @@ const NOTHING_DONE: Record<DeploymentCommand['type'], string> = {
   StopDeployment: 'nothing was stopped',
   ResumeDeployment: 'nothing was resumed',
 };
+
+/** Room a command leaves in a message for its headers (the signature and the identity that signed it). */
+const HEADERS_ROOM = 8 * 1024;
+
+/**
+ * A StartDeployment whose inline inputs would make the command larger than this NATS takes in
+ * one message (max_payload) has them stored first, in the inputs object store, and names them
+ * by their SHA-256 instead (ADR 0029); one that fits is sent as it is.
+ */
+export async function storeLargeInputs(
+  session: NatsSession,
+  command: StartDeployment,
+  ttlSeconds = DEFAULT_COMMAND_TTL_SECONDS,
+): Promise<StartDeployment> {
+  if (!command.inline) return command;
+  const maxPayload = session.nc.info?.max_payload ?? 1024 * 1024;
+  const size = new TextEncoder().encode(
+    JSON.stringify({ type: 'StartDeployment', payload: command, ttlSeconds }),
+  ).length;
+  if (size + HEADERS_ROOM <= maxPayload) return command;
+  const { inline, ...rest } = command;
+  return { ...rest, inputs: await new StoredInputs(session.nc, session.prefix).put(inline) };
+}
 
 /** After a command's time to live, how much longer the answer of an orchestrator that took it just in time may take. */
 const ANSWER_GRACE_MS = 10_000;

@@ -7,7 +7,8 @@ import { RepeatedFailureLog } from '@granule/observability';
 import type { Logger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { LOGGER, NATS } from '../orchestrator.tokens';
-import { RedisPresence, RedisRunLease } from '../runs/adapters/redis-presence.adapter';
+import { RedisPresence } from '../runs/adapters/redis-presence.adapter';
+import { RedisRunLease } from '../runs/adapters/run-lease.adapter';
 import { NodePresenceWatcher } from './node-presence.watcher';
 import { NodeStatusProjector } from './node-status.projector';
 

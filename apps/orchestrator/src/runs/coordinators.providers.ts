@@ -8,15 +8,18 @@ import { EventStore } from '@granule/event-store';
 import { PlanStore } from '@granule/plan-store';
 import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
 import type { CoordinatorPorts } from '@granule/run-coordination';
+import { StoredInputs } from '@granule/messaging';
 import { SecretOpener } from '@granule/secrets';
 import type { Logger } from '@granule/service-kit';
 import { PresenceIntake } from '../agents/presence-intake';
 import { OrchestratorConfig } from '../orchestrator.config';
-import { COORDINATOR_PORTS, DATA_SOURCE, LOGGER, NATS, REDIS } from '../orchestrator.tokens';
+import { COORDINATOR_PORTS, DATA_SOURCE, LEASE_HOLDER, LOGGER, NATS, REDIS } from '../orchestrator.tokens';
+import { NatsIncarnationBeacon } from './adapters/incarnation-beacon.adapter';
 import { JetStreamDispatcher } from './adapters/nats-dispatcher.adapter';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
 import { SealedPlanCheck } from './adapters/sealed-plan-check.adapter';
-import { RedisPresence, RedisRunLease } from './adapters/redis-presence.adapter';
+import { RedisPresence } from './adapters/redis-presence.adapter';
+import { RedisRunLease, type LeaseHolder } from './adapters/run-lease.adapter';
 import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
 import { ConfigStoreStrategySource } from './adapters/strategy-source.adapter';
 
@@ -49,10 +52,30 @@ export const coordinatorProviders: Provider[] = [
     inject: [REDIS, OrchestratorConfig, PresenceIntake],
   },
   {
+    // Answers from the start, so that a later incarnation of this replica never takes it for gone.
+    provide: NatsIncarnationBeacon,
+    useFactory: (nats: NatsConnection, config: OrchestratorConfig, holder: LeaseHolder) => {
+      const beacon = new NatsIncarnationBeacon(nats, config.subjectPrefix, holder);
+      beacon.start();
+      return beacon;
+    },
+    inject: [NATS, OrchestratorConfig, LEASE_HOLDER],
+  },
+  {
     provide: RedisRunLease,
-    useFactory: (redis: Redis, config: OrchestratorConfig) =>
-      new RedisRunLease(redis, config.subjectPrefix, config.instanceId, config.leaseMs),
-    inject: [REDIS, OrchestratorConfig],
+    useFactory: (
+      redis: Redis,
+      config: OrchestratorConfig,
+      holder: LeaseHolder,
+      beacon: NatsIncarnationBeacon,
+      logger: Logger,
+    ) =>
+      new RedisRunLease(redis, config.subjectPrefix, holder, config.leaseMs, {
+        probe: beacon,
+        onTakenBack: (lease, previous) =>
+          logger.info({ lease, previous }, "took back a lease from this replica's previous process (it is gone)"),
+      }),
+    inject: [REDIS, OrchestratorConfig, LEASE_HOLDER, NatsIncarnationBeacon, LOGGER],
   },
   {
     provide: PostgresRunEventLog,
@@ -99,7 +122,10 @@ export const coordinatorProviders: Provider[] = [
     useFactory: (ports: CoordinatorPorts, runs: RunCoordinator, nats: NatsConnection, config: OrchestratorConfig) => {
       const strategies = new StrategyCoordinator(
         ports,
-        new ConfigStoreStrategySource(new ConfigStoreClient(nats, { prefix: config.subjectPrefix })),
+        new ConfigStoreStrategySource(
+          new ConfigStoreClient(nats, { prefix: config.subjectPrefix }),
+          new StoredInputs(nats, config.subjectPrefix),
+        ),
         runs,
       );
       runs.onRunEnded = (runId, outcome, request) => {

@@ -316,6 +316,38 @@ describe('RunCoordinator', () => {
     expect(dispatchedKeys.sort()).toEqual(['a@n1', 'a@n2', 'b@n1', 'b@n2']);
   });
 
+  it('inputs the CLI stored - the planner gets their reference; planning a crash interrupted is asked again, where inline inputs are refused', async () => {
+    const inputs = { name: 'f'.repeat(64), size: 123_456 };
+    const { inline: _inline, ...withoutInline } = start;
+    const first = world();
+    const asked: unknown[] = [];
+    // The orchestrator dies while graph-planner is still planning.
+    first.ports.plans.request = (request) => (asked.push(request), new Promise(() => undefined));
+    void first.coordinator.accept({ ...withoutInline, inputs });
+    void first.coordinator.accept({ ...start, runId: 'r2' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(asked).toEqual([
+      expect.objectContaining({ runId: 'r1', inputs }),
+      expect.objectContaining({ runId: 'r2', inline: start.inline }),
+    ]);
+    expect((await first.log.read('r1'))[0]).toEqual({
+      type: 'DeploymentRequested',
+      data: expect.objectContaining({ runId: 'r1', inputs }),
+    });
+    const second = world(first.log);
+    const again: unknown[] = [];
+    const answer = second.ports.plans.request;
+    second.ports.plans.request = (request) => (again.push(request), answer(request));
+    await second.coordinator.recover();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(again).toEqual([expect.objectContaining({ runId: 'r1', inputs, graph: 'default' })]);
+    expect((await second.log.read('r1')).map((e) => e.type)).toContain('PlanAccepted');
+    expect((await second.log.read('r2')).at(-1)).toEqual({
+      type: 'DeploymentRefused',
+      data: expect.objectContaining({ code: 'PLANNING_INTERRUPTED' }),
+    });
+  });
+
   it('does not take a run whose lease another orchestrator holds', async () => {
     const first = world();
     await first.coordinator.start(start);

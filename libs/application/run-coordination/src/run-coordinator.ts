@@ -392,14 +392,15 @@ export class RunCoordinator {
     this.ports.logger.info('recovered run from the event log', { runId, events: run.version, phase: state.phase });
     await this.driver.run(run, async () => {
       if (state.phase === 'requested') {
-        // Planning was interrupted. An environment can be planned again; inline inputs are not
-        // kept in the log, so such a run is refused and the operator starts it again.
+        // Planning was interrupted. An environment, or inputs the CLI stored (the log names them),
+        // can be planned again; inline inputs sent in the command are not kept in the log, so
+        // such a run is refused and the operator starts it again.
         const request = state.request;
-        if (request?.envId) {
+        if (request?.envId || request?.inputs) {
           run.local.planRequest = {
             commandId: 'recovery',
             runId,
-            envId: request.envId,
+            ...(request.envId ? { envId: request.envId } : { inputs: request.inputs }),
             graph: request.graph,
             filters: request.filters,
             dryRun: request.dryRun,
@@ -451,6 +452,7 @@ export class RunCoordinator {
         runId: run.id,
         ...(command.envId ? { envId: command.envId } : {}),
         ...(command.inline ? { inline: command.inline } : {}),
+        ...(command.inputs ? { inputs: command.inputs } : {}),
         graph: command.graph,
         ...(command.filters ? { filters: { ...command.filters } } : {}),
       });

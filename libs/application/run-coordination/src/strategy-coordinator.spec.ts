@@ -36,10 +36,13 @@ function world(
   const log = shared?.log ?? new MemoryRunEventLog();
   const plans = shared?.plans ?? new Map<string, ExecutablePlan>();
   const queue: TaskDispatchMessage[] = [];
+  /** What the coordinators asked of graph-planner and of the strategy source. */
+  const asked: { plans: PlanRequestMessage[]; strategies: unknown[] } = { plans: [], strategies: [] };
   const ports: CoordinatorPorts = {
     log,
     plans: {
       request: async (req: PlanRequestMessage): Promise<PlanReplyMessage> => {
+        asked.plans.push(req);
         const tasks = graphs[req.graph];
         if (!tasks)
           return { ok: false, error: { code: 'PLAN_UNKNOWN_GRAPH', message: `graph ${req.graph}: no such graph` } };
@@ -62,7 +65,12 @@ function world(
   const runs = new RunCoordinator(ports, { limits: { maxBusyNodes: 100 } });
   const strategies = new StrategyCoordinator(
     ports,
-    { resolve: async () => ({ strategy: strategyDoc.strategy as never, nodes }) },
+    {
+      resolve: async (_ref, request) => {
+        asked.strategies.push(request);
+        return { strategy: strategyDoc.strategy as never, nodes };
+      },
+    },
     runs,
   );
   runs.onRunEnded = (id, outcome) => void strategies.childEnded(id, outcome);
@@ -89,7 +97,7 @@ function world(
       });
     }
   };
-  return { log, plans, runs, strategies, drain, queue };
+  return { log, plans, runs, strategies, drain, queue, asked };
 }
 
 const start = {
@@ -114,6 +122,24 @@ async function outcomeOf(fail: {
   if (reported?.type !== 'StrategyReported') throw new Error(`no report: ${events.map((e) => e.type).join(', ')}`);
   return { events, report: reported.data.report };
 }
+
+describe('StrategyCoordinator - inline inputs the CLI stored (ADR 0029)', () => {
+  it('the strategy run keeps their reference, not the inputs, and every phase run is planned from it', async () => {
+    const inputs = { name: 'e'.repeat(64), size: 2_000_000 };
+    const { inline: _inline, ...withoutInline } = start;
+    const w = world({});
+    await w.strategies.start({ ...withoutInline, inputs });
+    await w.drain();
+    const events = await w.log.read('s1');
+    expect(events.at(-1)?.type).toBe('DeploymentSucceeded');
+    expect(w.asked.strategies).toEqual([{ envId: undefined, inlineNodes: undefined, inputs }]);
+    expect(events.find((e) => e.type === 'StrategyAccepted')?.data).toEqual({ plan: expect.anything(), inputs });
+    expect(w.asked.plans.length).toBeGreaterThan(1);
+    expect(w.asked.plans.every((r) => r.inputs === inputs && r.inline === undefined && r.envId === undefined)).toBe(
+      true,
+    );
+  });
+});
 
 describe('StrategyCoordinator - the seed example on real phase runs', () => {
   const cases: [string, { prepare?: string[]; deploy?: string[] }, string][] = [

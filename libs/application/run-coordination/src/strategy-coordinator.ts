@@ -1,5 +1,5 @@
 import { GranuleError } from '@granule/core';
-import type { StartDeployment, StrategyRef } from '@granule/contracts';
+import type { StartDeployment, StoredInputsRef, StrategyRef } from '@granule/contracts';
 import { planStrategy } from '@granule/deployment-strategy';
 import type { DeploymentStrategy, StrategyPlan } from '@granule/deployment-strategy';
 import { isTerminalRunEvent, RunError } from '@granule/run-events';
@@ -18,7 +18,7 @@ import { notDrivenReason } from './run-recovery';
 export interface StrategySource {
   resolve(
     ref: StrategyRef,
-    request: { envId?: string; inlineNodes?: unknown[] },
+    request: { envId?: string; inlineNodes?: unknown[]; inputs?: StoredInputsRef },
   ): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[] }>;
 }
 
@@ -105,6 +105,7 @@ export class StrategyCoordinator {
         const resolved = await this.strategies.resolve(command.strategy as StrategyRef, {
           envId: command.envId,
           inlineNodes: command.inline?.nodes,
+          inputs: command.inputs,
         });
         plan = planStrategy(resolved.strategy, resolved.nodes);
       } catch (err) {
@@ -113,7 +114,12 @@ export class StrategyCoordinator {
         return;
       }
       await this.driver.execute(run, [
-        { type: 'AcceptStrategy', plan, ...(command.inline ? { inline: command.inline } : {}) },
+        {
+          type: 'AcceptStrategy',
+          plan,
+          ...(command.inline ? { inline: command.inline } : {}),
+          ...(command.inputs ? { inputs: command.inputs } : {}),
+        },
         { type: 'Advance', at: this.now() },
       ]);
     });
@@ -247,6 +253,7 @@ export class StrategyCoordinator {
       runId: childRunId,
       ...(request.envId ? { envId: request.envId } : {}),
       ...(state.inline ? { inline: state.inline } : {}),
+      ...(state.inputs ? { inputs: state.inputs } : {}),
       graph: PHASE_GRAPHS[action.kind],
       filters: { ...(request.filters ?? {}), nodes: action.nodes },
       dryRun: request.dryRun,

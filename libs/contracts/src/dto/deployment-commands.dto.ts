@@ -36,6 +36,12 @@ export class InlinePlanInputDto {
   @IsOptional() @IsObject() cluster?: Record<string, unknown>;
 }
 
+/** Inline inputs kept in the inputs object store: the SHA-256 (hex) of the stored JSON and its size. */
+export class StoredInputsRefDto {
+  @Matches(/^[0-9a-f]{64}$/, { message: 'name must be a SHA-256 digest (64 hex digits)' }) name!: string;
+  @IsInt() @Min(1) size!: number;
+}
+
 export class StrategyRefDto {
   @IsOptional() @IsString() name?: string;
   @IsOptional() @IsObject() inline?: Record<string, unknown>;
@@ -48,6 +54,7 @@ export class StartDeploymentCommand {
   @IsIdentifier('runId') runId!: string;
   @IsOptional() @IsString() @MaxLength(128) envId?: string;
   @IsOptional() @ValidateNested() @Type(() => InlinePlanInputDto) inline?: InlinePlanInputDto;
+  @IsOptional() @ValidateNested() @Type(() => StoredInputsRefDto) inputs?: StoredInputsRefDto;
   @IsString() graph = 'default';
   @IsOptional() @ValidateNested() @Type(() => PlanFiltersDto) filters?: PlanFiltersDto;
   @IsOptional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;

@@ -17,6 +17,12 @@ export interface DeploymentRequested {
     graph: string;
     filters?: Record<string, unknown>;
     strategy?: { name?: string; inline?: Record<string, unknown> };
+    /**
+     * Inline inputs the CLI stored because they did not fit in its command (ADR 0029), by SHA-256:
+     * kept, so that planning a restart interrupted can be asked for again. Inputs sent in the
+     * command itself are not kept.
+     */
+    inputs?: { name: string; size: number };
     dryRun: boolean;
     noop: boolean;
     /** Who asked: the identity that signed the command, never a field the client fills in (`anonymous` on a NATS without auth). */
@@ -37,6 +43,8 @@ export interface StrategyAccepted {
     plan: StrategyPlan;
     /** Inline plan inputs (absent when the run plans an environment). */
     inline?: { graphs: Record<string, unknown[]>; nodes: unknown[]; cluster?: Record<string, unknown> };
+    /** Inline plan inputs the CLI stored (ADR 0029), by SHA-256: the phase runs plan them from there. */
+    inputs?: { name: string; size: number };
   };
 }
 

@@ -34,6 +34,8 @@ export interface StrategyRun {
   plan?: StrategyPlan;
   /** Inline plan inputs the phase runs use (absent when the run plans an environment). */
   inline?: StrategyAccepted['data']['inline'];
+  /** Stored inline plan inputs the phase runs use (ADR 0029). */
+  inputs?: StrategyAccepted['data']['inputs'];
   /** The group state machine; set once the strategy is accepted. */
   groups?: GroupMachine;
   /** The phase run being waited for. */
@@ -45,7 +47,12 @@ export interface StrategyRun {
 
 export type StrategyRunCommand =
   | { type: 'RequestStrategyRun'; request: DeploymentRequested['data'] }
-  | { type: 'AcceptStrategy'; plan: StrategyPlan; inline?: StrategyAccepted['data']['inline'] }
+  | {
+      type: 'AcceptStrategy';
+      plan: StrategyPlan;
+      inline?: StrategyAccepted['data']['inline'];
+      inputs?: StrategyAccepted['data']['inputs'];
+    }
   | { type: 'RefuseStrategy'; code: string; reason: string }
   /** Start the next phase, or end the run when the groups are done (or a stop waits for no phase). */
   | { type: 'Advance'; at: string }
@@ -67,6 +74,7 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
         phase: 'running',
         plan: event.data.plan,
         ...(event.data.inline ? { inline: event.data.inline } : {}),
+        ...(event.data.inputs ? { inputs: event.data.inputs } : {}),
         groups: createStrategyRun(event.data.plan),
       };
     case 'StrategyPhaseStarted':
@@ -185,7 +193,11 @@ export function decideStrategyRun(state: StrategyRun, command: StrategyRunComman
       return [
         {
           type: 'StrategyAccepted',
-          data: { plan: command.plan, ...(command.inline ? { inline: command.inline } : {}) },
+          data: {
+            plan: command.plan,
+            ...(command.inline ? { inline: command.inline } : {}),
+            ...(command.inputs ? { inputs: command.inputs } : {}),
+          },
         },
       ];
 

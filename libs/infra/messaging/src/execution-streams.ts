@@ -178,10 +178,12 @@ export async function ensureAgentConsumer(
   }
 }
 
-/** Deletes the execution streams of `prefix` (and so their consumers); missing ones are skipped. */
+/** Deletes the execution streams of `prefix` (and so their consumers) and its inputs bucket; missing ones are skipped. */
 export async function deleteExecutionStreams(nc: NatsConnection | JetStreamManager, prefix: string): Promise<void> {
   const jsm = await managerOf(nc);
-  for (const { name } of executionStreamConfigs(prefix)) {
+  // The inputs bucket's stream too (stored-inputs.ts): an object store is a stream `OBJ_<bucket>`.
+  const inputs = { name: `OBJ_${executionSubjects(prefix).inputs.bucket}` };
+  for (const { name } of [...executionStreamConfigs(prefix), inputs]) {
     await jsm.streams.delete(name).catch((err: unknown) => {
       if (!(err instanceof JetStreamApiError) || err.status !== 404) throw err;
     });

@@ -39,3 +39,12 @@ export type { RequestOptions, RequestSigner, ServiceRef, ServiceUnavailableCode 
 export { MAX_REPLY_CHUNKS, encodeChunks, parseRequestJson } from './nats-payload';
 export { ANONYMOUS, CallerRefusedError, CallerVerifier, allowedCaller } from './caller-identity';
 export type { Caller } from './caller-identity';
+export {
+  INPUTS_BUCKET_SETTINGS,
+  StoredInputs,
+  StoredInputsError,
+  ensureInputsBucket,
+  inputsBucket,
+  inputsDigest,
+} from './stored-inputs';
+export type { StoredInputsCode } from './stored-inputs';

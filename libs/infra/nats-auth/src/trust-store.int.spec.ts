@@ -1,9 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects } from '@granule/contracts';
-import { startPrivateNats, type PrivateServer } from '@granule/messaging';
+import {
+  ensureInputsBucket,
+  startPrivateNats,
+  StoredInputs,
+  StoredInputsError,
+  type PrivateServer,
+} from '@granule/messaging';
 import { readCredentials } from './credentials';
 import { TrustStore } from './trust-store';
 
@@ -153,6 +160,30 @@ describe('NATS authorization by role', () => {
     expect(await delivered(await viewer.connect(), `${PREFIX}.config.node.add`)).toBe(false);
     expect(await delivered(await viewer.connect(), `${PREFIX}.config.strategy.remove`)).toBe(false);
   });
+
+  it('an operator stores inputs too large for a command and graph-planner reads them; a viewer stores none, and an operator cannot delete or purge them', async () => {
+    const orchestrator = await issue('orch-inputs', 'orchestrator');
+    const operator = await issue('frank', 'operator');
+    const planner = await issue('planner-inputs', 'graph-planner');
+    const viewer = await issue('grace', 'viewer');
+    await ensureInputsBucket(await orchestrator.connect(), PREFIX);
+    // About 3 MiB: many chunks, so the planner's reading consumer gets flow control requests to answer.
+    const inputs = { nodes: Array.from({ length: 40_000 }, (_, i) => ({ uid: `n${i}`, roles: ['worker'] })) };
+    const ref = await new StoredInputs(await operator.connect(), PREFIX).put(inputs);
+    expect(await new StoredInputs(await planner.connect(), PREFIX).get(ref)).toEqual(inputs);
+
+    const refused = await new StoredInputs(await viewer.connect(), PREFIX).put({ nodes: [] }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(StoredInputsError);
+    expect((refused as StoredInputsError).message).toMatch(
+      /^the inputs \(12 bytes\) could not be stored in object store AUTHZ_INPUTS: NATS refused publish on \$JS\.API\.\S+ for this identity$/,
+    );
+
+    const jsm = await jetstreamManager(await operator.connect());
+    const bucketStream = `OBJ_${s.inputs.bucket}`;
+    await expect(jsm.streams.purge(bucketStream)).rejects.toThrow(/[Pp]ermission/);
+    await expect(jsm.streams.delete(bucketStream)).rejects.toThrow(/[Pp]ermission/);
+    expect(await new StoredInputs(await planner.connect(), PREFIX).get(ref)).toEqual(inputs);
+  }, 30_000);
 
   it('a viewer gets its replies on its own inbox', async () => {
     const viewer = await issue('erin', 'viewer');

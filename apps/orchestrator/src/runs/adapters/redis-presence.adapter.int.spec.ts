@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { redisKeys } from '@granule/contracts';
 import { connectRedis, startPrivateRedis, type PrivateServer, type RedisConnection } from '@granule/messaging';
-import { RedisPresence, RedisRunLease } from './redis-presence.adapter';
+import { RedisPresence } from './redis-presence.adapter';
 
-describe('RedisPresence and RedisRunLease (Redis)', () => {
+describe('RedisPresence (Redis)', () => {
   let redis: Redis;
   const prefix = `presadapter${randomBytes(3).toString('hex')}`;
   const keys = redisKeys(prefix);
@@ -83,17 +83,6 @@ describe('RedisPresence and RedisRunLease (Redis)', () => {
     await up('m1');
     const presence = new RedisPresence(redis, prefix, { maxAgeMs: 500, ttlMs: 1000 });
     expect(await presence.offline(['m1', 'm2'])).toEqual(['m2']);
-  });
-
-  it('a run lease is held by one holder at a time, renewed and released only by it', async () => {
-    const a = new RedisRunLease(redis, prefix, 'orch-a', 10_000);
-    const b = new RedisRunLease(redis, prefix, 'orch-b', 10_000);
-    expect([await a.acquire('r1'), await b.acquire('r1'), await a.acquire('r1')]).toEqual([true, false, true]);
-    expect(await b.renew('r1')).toBe(false);
-    await b.release('r1');
-    expect(await b.acquire('r1')).toBe(false);
-    await a.release('r1');
-    expect(await b.acquire('r1')).toBe(true);
   });
 });
 

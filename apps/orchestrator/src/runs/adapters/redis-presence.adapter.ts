@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisKeys } from '@granule/contracts';
-import type { Presence, RunLease } from '@granule/run-coordination';
+import type { Presence } from '@granule/run-coordination';
 
 /** Keys per MGET: large enough to need few round trips, small enough not to hold Redis up. */
 const PRESENCE_BATCH = 1000;
@@ -134,36 +134,5 @@ export class RedisPresence implements Presence {
     const missing = nodes.filter((n) => !present.has(n));
     if (missing.length === 0 || !(await this.absenceKnown())) return [];
     return missing;
-  }
-}
-
-const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
-const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
-
-/** SET NX PX with the holder's id; renewed and released only by its holder. */
-export class RedisRunLease implements RunLease {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-    private readonly holder: string,
-    private readonly ttlMs: number,
-  ) {}
-
-  private key(runId: string): string {
-    return redisKeys(this.prefix).runLease(runId);
-  }
-
-  async acquire(runId: string): Promise<boolean> {
-    const key = this.key(runId);
-    if ((await this.redis.set(key, this.holder, 'PX', this.ttlMs, 'NX')) === 'OK') return true;
-    return (await this.redis.get(key)) === this.holder && (await this.renew(runId));
-  }
-
-  async renew(runId: string): Promise<boolean> {
-    return (await this.redis.eval(RENEW, 1, this.key(runId), this.holder, String(this.ttlMs))) === 1;
-  }
-
-  async release(runId: string): Promise<void> {
-    await this.redis.eval(RELEASE, 1, this.key(runId), this.holder);
   }
 }

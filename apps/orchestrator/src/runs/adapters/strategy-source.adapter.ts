@@ -1,5 +1,5 @@
 import { InvalidInputError } from '@granule/core';
-import type { StrategyRef } from '@granule/contracts';
+import type { StoredInputsRef, StrategyRef } from '@granule/contracts';
 import type { ConfigStoreClient } from '@granule/config-store-client';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
 import type { DeploymentStrategy } from '@granule/deployment-strategy';
@@ -18,13 +18,24 @@ const nodeOf = (raw: unknown): NodeSpec => {
   };
 };
 
-/** Strategies given inline or uploaded to config-store by name; nodes from the inline inputs or the environment. */
+/** Reads inline inputs the CLI stored (messaging's StoredInputs). */
+export interface StoredInputsReader {
+  get(ref: StoredInputsRef): Promise<unknown>;
+}
+
+/**
+ * Strategies given inline or uploaded to config-store by name; nodes from the inline inputs
+ * (sent in the command, or stored by the CLI) or the environment.
+ */
 export class ConfigStoreStrategySource implements StrategySource {
-  constructor(private readonly configStore: ConfigStoreClient) {}
+  constructor(
+    private readonly configStore: ConfigStoreClient,
+    private readonly storedInputs?: StoredInputsReader,
+  ) {}
 
   async resolve(
     ref: StrategyRef,
-    request: { envId?: string; inlineNodes?: unknown[] },
+    request: { envId?: string; inlineNodes?: unknown[]; inputs?: StoredInputsRef },
   ): Promise<{ strategy: DeploymentStrategy; nodes: NodeSpec[] }> {
     const nodes = request.envId
       ? (await this.configStore.request('node.list', { environment: request.envId })).map((n) => ({
@@ -35,7 +46,7 @@ export class ConfigStoreStrategySource implements StrategySource {
           labels: n.labels,
           ...(n.rack ? { rack: n.rack } : {}),
         }))
-      : (request.inlineNodes ?? []).map(nodeOf);
+      : (request.inputs ? await this.storedNodes(request.inputs) : (request.inlineNodes ?? [])).map(nodeOf);
     const [text, file] = ref.inline
       ? [ref.inline, 'inline strategy']
       : [
@@ -46,5 +57,20 @@ export class ConfigStoreStrategySource implements StrategySource {
     const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0 || !parsed.strategy) throw new InvalidInputError(errors);
     return { strategy: parsed.strategy, nodes };
+  }
+
+  private async storedNodes(ref: StoredInputsRef): Promise<unknown[]> {
+    if (!this.storedInputs) throw new Error('stored inputs cannot be read here');
+    const nodes = ((await this.storedInputs.get(ref)) as { nodes?: unknown } | null)?.nodes;
+    if (!Array.isArray(nodes))
+      throw new InvalidInputError([
+        {
+          severity: 'error',
+          code: 'INVALID_INPUT',
+          path: 'inputs.nodes',
+          message: `expected a list of nodes in the stored inputs ${ref.name}, got ${nodes === undefined ? 'none' : typeof nodes}`,
+        },
+      ]);
+    return nodes;
   }
 }

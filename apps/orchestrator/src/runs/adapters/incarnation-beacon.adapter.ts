@@ -1,0 +1,46 @@
+import { errors, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { executionSubjects } from '@granule/contracts';
+import type { IncarnationProbe, LeaseHolder } from './run-lease.adapter';
+
+/**
+ * This process answers on its incarnation's subject for as long as its NATS connection lives,
+ * and asks there about earlier incarnations. "No responders" means the server holds no
+ * subscription of that incarnation: its connection is closed, which a process that was killed
+ * or exited gets at once from its kernel. A timeout or any other failure (a hung process, NATS
+ * unreachable from here) proves nothing: the lease then lapses as it would without this.
+ */
+export class NatsIncarnationBeacon implements IncarnationProbe {
+  private sub?: Subscription;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly prefix: string,
+    private readonly holder: LeaseHolder,
+    private readonly timeoutMs = 500,
+  ) {}
+
+  private subject(incarnation: string): string {
+    return executionSubjects(this.prefix).orchestrators.incarnation(incarnation);
+  }
+
+  /** Starts answering (before this process takes any lease), until the connection closes. */
+  start(): void {
+    if (this.sub) return;
+    const answer = JSON.stringify({ replica: this.holder.replica, incarnation: this.holder.incarnation });
+    this.sub = this.nc.subscribe(this.subject(this.holder.incarnation), {
+      callback: (err, msg) => {
+        if (!err) msg.respond(answer);
+      },
+    });
+  }
+
+  async isGone(incarnation: string): Promise<boolean> {
+    if (incarnation === this.holder.incarnation) return false;
+    try {
+      await this.nc.request(this.subject(incarnation), '', { timeout: this.timeoutMs });
+      return false;
+    } catch (err) {
+      return err instanceof errors.NoRespondersError || (err instanceof errors.RequestError && err.isNoResponders());
+    }
+  }
+}
