@@ -39,6 +39,9 @@ function credsText(jwt: string, seed: string): string {
 
 const jwtOf = (creds: string): string => (/-----BEGIN NATS USER JWT-----\n(\S+)\n/.exec(creds) as RegExpExecArray)[1];
 
+// Connections, CLI runs and waits for expiry: seconds each on a busy machine, not jest's 5.
+jest.setTimeout(60_000);
+
 describe('trust: break-in attempts on an authenticated stack (whole stack)', () => {
   let stack: E2eStack;
   let httpPort: number;

@@ -83,6 +83,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+// Each test connects to a real nats-server a few times: seconds on a busy machine, not jest's 5.
+jest.setTimeout(30_000);
+
 describe('NATS authentication with the trust store', () => {
   it('refuses a client without credentials', async () => {
     await expect(connect({ servers: server.url, reconnect: false })).rejects.toThrow(/Authorization Violation/);
