@@ -254,4 +254,20 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
       'error: --status faild: expected phases among requested, running, stopping, succeeded, failed, stopped, refused, expired',
     ]);
   }, 60_000);
+
+  it('a deploy whose filters name a task or node that does not exist is refused, and no run is recorded', async () => {
+    const r = await stack.granule(['deploy', ...GROUPS, '--run-id', 'typo', '--only', 'configur', '--node', '9']);
+    expect([r.code, r.stdout, r.stderr.trim().split('\n')]).toEqual([
+      1,
+      '',
+      ['error: --only configur: no task has this id', 'error: --node 9: no node has this uid'],
+    ]);
+    expect(await stack.events('typo')).toEqual([]);
+    // Names that exist go through: the run is recorded and runs.
+    const ok = await stack.granule(['deploy', ...GROUPS, '--run-id', 'filtered', '--only', 'prepare', '--node', '1,2']);
+    stack.assertExitedOk(ok, 'deploy --only prepare --node 1,2');
+    const events = await stack.waitForEnd('filtered', 60_000);
+    expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
+    expect(stack.ledger('filtered').sort()).toEqual(['prepare@1', 'prepare@2']);
+  }, 90_000);
 });

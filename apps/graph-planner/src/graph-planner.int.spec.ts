@@ -174,6 +174,37 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     expect(row.graph).toBe('default');
   });
 
+  it('validateOnly - plans and answers, stores nothing; a filter naming no task or node is refused', async () => {
+    const tasks = JSON.parse(JSON.stringify(seedTasks())) as unknown[];
+    const count = async (): Promise<number> =>
+      Number((await db.dataSource.query('SELECT count(*) AS n FROM granule_plans'))[0].n);
+    const before = await count();
+    const expected = buildPlan({ tasks: seedTasks(), nodes: seedNodes });
+    expect(await ask({ ...inlineRequest(tasks), validateOnly: true })).toEqual({
+      ok: true,
+      result: expect.objectContaining({
+        planId: '',
+        planHash: encodePlan(expected).hash,
+        tasks: expected.tasks.length,
+      }),
+    });
+    const refused = await ask({
+      ...inlineRequest(tasks),
+      filters: { only: ['no_such_task'], nodes: ['node-99'] },
+      validateOnly: true,
+    });
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        diagnostics: [
+          expect.objectContaining({ message: '--only no_such_task: no task has this id' }),
+          expect.objectContaining({ message: '--node node-99: no node has this uid' }),
+        ],
+      },
+    });
+    expect(await count()).toBe(before);
+  });
+
   it('seed 002 inline (raw Fuel records) - gives the same plan as the parsed file', async () => {
     const records = parse(readFileSync(path.join(root, TASKS_FILE), 'utf8')) as unknown[];
     const reply = await ask(inlineRequest(records));

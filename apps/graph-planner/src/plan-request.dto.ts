@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsNotEmpty, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
 import { InlinePlanInputDto, PlanFiltersDto, StoredInputsRefDto } from '@granule/contracts/dto';
 
 /** The envelope of a request on `<prefix>.planner.plan` (`PlanRequestMessage`), validated at the edge. */
@@ -11,4 +11,6 @@ export class PlanRequestDto {
   @IsOptional() @ValidateNested() @Type(() => StoredInputsRefDto) inputs?: StoredInputsRefDto;
   @IsString() @IsNotEmpty() graph = 'default';
   @IsOptional() @ValidateNested() @Type(() => PlanFiltersDto) filters?: PlanFiltersDto;
+  /** Plan and check only; nothing is stored and `planId` is empty. */
+  @IsOptional() @IsBoolean() validateOnly?: boolean;
 }

@@ -5,7 +5,7 @@ import type { PlannedMessage, StoredInputsRef } from '@granule/contracts';
 import { InlinePlanInputDto } from '@granule/contracts/dto';
 import { buildPlan, cycleDiagnostic, PlanCycleError } from '@granule/planner';
 import type { PlanFilters, PlanRequest } from '@granule/planner';
-import type { PlanStore } from '@granule/plan-store';
+import { describePlan, type PlanStore } from '@granule/plan-store';
 import {
   SECRETS_PUBLIC_KEY_VARIABLE,
   clearSecretDiagnostics,
@@ -132,6 +132,7 @@ export class PlanRequestHandler {
         });
       throw err;
     }
+    if (request.validateOnly) return { ...describePlan(plan), planId: '' };
     return this.store.save(plan, { inputs });
   }
 

@@ -58,6 +58,11 @@ export interface PlanRequestMessage {
   inputs?: { name: string; size: number };
   graph: string;
   filters?: Record<string, unknown>;
+  /**
+   * Plan and check only, store nothing (`planId` is then empty): the CLI asks this before it
+   * sends a deploy whose filters name tasks or nodes, so a typo is refused before a run is recorded.
+   */
+  validateOnly?: boolean;
 }
 
 /** A stored plan, as graph-planner answers a plan request. */

@@ -2,11 +2,13 @@ import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
-import { ServiceUnavailableError } from '@granule/messaging';
+import { request, SERVICES, ServiceUnavailableError } from '@granule/messaging';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
 import type { TaskDefinition } from '@granule/task-model';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type {
+  PlannedMessage,
+  PlanRequestMessage,
   RunEventEntry,
   RunEventsRequest,
   RunShowRequest,
@@ -205,6 +207,35 @@ async function sealInline(
   };
 }
 
+/** How long the filters' check waits for graph-planner before it leaves the check to the run. */
+const FILTER_CHECK_TIMEOUT_MS = 15_000;
+
+/**
+ * A deploy whose filters name tasks or nodes (`--only`, `--skip`, `--start`, `--end`, `--node`)
+ * is planned by graph-planner once without storing anything before the command is sent: a name
+ * that does not exist (or any other reason the plan would be refused) is refused here, and no
+ * run is recorded. Without an answer in time the run is sent and planned as usual.
+ */
+async function refuseBadFilters(session: NatsSession, payload: StartDeployment): Promise<void> {
+  const check: PlanRequestMessage = {
+    ...(payload.envId ? { envId: payload.envId } : {}),
+    ...(payload.inline ? { inline: payload.inline } : {}),
+    ...(payload.inputs ? { inputs: payload.inputs } : {}),
+    graph: payload.strategy ? 'default' : payload.graph,
+    ...(payload.filters ? { filters: payload.filters as Record<string, unknown> } : {}),
+    validateOnly: true,
+  };
+  try {
+    await request<PlannedMessage>(session.nc, SERVICES.planner, session.subjects.planner.plan, check, {
+      timeoutMs: FILTER_CHECK_TIMEOUT_MS,
+    });
+  } catch (err) {
+    // No graph-planner now: the run waits for one and is planned (or refused) as usual.
+    if (err instanceof ServiceUnavailableError) return;
+    throw err;
+  }
+}
+
 async function runDeploy(opts: DeployOptions): Promise<void> {
   const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
   if (!opts.env && !opts.tasks?.length && !opts.release)
@@ -252,6 +283,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     const ttl = commandTtl(opts.commandTtl);
     // Inputs too large for one message are stored first and named in the command.
     const payload = await storeLargeInputs(session, command, ttl);
+    if (payload.filters) await refuseBadFilters(session, payload);
     await sendCommand(session, { type: 'StartDeployment', payload }, ttl);
     if (!opts.watch) {
       // The orchestrator answers once the request is recorded; a run refused by its planning (an

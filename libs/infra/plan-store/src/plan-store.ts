@@ -56,13 +56,7 @@ export class PlanStore {
   /** Serialises (gzip of the plan JSON), hashes and stores the plan; returns its id and summary. */
   async save(plan: Plan, meta: SavePlanMeta = {}): Promise<StoredPlanSummary> {
     const encoded = encodePlan(plan, this.encoding);
-    const summary: StoredPlanSummary = {
-      planId: randomUUID(),
-      planHash: encoded.hash,
-      instances: plan.order.length,
-      tasks: plan.tasks.length,
-      nodes: plan.nodeNames.filter((n) => n !== SYNC_NODE),
-    };
+    const summary: StoredPlanSummary = { ...describePlan(plan, encoded.hash), planId: randomUUID() };
     await this.dataSource.query(
       `INSERT INTO granule_plans (id, hash, instances, tasks, nodes, document, inputs) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb)`,
       [
@@ -111,4 +105,14 @@ export class PlanStore {
       storedBytes: Number(row.stored_bytes),
     };
   }
+}
+
+/** What a plan request answers about a plan, its id aside (the hash is computed when not given). */
+export function describePlan(plan: Plan, hash?: string): Omit<StoredPlanSummary, 'planId'> {
+  return {
+    planHash: hash ?? encodePlan(plan).hash,
+    instances: plan.order.length,
+    tasks: plan.tasks.length,
+    nodes: plan.nodeNames.filter((n) => n !== SYNC_NODE),
+  };
 }
