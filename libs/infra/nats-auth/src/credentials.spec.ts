@@ -10,7 +10,7 @@ let store: TrustStore;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'granule-creds-'));
   store = await TrustStore.create(path.join(dir, 'keys'));
-});
+}, 30_000); // a trust store's keys and files: seconds on a busy machine
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('readCredentials', () => {

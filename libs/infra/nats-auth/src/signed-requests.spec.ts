@@ -19,7 +19,7 @@ beforeAll(async () => {
   store = await TrustStore.create(path.join(dir, 'keys'));
   alice = (await store.issue({ name: 'alice', role: 'operator' })).creds;
   orchestrator = (await store.issue({ name: 'orchestrator', role: 'orchestrator' })).creds;
-});
+}, 30_000); // a trust store's keys and files: seconds on a busy machine
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('signed messages', () => {
