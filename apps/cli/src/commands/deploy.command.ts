@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
@@ -240,8 +240,21 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
   const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
   if (!opts.env && !opts.tasks?.length && !opts.release)
     throw new UsageError('say what to deploy: --env ENV, or --release DIR / --tasks PATH... with --nodes NODES.yaml');
-  if (opts.env && (opts.tasks?.length || opts.release))
-    throw new UsageError('--env plans from config-store; do not combine it with --tasks or --release');
+  const inlineOnly = [
+    opts.tasks?.length ? '--tasks' : '',
+    opts.release ? '--release' : '',
+    opts.nodes ? '--nodes' : '',
+    opts.plugin?.length ? '--plugin' : '',
+    opts.cluster ? '--cluster' : '',
+  ].filter(Boolean);
+  if (opts.env && inlineOnly.length > 0)
+    throw new UsageError(
+      `--env plans from config-store (its release, plugins, nodes and settings); do not combine it with ${inlineOnly.join(', ')}`,
+    );
+  if (opts.strategy && opts.graph !== 'default')
+    throw new UsageError(
+      `--strategy deploys the provisioning and default graphs group by group; do not combine it with --graph ${opts.graph}`,
+    );
   const filters = filtersOf(opts);
   let inline: StartDeployment['inline'];
   if (!opts.env) {
@@ -314,7 +327,7 @@ export function registerDeployCommand(program: Command): void {
     .option('--nodes <NODES.yaml>', 'the nodes, with --tasks / --release');
   addPlanInputOptions(cmd)
     .option('--strategy <NAME|FILE>', 'deploy group by group: a strategy uploaded to config-store, or a strategy file')
-    .option('--dry-run', 'validate and plan, run nothing')
+    .addOption(new Option('--dry-run', 'validate and plan, run nothing').conflicts('noop'))
     .option('--noop', 'agents report what they would do (puppet --noop)')
     .option('--watch', 'follow the run until it ends, then print the recap')
     .option('--run-id <ID>', 'use this run id instead of a generated one')

@@ -64,6 +64,12 @@ export function registerGraphCommand(program: Command): void {
     .action(async (opts: GraphOptions) => {
       const format = parseFormat(opts.output, ['dot', 'mermaid', 'json'] as const);
       if (!opts.env === !opts.run) throw new UsageError('give exactly one of --env ENV or --run RUN');
+      // A run's graph is the one it ran, on its nodes: --graph and --node choose what --env plans.
+      const envOnly = [opts.graph !== 'default' ? '--graph' : '', opts.node?.length ? '--node' : ''].filter(Boolean);
+      if (opts.run && envOnly.length > 0)
+        throw new UsageError(
+          `--run exports the graph the run ran; ${envOnly.join(' and ')} ${envOnly.length > 1 ? 'go' : 'goes'} with --env only`,
+        );
       await withNats(opts, async (s) => {
         let request: RunGraphRequest = { runId: opts.run };
         if (opts.env) {

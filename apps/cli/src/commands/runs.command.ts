@@ -141,7 +141,7 @@ export function registerRunsCommands(program: Command): void {
       .argument('<RUN>', 'run id')
       .description("print a run's events; --follow keeps printing until the run ends; --at N stops at event N")
       .option('--follow', 'wait for new events until the run ends')
-      .option('--at <N>', 'print events 1..N only')
+      .addOption(new Option('--at <N>', 'print events 1..N only').conflicts('follow'))
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
       .addHelpText(
         'after',
