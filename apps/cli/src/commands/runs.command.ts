@@ -199,7 +199,7 @@ export function registerRunsCommands(program: Command): void {
         ).conflicts('allUnfinished'),
       )
       .option('--all-unfinished', 'every task instance that did not succeed, including those a stop left pending')
-      .option('--watch', 'follow the new run')
+      .option('--watch', 'follow the new run (Ctrl-C: stop it or detach, as deploy --watch)')
       .option('--run-id <ID>', 'id of the new run')
       .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
       .addHelpText('after', '\nExample:\n  granule retry 20261122-101500-ab12 --failed-only --watch\n')
