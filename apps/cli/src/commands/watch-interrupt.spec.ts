@@ -116,6 +116,33 @@ describe('Ctrl-C during a watch', () => {
   });
 });
 
+describe('Ctrl-C while the run ends', () => {
+  it('the question is withdrawn when the watch ends: nothing is stopped, nothing detached, nothing drawn again', async () => {
+    const did: string[] = [];
+    let asked: (() => void) | undefined;
+    const io: InterruptIo = {
+      interactive: true,
+      write: (text) => did.push(`say ${JSON.stringify(text)}`),
+      question: (_text, signal) =>
+        new Promise((resolve) => {
+          asked = () => undefined;
+          signal.addEventListener('abort', () => resolve(undefined));
+        }),
+      exit: (code) => did.push(`exit ${code}`),
+    };
+    const interrupts = new WatchInterrupts(
+      'r1',
+      { pause: () => did.push('pause'), resume: () => did.push('resume'), stop: async () => void did.push('stop') },
+      io,
+    );
+    const pending = interrupts.interrupted();
+    expect(asked).toBeDefined();
+    interrupts.uninstall();
+    await pending;
+    expect(did).toEqual(['pause', 'say "\\n"']);
+  });
+});
+
 describe('TTY progress - which lines go above the bars', () => {
   const entry = (version: number, event: RunEventEntry['event']): RunEventEntry =>
     ({ version, at: '2026-11-25T10:00:00.000Z', event }) as RunEventEntry;

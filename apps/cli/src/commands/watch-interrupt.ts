@@ -50,13 +50,13 @@ export interface InterruptHooks {
 export interface InterruptIo {
   interactive: boolean;
   write(text: string): void;
-  /** Asks one question on the terminal; resolves undefined on a second Ctrl-C or end of input. */
-  question(text: string): Promise<string | undefined>;
+  /** Asks one question on the terminal; resolves undefined on a second Ctrl-C, end of input or `signal`. */
+  question(text: string, signal: AbortSignal): Promise<string | undefined>;
   exit(code: number): void;
 }
 
 /** Reads one answer from the terminal; a Ctrl-C or end of input while asking resolves undefined. */
-function terminalQuestion(text: string): Promise<string | undefined> {
+function terminalQuestion(text: string, signal: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
     let answered = false;
@@ -68,6 +68,7 @@ function terminalQuestion(text: string): Promise<string | undefined> {
       resolve(answer);
     };
     rl.on('SIGINT', () => done(undefined));
+    signal.addEventListener('abort', () => done(undefined), { once: true });
     rl.on('close', () => done(undefined));
     rl.question(text, (answer) => done(answer));
   });
@@ -89,6 +90,8 @@ const processIo = (): InterruptIo => ({
 export class WatchInterrupts {
   private asking = false;
   private stopping = false;
+  // The watch ended: a question still on the screen is withdrawn and its answer ignored.
+  private readonly ended = new AbortController();
   private readonly onSignal = (): void => void this.interrupted();
 
   constructor(
@@ -104,6 +107,7 @@ export class WatchInterrupts {
 
   uninstall(): void {
     process.off('SIGINT', this.onSignal);
+    this.ended.abort();
   }
 
   /** One Ctrl-C. */
@@ -114,7 +118,11 @@ export class WatchInterrupts {
     this.hooks.pause();
     let choice: InterruptChoice | undefined;
     for (;;) {
-      const answer = await this.io.question(`\n${interruptQuestion(this.runId)}`);
+      const answer = await this.io.question(`\n${interruptQuestion(this.runId)}`, this.ended.signal);
+      if (this.ended.signal.aborted) {
+        this.io.write('\n');
+        return;
+      }
       if (answer === undefined) {
         choice = 'detach';
         break;
