@@ -454,6 +454,18 @@ export class E2eStack {
   }
 
   /**
+   * The command line and environment `granule` runs with against this stack, for a test that
+   * spawns the CLI itself (its own stdin, a pseudo-terminal, signals).
+   */
+  cliCommand(args: string[], as = 'e2e-operator'): { argv: string[]; env: Record<string, string>; cwd: string } {
+    return {
+      argv: [process.execPath, MAINS.cli, ...args],
+      env: { ...this.baseEnv(), ...this.credsEnv(as) },
+      cwd: REPO_ROOT,
+    };
+  }
+
+  /**
    * Throws unless the CLI run exited 0, with its output and the tail of every process log, so a
    * failure on CI says what went wrong without a rerun.
    */

@@ -30,6 +30,7 @@ const GROUPS: { names: string[]; load: () => Register[] }[] = [
   { names: ['deploy'], load: () => [require('./deploy.command').registerDeployCommand] },
   { names: ['runs', 'stop', 'resume', 'retry'], load: () => [require('./runs.command').registerRunsCommands] },
   { names: ['graph'], load: () => [require('./graph.command').registerGraphCommand] },
+  { names: ['watch'], load: () => [require('./watch.command').registerWatchCommand] },
   { names: ['auth'], load: () => [require('./auth.command').registerAuthCommand] },
   { names: ['agent'], load: () => [require('./auth.command').registerAgentCredentialCommands] },
   { names: ['audit'], load: () => [require('./audit.command').registerAuditCommand] },
