@@ -52,6 +52,9 @@ function styleProblems(args: string[], r: CliResult, c: Case): string[] {
   return problems;
 }
 
+// Each test starts real processes (the service, the CLI): seconds each on a busy machine.
+jest.setTimeout(60_000);
+
 describe('CLI messages - every command, its error paths, one style', () => {
   let stack: E2eStack;
   let dir: string;
