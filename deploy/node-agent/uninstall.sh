@@ -50,13 +50,13 @@ fi
 run rm -f "${R}/etc/systemd/system/$unit"
 [ -z "$R" ] && command -v systemctl >/dev/null && run systemctl daemon-reload
 run rm -rf "${R}/opt/granule-agent"
-echo "removed $unit and ${R}/opt/granule-agent"
+[ "$dry_run" = 1 ] || echo "removed $unit and ${R}/opt/granule-agent"
 
 if [ "$purge" = 1 ]; then
   run rm -f "${R}/etc/granule/agent.env" "${R}/etc/granule/agent.creds"
   run rmdir "${R}/etc/granule" 2>/dev/null || true
   run rm -rf "${R}/var/lib/granule-agent"
-  echo "purged ${R}/etc/granule/agent.env, ${R}/etc/granule/agent.creds and ${R}/var/lib/granule-agent"
+  [ "$dry_run" = 1 ] || echo "purged ${R}/etc/granule/agent.env, ${R}/etc/granule/agent.creds and ${R}/var/lib/granule-agent"
 else
-  echo "kept ${R}/etc/granule (settings, credential) and ${R}/var/lib/granule-agent (state): uninstall.sh --purge removes them"
+  [ "$dry_run" = 1 ] || echo "kept ${R}/etc/granule (settings, credential) and ${R}/var/lib/granule-agent (state): uninstall.sh --purge removes them"
 fi

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { extractAgentPackage, installAgentPackage } from './agent-package';
 import { E2eStack, FIXTURES, REPO_ROOT, keysOf, type StackProcess } from './stack';
 
 // Issue 21.3: the agent package works on a host with no checkout of the repository. The built
@@ -17,25 +18,11 @@ const DEPLOY = [
   path.join(FIXTURES, 'agent-package/nodes.yaml'),
 ];
 const UID = 'pkg-1';
-/** install.sh wants a maintained Node.js LTS (22+); this machine's Node.js 20 is accepted only when told. */
-const EOL_FLAG = Number(process.versions.node.split('.')[0]) < 22 ? ['--allow-eol-node'] : [];
-
-/** `KEY=value` lines of an env file (comments and blanks skipped), as systemd's EnvironmentFile reads them. */
-function readEnvFile(file: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (m) env[m[1]] = m[2];
-  }
-  return env;
-}
 
 describe('agent package installed on a host with no checkout (granule agent package, install.sh --root)', () => {
   let stack: E2eStack;
   let tmp: string;
   let pkg: string;
-  let host: string;
-  let version: string;
   let agent: StackProcess;
 
   beforeAll(async () => {
@@ -55,9 +42,7 @@ describe('agent package installed on a host with no checkout (granule agent pack
     expect(built.stderr).toMatch(
       /agent package granule-agent-\S+: [\d.]+ MB \(node-agent\.js [\d.]+ MB from \d+ production packages/,
     );
-    expect(spawnSync('tar', ['xzf', file, '-C', tmp]).status).toBe(0);
-    pkg = path.join(tmp, readdirSync(tmp).find((n) => !n.endsWith('.tar.gz')) as string);
-    version = readFileSync(path.join(pkg, 'VERSION'), 'utf8').trim();
+    pkg = extractAgentPackage(file, tmp);
 
     expect(path.relative(REPO_ROOT, pkg).startsWith('..')).toBe(true);
     for (let dir = pkg; dir !== path.dirname(dir); dir = path.dirname(dir))
@@ -72,66 +57,39 @@ describe('agent package installed on a host with no checkout (granule agent pack
   }, 200_000);
 
   it('installed with --root, the agent registers with its credential over NATS and runs a deploy with its native helper', async () => {
-    host = path.join(tmp, 'host');
-    const creds = await stack.enroll(UID);
-    const install = spawnSync(
-      'bash',
-      [
-        path.join(pkg, 'install.sh'),
-        '--root',
-        host,
-        '--node',
-        process.execPath,
-        '--node-uid',
-        UID,
-        '--nats-url',
-        stack.natsUrl,
-        '--subject-prefix',
-        stack.prefix,
-        '--creds',
-        creds,
-        ...EOL_FLAG,
-      ],
-      { cwd: tmp, encoding: 'utf8' },
-    );
-    expect([install.status, install.stderr.replace(/^warning: Node.js .* past its end of life.*\n/, '')]).toEqual([
-      0,
-      '',
-    ]);
-    expect(install.stdout).toContain('task processes will be started by the native spawn helper granule-spawn');
-
-    // The host sees its root as /: the paths agent.env names are under `host` here.
-    const settings = readEnvFile(path.join(host, 'etc/granule/agent.env'));
-    expect(settings).toEqual({
+    const installed = installAgentPackage(pkg, path.join(tmp, 'host'), {
+      nodeUid: UID,
+      natsUrl: stack.natsUrl,
+      subjectPrefix: stack.prefix,
+      creds: await stack.enroll(UID),
+    });
+    expect(installed.stderr.replace(/^warning: Node.js .* past its end of life.*\n/, '')).toBe('');
+    expect(installed.stdout).toContain('task processes will be started by the native spawn helper granule-spawn');
+    // The host sees its root as /: the paths agent.env names are under the private root here.
+    expect(installed.settings).toEqual({
       GRANULE_NODE_UID: UID,
       GRANULE_NATS_URL: stack.natsUrl,
       GRANULE_SUBJECT_PREFIX: stack.prefix,
       GRANULE_NATS_CREDS: '/etc/granule/agent.creds',
       GRANULE_ROOT: '/var/lib/granule-agent',
     });
-    const stateDir = path.join(host, settings.GRANULE_ROOT);
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 }); // systemd's StateDirectory= does this on a host
     agent = stack.agent(UID, {
-      main: path.join(host, 'opt/granule-agent/current/app/node-agent.js'),
-      cwd: stateDir,
-      env: {
-        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-        ...settings,
-        GRANULE_NATS_CREDS: path.join(host, settings.GRANULE_NATS_CREDS),
-        GRANULE_ROOT: stateDir,
+      main: installed.main,
+      cwd: installed.stateDir,
+      env: installed.env({
         GRANULE_HEARTBEAT_SECONDS: '1',
         GRANULE_HEALTH_PORT: '0',
         GRANULE_AGENT_HOSTNAME: 'pkg-host-1',
         // What the fixture's tasks write to.
         GRANULE_E2E_LEDGER: stack.ledgerPath,
         GRANULE_E2E_DIR: stack.dir,
-      },
+      }),
     });
     await agent.start();
     expect(agent.text).toContain('"spawnHelper":"native"');
     await stack.waitForPresence([UID]);
     const cmdline = readFileSync(`/proc/${agent.pid}/cmdline`, 'utf8').split('\0');
-    expect(cmdline[1]).toBe(path.join(host, 'opt/granule-agent/current/app/node-agent.js'));
+    expect(cmdline[1]).toBe(installed.main);
 
     const runId = 'pkg-run';
     const deployed = await stack.granule(['deploy', ...DEPLOY, '--run-id', runId, '--watch']);
@@ -142,8 +100,8 @@ describe('agent package installed on a host with no checkout (granule agent pack
     expect(stack.ledger(runId)).toEqual([`whoami-helper@${UID}`, `after@${UID}`]);
     // The task's parent is the helper install.sh built into the installed version (node resolves
     // the `current` link to the version's directory).
-    expect(readFileSync(path.join(stateDir, 'parent.txt'), 'utf8').trim()).toBe(
-      path.join(host, 'opt/granule-agent', version, 'native/build/granule-spawn'),
+    expect(readFileSync(path.join(installed.stateDir, 'parent.txt'), 'utf8').trim()).toBe(
+      path.join(installed.root, 'opt/granule-agent', installed.version, 'native/build/granule-spawn'),
     );
   }, 120_000);
 });
