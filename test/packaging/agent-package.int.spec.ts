@@ -144,15 +144,40 @@ describe('agent package - granule agent package, install.sh --root, uninstall.sh
       writeFileSync(creds, FAKE_CREDS, { mode: 0o644 });
     });
 
-    if (NODE_MAJOR < 22)
-      it('refuses this Node.js (past its end of life) without --allow-eol-node, naming the version found', () => {
-        const r = install(['--node-uid', 'web-01']);
-        expect([r.status, r.stderr.trim()]).toEqual([
-          1,
-          `install.sh: Node.js 22 or later (a maintained LTS) is needed, found v${process.versions.node} at ${process.execPath}: install Node.js 22 or 24, or pass --allow-eol-node to run on Node.js 20 (past its end of life: no security fixes)`,
-        ]);
-        expect(existsSync(root)).toBe(false);
-      });
+    /** A `node` that says it is version `v` (install.sh asks it for process.versions.node). */
+    const fakeNode = (v: string): string => {
+      const file = path.join(tmp, `node-${v}`);
+      writeFileSync(file, `#!/bin/sh\necho ${v}\n`, { mode: 0o755 });
+      return file;
+    };
+    const NEEDED = 'install.sh: Node.js 22 or later (a maintained LTS) is needed';
+
+    it('Node.js 20 (past its end of life): refused naming the version and path, accepted with --allow-eol-node and a warning', () => {
+      const node20 = fakeNode('20.19.1');
+      const refused = install(['--node-uid', 'web-01', '--node', node20]);
+      expect([refused.status, refused.stderr.trim()]).toEqual([
+        1,
+        `${NEEDED}, found v20.19.1 at ${node20}: install Node.js 22 or 24, or pass --allow-eol-node to run on Node.js 20 (past its end of life: no security fixes)`,
+      ]);
+      const accepted = install(['--node-uid', 'web-01', '--node', node20, '--allow-eol-node', '--dry-run']);
+      expect([accepted.status, accepted.stderr.trim()]).toEqual([
+        0,
+        'warning: Node.js v20.19.1 is past its end of life (April 2026): the agent runs on it, but install Node.js 22 or 24',
+      ]);
+      expect(existsSync(root)).toBe(false);
+    });
+
+    it('Node.js 18 is refused even with --allow-eol-node; 22 and 24 are taken without a word', () => {
+      const node18 = fakeNode('18.20.4');
+      const r = install(['--node-uid', 'web-01', '--node', node18, '--allow-eol-node']);
+      expect([r.status, r.stderr.trim()]).toEqual([1, `${NEEDED}, found v18.20.4 at ${node18}`]);
+      for (const v of ['22.13.0', '24.11.1']) {
+        const ok = install(['--node-uid', 'web-01', '--node', fakeNode(v), '--dry-run']);
+        expect([ok.status, ok.stderr]).toEqual([0, '']);
+        expect(ok.stdout).toContain(`(Node.js v${v} at ${path.join(tmp, `node-${v}`)})`);
+      }
+      expect(existsSync(root)).toBe(false);
+    });
 
     it('bad options: exit 2 with what was expected, nothing written', () => {
       const bad = [
