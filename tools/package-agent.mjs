@@ -8,7 +8,18 @@
 // dependency injection reads, which esbuild alone cannot emit). Needs a checkout with its dev
 // dependencies (esbuild). Prints the package's path on stdout, the figures on stderr.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -153,6 +164,13 @@ export async function packageAgent({ out = process.cwd(), log = (m) => process.s
     ? path.resolve(out)
     : path.join(path.resolve(out), `granule-agent-${version}-linux-${process.arch}.tar.gz`);
   const name = `granule-agent-${version}`;
+  // Checked before the build, so a wrong --out costs no bundling.
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    accessSync(path.dirname(file), constants.W_OK);
+  } catch (err) {
+    throw new Error(`--out ${out}: cannot write ${file} (${err.code ?? err.message})`);
+  }
   const staging = mkdtempSync(path.join(os.tmpdir(), 'granule-agent-package-'));
   try {
     const top = path.join(staging, name);
@@ -219,7 +237,6 @@ export async function packageAgent({ out = process.cwd(), log = (m) => process.s
     };
     writeFileSync(path.join(top, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 
-    mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     await tar.c({ gzip: true, file: tmp, cwd: staging, portable: true }, [name]);
     execFileSync('mv', ['-f', tmp, file]);
