@@ -107,6 +107,9 @@ fi
 case "$node_bin" in /*) ;; *) node_bin="$(cd "$(dirname "$node_bin")" && pwd)/$(basename "$node_bin")" ;; esac
 node_version="$("$node_bin" -p 'process.versions.node' 2>/dev/null)" || fail "cannot run $node_bin to read its version"
 node_major="${node_version%%.*}"
+case "$node_major" in
+  ''|*[!0-9]*) fail "cannot read the version of $node_bin: it printed '$node_version' for process.versions.node" ;;
+esac
 if [ "$node_major" -lt "$EOL_NODE" ]; then
   fail "Node.js $MIN_NODE or later (a maintained LTS) is needed, found v$node_version at $node_bin"
 elif [ "$node_major" -lt "$MIN_NODE" ]; then
@@ -190,7 +193,7 @@ run mv -T "${R}$opt_dir/.current.new-$$" "${R}$opt_dir/current"
 run mkdir -p "${R}$conf_dir"
 if [ -n "$creds" ]; then
   run install -m 0600 "$creds" "${R}$creds_file"
-  echo "installed the credential as ${R}$creds_file (mode 0600)"
+  [ "$dry_run" = 1 ] || echo "installed the credential as ${R}$creds_file (mode 0600)"
 fi
 creds_line="#GRANULE_NATS_CREDS=$creds_file"
 [ -n "$creds" ] && creds_line="GRANULE_NATS_CREDS=$creds_file"
