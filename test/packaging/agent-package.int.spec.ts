@@ -1,5 +1,6 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import {
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -9,6 +10,7 @@ import {
   readdirSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
@@ -279,6 +281,67 @@ describe('agent package - granule agent package, install.sh --root, uninstall.sh
       expect(existsSync(path.join(root, 'etc/granule'))).toBe(false);
       expect(existsSync(path.join(root, 'var/lib/granule-agent'))).toBe(false);
       expect(lstatSync(path.join(root, 'etc/systemd/system')).isDirectory()).toBe(true);
+    });
+  });
+
+  describe('the native helper on a host without a C compiler', () => {
+    /** A PATH holding only what install.sh needs besides a compiler. */
+    let bin: string;
+    beforeAll(() => {
+      bin = path.join(tmp, 'bin-no-cc');
+      mkdirSync(bin);
+      const tools = [
+        'bash',
+        'sh',
+        'dirname',
+        'basename',
+        'tr',
+        'grep',
+        'cut',
+        'id',
+        'uname',
+        'mkdir',
+        'rm',
+        'cp',
+        'mv',
+      ];
+      for (const tool of [...tools, 'ln', 'install', 'sed', 'chmod', 'head', 'cat']) {
+        const found = spawnSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+        symlinkSync(found, path.join(bin, tool));
+      }
+    });
+    const installWithoutCc = (pkgDir: string, root: string): SpawnSyncReturns<string> =>
+      run(
+        'bash',
+        [path.join(pkgDir, 'install.sh'), '--root', root, '--node', process.execPath, '--node-uid', 'h1', ...EOL_FLAG],
+        tmp,
+        { PATH: bin, CC: '' },
+      );
+
+    it("uses the package's prebuilt helper when it runs here", () => {
+      if (!manifest.nativeHelper.prebuilt) return; // packaged without a compiler: nothing prebuilt to use
+      const root = path.join(tmp, 'host-prebuilt');
+      const r = installWithoutCc(pkg, root);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain(
+        `task processes will be started by the native spawn helper granule-spawn (the package's prebuilt binary for ${os.machine()})`,
+      );
+      const helper = path.join(root, 'opt/granule-agent/current/native/build/granule-spawn');
+      expect(readFileSync(helper)).toEqual(readFileSync(path.join(pkg, manifest.nativeHelper.prebuilt)));
+    });
+
+    it('without a prebuilt one either: one line says the agent starts tasks with child_process, and no helper is installed', () => {
+      const bare = path.join(tmp, 'pkg-no-prebuilt');
+      cpSync(pkg, bare, { recursive: true });
+      rmSync(path.join(bare, 'native/prebuilt'), { recursive: true, force: true });
+      const root = path.join(tmp, 'host-plain');
+      const r = installWithoutCc(bare, root);
+      expect(r.status).toBe(0);
+      expect(r.stdout.split('\n').filter((l) => /spawn helper/.test(l))).toEqual([
+        `note: no native spawn helper (no C compiler, and no prebuilt binary for ${os.machine()} that runs here): the agent will start tasks with Node.js's child_process (same behaviour, about 1 ms more CPU per task; install gcc and run install.sh again to get it)`,
+      ]);
+      expect(existsSync(path.join(root, 'opt/granule-agent/current/native/build/granule-spawn'))).toBe(false);
+      expect(existsSync(path.join(root, 'opt/granule-agent/current/app/node-agent.js'))).toBe(true);
     });
   });
 });
