@@ -135,6 +135,16 @@ describe('agent package - granule agent package, install.sh --root, uninstall.sh
     ]);
   });
 
+  it('install.sh in a checkout (not a package) says to build a package, and changes nothing', () => {
+    const script = path.join(ROOT, 'deploy/node-agent/install.sh');
+    const r = run('bash', [script, '--root', path.join(tmp, 'never'), '--node-uid', 'web-01'], tmp);
+    expect([r.status, r.stderr.trim()]).toEqual([
+      1,
+      `install.sh: no agent package in ${path.dirname(script)}: install.sh runs from an extracted agent package (granule agent package builds one; see deploy/node-agent/README.md)`,
+    ]);
+    expect(existsSync(path.join(tmp, 'never'))).toBe(false);
+  });
+
   describe('install.sh --root', () => {
     let root: string;
     let creds: string;
