@@ -163,7 +163,7 @@ export interface OrchestratorMetrics {
   runsEnded: Counter<'outcome'>;
   /** `granule_task_dispatches_total`: task attempts dispatched to agents (TaskDispatched). */
   dispatches: Counter;
-  /** `granule_commands_total{command,outcome}`: commands taken by this replica: `accepted`, `refused`, `expired`. */
+  /** `granule_commands_total{command,outcome}`: commands answered by this replica: `accepted`, `refused`, `failed` (ours), `expired`. */
   commands: Counter<'command' | 'outcome'>;
 }
 
@@ -187,7 +187,7 @@ export function registerOrchestratorMetrics(registry: Registry): OrchestratorMet
     }),
     commands: new Counter({
       name: 'granule_commands_total',
-      help: 'Commands this replica took, by command and outcome (accepted, refused, expired).',
+      help: 'Commands this replica answered, by command and outcome (accepted, refused, failed, expired).',
       labelNames: ['command', 'outcome'],
       registers: [registry],
     }),

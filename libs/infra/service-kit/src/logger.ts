@@ -198,11 +198,12 @@ export type { Logger };
  * `LoggerModule.forRoot(...)` parameters of nestjs-pino for a service's logger: Nest's own lines
  * (`context` field) and every HTTP request (method, url, status, time) go through the same pino
  * instance, so its format, bindings and redaction hold for them too. Headers are not logged.
+ * `nestLevel` raises the level of those lines only (an agent wants no start-up chatter).
  */
-export function nestLoggerParams(logger: Logger) {
+export function nestLoggerParams(logger: Logger, options: { nestLevel?: LogLevel } = {}) {
   return {
     pinoHttp: {
-      logger,
+      logger: options.nestLevel ? logger.child({}, { level: options.nestLevel }) : logger,
       quietReqLogger: true,
       serializers: {
         req: (req: { id?: unknown; method?: string; url?: string }) => ({
