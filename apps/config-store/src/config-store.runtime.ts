@@ -73,8 +73,8 @@ export async function startConfigStore(
     });
     const logger = options.logger ?? false;
     const module = ConfigStoreModule.register(api, config.apiToken, logger || undefined);
-    // Lines Nest writes while it builds the app wait for nestjs-pino's logger.
-    const logging = logger ? { bufferLogs: true } : { logger: false as const };
+    // Nest logs through nestjs-pino once the app is built; until then a failure is the caller's one line.
+    const logging = { logger: false as const };
     let http: NestExpressApplication | undefined;
     if (config.apiToken) {
       // Bodies are read by jsonBodyMiddleware: bounded, depth-checked, refusals in the API's format.

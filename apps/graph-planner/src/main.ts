@@ -40,7 +40,8 @@ runService('graph-planner', async () => {
         onInternalError: (pattern, err) => logger.error({ pattern, err: (err as Error).message }, 'request failed'),
       }),
       abortOnError: false,
-      bufferLogs: true,
+      // Until the app is built, failures are main's one line (runService), not Nest's stack trace.
+      logger: false,
     },
   );
   app.useLogger(app.get(NestLogger));

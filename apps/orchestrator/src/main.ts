@@ -49,7 +49,8 @@ runService('orchestrator', async () => {
         queue: ORCHESTRATOR_QUEUE,
         onInternalError: (pattern, err) => logger.error({ pattern, err: (err as Error).message }, 'request failed'),
       }),
-      bufferLogs: true,
+      // Until the app is built, failures are main's one line (runService), not Nest's stack trace.
+      logger: false,
       abortOnError: false,
     },
   );
