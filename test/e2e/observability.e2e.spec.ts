@@ -73,7 +73,9 @@ describe('logs and metrics of a running stack (whole stack)', () => {
       dispatches: orchestrator.get('granule_task_dispatches_total'),
       commands: orchestrator.get('granule_commands_total{command="StartDeployment",outcome="accepted"}'),
       succeededTasks: orchestrator.get('granule_task_runs_total{state="succeeded",type="shell"}'),
-    }).toEqual({ started: 1, dispatches: 24, commands: 1, succeededTasks: 24 });
+      registrations:
+        (orchestrator.get('granule_requests_total{transport="nats",route="agent.register",outcome="ok"}') ?? 0) >= 4,
+    }).toEqual({ started: 1, dispatches: 24, commands: 1, succeededTasks: 24, registrations: true });
 
     const agent = await scrape(ports.get('1') as number);
     expect({

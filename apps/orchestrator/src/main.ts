@@ -7,9 +7,11 @@ import { GranuleNatsServer } from '@granule/nats-endpoints';
 import {
   createMetrics,
   natsCheck,
+  outcomeOfCode,
   postgresCheck,
   redisCheck,
   registerOrchestratorMetrics,
+  registerRequestMetrics,
   serveHealthChecks,
 } from '@granule/observability';
 import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
@@ -27,6 +29,7 @@ runService('orchestrator', async () => {
   const logger = createLogger('orchestrator', { ...readLogSettings(process.env), level: config.logLevel });
   const metrics = createMetrics('orchestrator');
   const counters = registerOrchestratorMetrics(metrics.registry);
+  const requests = registerRequestMetrics(metrics.registry);
   const holder = newLeaseHolder(config.instanceId);
   const dataSource = await openDatabase({
     url: config.databaseUrl,
@@ -48,6 +51,7 @@ runService('orchestrator', async () => {
         prefix: config.subjectPrefix,
         queue: ORCHESTRATOR_QUEUE,
         onInternalError: (pattern, err) => logger.error({ pattern, err: (err as Error).message }, 'request failed'),
+        onAnswered: (pattern, code, seconds) => requests.answered('nats', pattern, outcomeOfCode(code), seconds),
       }),
       // Until the app is built, failures are main's one line (runService), not Nest's stack trace.
       logger: false,
