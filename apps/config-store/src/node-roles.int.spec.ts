@@ -49,7 +49,7 @@ describe('node assign - refuses a role the environment does not define (real Pos
       GRANULE_HTTP_HOST: '127.0.0.1',
       GRANULE_HTTP_PORT: String(port),
     });
-    runtime = await startConfigStore(config, () => undefined, { nestLogger: false });
+    runtime = await startConfigStore(config, () => undefined, { logger: false });
     await runtime.listenHttp();
     base = `http://127.0.0.1:${port}`;
     nc = await connect({ servers: '127.0.0.1:4222' });
