@@ -43,6 +43,7 @@ describe('granule --help - one way to write things', () => {
     'granule agent enroll': 'prints a NATS credential file',
     'granule agent revoke': 'says what it revoked',
     'granule agent record': 'says what it recorded',
+    'granule agent package': 'writes a package file and says where',
     'granule completion': 'prints a shell script',
   };
 
