@@ -1,4 +1,4 @@
-import { createLogger, type LogFormat, type Logger } from '@granule/service-kit';
+import { createLogger, type LogFormat, type Logger } from '@granule/service-kit/logging';
 import type { AgentConfig } from './config/agent-config';
 
 /** Injection token of the agent's logger. */

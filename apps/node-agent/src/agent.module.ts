@@ -3,7 +3,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { Registry } from 'prom-client';
 import { connectNats } from '@granule/messaging';
 import { registerAgentMetrics, type AgentMetrics } from '@granule/observability';
-import { nestLoggerParams } from '@granule/service-kit';
+import { nestLoggerParams } from '@granule/service-kit/logging';
 import { AgentProcessSpawner, TaskJournal, TaskRunner } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';

@@ -14,7 +14,7 @@ import {
 import type { DispatchRefusedAlert, TaskDispatchMessage } from '@granule/contracts';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { AgentMetrics } from '@granule/observability';
-import { taskBindings } from '@granule/service-kit';
+import { taskBindings } from '@granule/service-kit/logging';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import type { AgentStateStore } from './agent-state.store';

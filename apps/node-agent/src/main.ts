@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Logger as NestLogger } from 'nestjs-pino';
 import { createMetrics, natsCheck, registerAgentMetrics, serveHealthChecks } from '@granule/observability';
-import { readLogSettings, type LogFormat } from '@granule/service-kit';
+import { readLogSettings, type LogFormat } from '@granule/service-kit/logging';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createAgentLogger, type AgentLogger } from './agent-logger';
 import { AgentModule } from './agent.module';
