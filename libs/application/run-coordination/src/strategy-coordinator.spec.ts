@@ -40,6 +40,7 @@ function world(
   const asked: { plans: PlanRequestMessage[]; strategies: unknown[] } = { plans: [], strategies: [] };
   const ports: CoordinatorPorts = {
     log,
+    locks: log.lockLog,
     plans: {
       request: async (req: PlanRequestMessage): Promise<PlanReplyMessage> => {
         asked.plans.push(req);
