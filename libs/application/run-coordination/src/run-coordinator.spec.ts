@@ -601,6 +601,21 @@ describe('RunCoordinator - node locks (ADR 0024)', () => {
     expect((await types(w.log, 'r1')).slice(-3)).toEqual(['DeploymentResumed', 'TaskDispatched', 'TaskDispatched']);
   });
 
+  it('a queued run stopped - ends stopped and says nothing of the nodes the holder is deploying', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.start({ ...start, commandId: 'c2', runId: 'r2', waitForLocks: true });
+    await w.coordinator.stop('r2');
+    expect(await types(w.log, 'r2')).toEqual([
+      'DeploymentRequested',
+      'DeploymentQueued',
+      'DeploymentStopRequested',
+      'DeploymentStopped',
+    ]);
+    expect([...w.log.nodeStreams.values()].flat().every((e) => e.data.runId === 'r1')).toBe(true);
+    expect(w.log.lockStreams.get('n1')?.map((e) => e.data.runId)).toEqual(['r1']);
+  });
+
   it('a retry - takes only the nodes of the instances it reruns', async () => {
     const w = world();
     await w.coordinator.start(start);

@@ -117,7 +117,9 @@ export class RunCoordinator {
       },
       newLocal: () => ({ nodeStatus: new Map(), unsent: new Map(), locksHeld: false, lockVersions: new Map() }),
       alongside: (run, events) => {
-        const plan = run.context;
+        // Only a run whose plan was accepted speaks of nodes: a queued run knows its plan but has
+        // touched nothing (stopping it says nothing of its nodes).
+        const plan = run.state.plan ? run.context : undefined;
         if (!plan) return undefined;
         const at = this.now();
         const known = new Map(run.local.nodeStatus);

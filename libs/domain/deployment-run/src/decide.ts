@@ -326,7 +326,10 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       if (state.phase === 'requested' || state.phase === 'queued')
         return [
           { type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } },
-          { type: 'DeploymentStopped', data: { at: command.at, failedNodes: [] } },
+          {
+            type: 'DeploymentStopped',
+            data: { at: command.at, failedNodes: [], ...(state.plan ? {} : { beforeStart: true }) },
+          },
         ];
       return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }];
 

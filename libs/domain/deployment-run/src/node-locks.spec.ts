@@ -164,7 +164,9 @@ describe('node locks', () => {
   it('a queued run stopped - ends at once and never held a lock', () => {
     const run = new Run(plan, { waitForLocks: true });
     run.accept({ n1: 'a' });
-    expect(run.types(run.when({ type: 'Stop', at: T0 }))).toEqual(['DeploymentStopRequested', 'DeploymentStopped']);
+    const stopped = run.when({ type: 'Stop', at: T0 });
+    expect(run.types(stopped)).toEqual(['DeploymentStopRequested', 'DeploymentStopped']);
+    expect(stopped[1].data).toMatchObject({ beforeStart: true });
     expect(run.lockEvents).toEqual([]);
   });
 

@@ -192,7 +192,8 @@ export interface DeploymentFailed {
 
 export interface DeploymentStopped {
   type: 'DeploymentStopped';
-  data: { at: string; failedNodes: string[] };
+  /** `beforeStart`: stopped while it waited for its plan or in the queue (ADR 0024): it touched nothing. */
+  data: { at: string; failedNodes: string[]; beforeStart?: boolean };
 }
 
 /**
