@@ -288,7 +288,8 @@ export class RunCoordinator {
           : `run ${command.runId} has nothing to retry: every task instance succeeded or was skipped`,
       );
     const offline = await this.ports.presence.offline(plan.nodeNames);
-    const { childOf: _phase, waitForLocks: _wait, ...request } = requested.data;
+    // The retry waits for locks only if its own command says so.
+    const { waitForLocks: _wait, ...request } = requested.data;
     const nodes = nodesToLock(plan, keys);
     await this.withLocks(nodes, (view) =>
       this.driver.create(
