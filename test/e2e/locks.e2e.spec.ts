@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { E2eStack, FIXTURES, dataOf, type StoredEvent } from './stack';
+import { E2eStack, FIXTURES, dataOf, waitUntil, type StoredEvent } from './stack';
 
 // Node locks (ADR 0024) on four agents of one environment. A deploy that needs a node another
 // running deploy holds is refused naming the holder, or queued with --wait; deploys of disjoint
@@ -179,6 +179,36 @@ describe('node locks: concurrent deploys of one environment (whole stack)', () =
     stack.assertExitedOk(await waiter, 'the queued deploy');
     const held = await stack.events('hold-6');
     const queued = await stack.events('queued-6');
+    expect(last(queued).type).toBe('DeploymentSucceeded');
+    expect(first(queued, 'PlanAccepted').at.getTime()).toBeGreaterThanOrEqual(last(held).at.getTime());
+  }, 120_000);
+
+  it('two replicas, the one driving the holder SIGKILLed for good - the survivor keeps its lock: refused, queued, then run after it', async () => {
+    await stack.service('orchestrator-2').start();
+    hold('hold-7');
+    const holder = stack.granule(['deploy', ...LOCKS, '--run-id', 'hold-7', '--watch']);
+    await stack.waitForEvent('hold-7', 'TaskStarted');
+    const waiter = stack.granule(['deploy', ...LOCKS, '--run-id', 'queued-7', '--wait', '--watch']);
+    await stack.waitForEvent('queued-7', 'DeploymentQueued');
+    const lease = await stack.redisClient().get(`${stack.prefix}:lease:run:hold-7`);
+    const driver = lease?.startsWith('orchestrator-2#') ? 'orchestrator-2' : 'orchestrator';
+    await stack.service(driver).kill('SIGKILL');
+    const r = await stack.granule(['deploy', ...LOCKS, '--run-id', 'second-7']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('nodes held by a running deployment: 1, 2, 3, 4 (run hold-7)');
+    // The survivor takes the holder over once its lease lapsed, and drives it to its end.
+    const survivor = driver === 'orchestrator' ? 'orchestrator-2' : 'orchestrator';
+    await waitUntil(
+      async () => (await stack.redisClient().get(`${stack.prefix}:lease:run:hold-7`))?.startsWith(`${survivor}#`),
+      'the surviving replica to take the holder over',
+      30_000,
+    );
+    release('hold-7');
+    stack.assertExitedOk(await holder, 'the holding deploy');
+    stack.assertExitedOk(await waiter, 'the queued deploy');
+    const held = await stack.events('hold-7');
+    const queued = await stack.events('queued-7');
+    expect(last(held).type).toBe('DeploymentSucceeded');
     expect(last(queued).type).toBe('DeploymentSucceeded');
     expect(first(queued, 'PlanAccepted').at.getTime()).toBeGreaterThanOrEqual(last(held).at.getTime());
   }, 120_000);
