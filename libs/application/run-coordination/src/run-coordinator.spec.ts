@@ -616,6 +616,21 @@ describe('RunCoordinator - node locks (ADR 0024)', () => {
     expect(w.log.lockStreams.get('n1')?.map((e) => e.data.runId)).toEqual(['r1']);
   });
 
+  it('a run planned before locks existed, taken up after the upgrade - releases no node when it ends', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    // As if recorded before locks: no lock stream; a newer run holds n1 meanwhile.
+    w.log.lockStreams.clear();
+    w.log.lockStreams.set('n1', [{ type: 'NodeLocked', data: { uid: 'n1', runId: 'newer', at: 't' } }]);
+    w.leases.clear();
+    const other = world(w.log);
+    await other.coordinator.recover();
+    for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await other.succeed(key);
+    expect((await types(w.log, 'r1')).at(-1)).toBe('DeploymentSucceeded');
+    expect(w.log.lockStreams.get('n1')?.map((e) => `${e.type} ${e.data.runId}`)).toEqual(['NodeLocked newer']);
+    expect(w.log.lockStreams.has('n2')).toBe(false);
+  });
+
   it('a retry - takes only the nodes of the instances it reruns', async () => {
     const w = world();
     await w.coordinator.start(start);

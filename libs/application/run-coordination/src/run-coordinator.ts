@@ -497,7 +497,7 @@ export class RunCoordinator {
     if (!run) return undefined;
     const { state, context: plan } = run;
     if (plan) run.local.nodeStatus = knownNodeStatuses(state, plan);
-    run.local.locksHeld = holdsNodeLocks(state);
+    run.local.locksHeld = await this.holdsLocksInLog(runId, state);
     this.ports.logger.info('recovered run from the event log', { runId, events: run.version, phase: state.phase });
     await this.driver.run(run, async () => {
       if (state.phase === 'requested') {
@@ -542,6 +542,22 @@ export class RunCoordinator {
     });
     if (run.local.planRequest) void this.schedulePlan(run);
     return run;
+  }
+
+  /**
+   * Whether a run taken up from the log holds its nodes' locks: its state says so, and the lock
+   * streams agree (a run planned before locks existed holds none, and must release none when it
+   * ends: a newer run may hold its nodes). When the lock streams cannot be read, the state decides.
+   */
+  private async holdsLocksInLog(runId: string, state: RunState): Promise<boolean> {
+    if (!holdsNodeLocks(state)) return false;
+    const nodes = state.lockedNodes ?? [];
+    try {
+      const { holders } = await this.ports.locks.read(nodes);
+      return nodes.length === 0 || nodes.some((n) => holders.get(n) === runId);
+    } catch {
+      return true;
+    }
   }
 
   /** Lets go of a run without ending it (its strategy run is driven elsewhere, or shutdown). */
