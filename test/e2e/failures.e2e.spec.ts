@@ -260,7 +260,7 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     const bad = await stack.granule(['runs', 'list', '--status', 'faild']);
     expect([bad.code, bad.stderr.trim()]).toEqual([
       2,
-      'error: --status faild: expected phases among requested, running, stopping, succeeded, failed, stopped, refused, expired',
+      'error: --status faild: expected phases among requested, queued, running, stopping, succeeded, failed, stopped, refused, expired',
     ]);
   }, 60_000);
 

@@ -48,6 +48,8 @@ export interface StartDeployment {
   strategy?: StrategyRef;
   dryRun: boolean;
   noop: boolean;
+  /** When a node it needs is held by another run: queue until it is free instead of being refused (ADR 0024). */
+  waitForLocks?: boolean;
 }
 
 export interface StopDeployment {
@@ -58,6 +60,8 @@ export interface StopDeployment {
 export interface ResumeDeployment {
   commandId: string;
   runId: string;
+  /** When a node it needs is held by another run: queue until it is free instead of being refused (ADR 0024). */
+  waitForLocks?: boolean;
 }
 
 /** RetryFailed: a new run of the same plan with only the failed and dep_failed task instances (or every unfinished one). */
@@ -66,6 +70,8 @@ export interface RetryFailed {
   runId: string;
   newRunId: string;
   failedOnly: boolean;
+  /** When a node it needs is held by another run: queue until it is free instead of being refused (ADR 0024). */
+  waitForLocks?: boolean;
 }
 
 /**

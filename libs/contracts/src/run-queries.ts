@@ -16,7 +16,7 @@ export interface RunsListRequest {
 
 export interface RunListEntry {
   runId: string;
-  /** Phase after the last event: requested, running, stopping, succeeded, failed, stopped, refused. */
+  /** Phase after the last event: requested, queued, running, stopping, succeeded, failed, stopped, refused. */
   phase: string;
   events: number;
   envId?: string;

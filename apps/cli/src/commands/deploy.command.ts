@@ -36,7 +36,7 @@ import { writeFindings } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import type { PlanInputFlags } from './plan.command';
-import { describeEvent, renderRecap } from './run-format';
+import { describeEvent, queuedDetail, renderRecap } from './run-format';
 import { RunProgress, showsAboveBars } from './run-progress';
 import { WatchInterrupts } from './watch-interrupt';
 
@@ -46,6 +46,7 @@ interface DeployOptions extends PlanInputFlags {
   dryRun?: boolean;
   noop?: boolean;
   watch?: boolean;
+  wait?: boolean;
   runId?: string;
   strategy?: string;
   output: string;
@@ -145,6 +146,13 @@ export async function waitUntilPlanned(
     const refusal = entries.find((e) => e.event.type === 'DeploymentRefused');
     if (refusal?.event.type === 'DeploymentRefused')
       return { code: refusal.event.data.code, reason: refusal.event.data.reason };
+    const queued = entries.find((e) => e.event.type === 'DeploymentQueued');
+    if (queued?.event.type === 'DeploymentQueued') {
+      print(
+        `${new Date().toISOString().slice(11, 19)}  run ${runId} is queued: ${queuedDetail(queued.event.data.heldBy)}`,
+      );
+      return undefined;
+    }
     if (entries.some((e) => e.event.type !== 'DeploymentRequested')) return undefined;
     if (!told && Date.now() - since > PLAN_WAIT_NOTICE_MS) {
       told = true;
@@ -327,6 +335,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     ...(strategy ? { strategy } : {}),
     dryRun: !!opts.dryRun,
     noop: !!opts.noop,
+    ...(opts.wait ? { waitForLocks: true } : {}),
   };
   await withNats(opts, async (session) => {
     if (command.inline) command.inline = await sealInline(command.inline, session, opts.cluster);
@@ -367,12 +376,16 @@ export function registerDeployCommand(program: Command): void {
     .addOption(new Option('--dry-run', 'validate and plan, run nothing').conflicts('noop'))
     .option('--noop', 'agents report what they would do (puppet --noop)')
     .option('--watch', 'follow the run until it ends, then print the recap')
+    .option(
+      '--wait',
+      'when another running deployment holds a node this one needs, queue behind it (starts when the node is free) instead of being refused',
+    )
     .option('--run-id <ID>', 'use this run id instead of a generated one')
 
     .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
     .addHelpText(
       'after',
-      '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n',
+      '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n  granule deploy --env prod --wait --watch\n',
     )
     .action((opts: DeployOptions) => runDeploy(opts));
   addCommandTtlOption(cmd);

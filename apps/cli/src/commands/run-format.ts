@@ -41,6 +41,9 @@ export function describeEvent(entry: RunEventEntry): string {
     case 'DeploymentRefused':
       detail = e.data.reason;
       break;
+    case 'DeploymentQueued':
+      detail = queuedDetail(e.data.heldBy);
+      break;
     case 'StrategyAccepted':
       detail = `groups in order: ${e.data.plan.order.join(', ')}`;
       break;
@@ -71,6 +74,19 @@ export function describeEvent(entry: RunEventEntry): string {
       detail = '';
   }
   return `${time}  #${String(entry.version).padEnd(4)} ${e.type.padEnd(24)} ${detail}`.trimEnd();
+}
+
+/** `waits for n1, n2 (run A); n3 (run B); starts when they are free` (ADR 0024). */
+export function queuedDetail(heldBy: readonly { node: string; runId: string }[]): string {
+  const byRun = new Map<string, string[]>();
+  for (const { node, runId } of heldBy) byRun.set(runId, [...(byRun.get(runId) ?? []), node]);
+  const held = [...byRun]
+    .map(
+      ([runId, nodes]) =>
+        `${nodes.slice(0, 10).join(', ')}${nodes.length > 10 ? ` and ${nodes.length - 10} more` : ''} (run ${runId})`,
+    )
+    .join('; ');
+  return `waits for nodes held by ${held}; goes on when they are free`;
 }
 
 function lastLine(text: string): string {

@@ -19,14 +19,15 @@ import {
   newRunId,
   query,
   sendCommand,
+  ServiceError,
   withNats,
   type NatsSession,
 } from '../connection/nats-session';
 import { parseTimePoint } from '../durations';
 import { helpExamples } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
-import { watchRun, watchWithProgress } from './deploy.command';
-import { describeEvent, renderRecap } from './run-format';
+import { waitUntilPlanned, watchRun, watchWithProgress } from './deploy.command';
+import { describeEvent, queuedDetail, renderRecap } from './run-format';
 
 interface Conn {
   natsUrl?: string;
@@ -196,21 +197,38 @@ export function registerRunsCommands(program: Command): void {
   );
 
   const control = (name: 'stop' | 'resume', summary: string, type: 'StopDeployment' | 'ResumeDeployment'): void => {
+    const base = addCommandTtlOption(program.command(name));
+    if (name === 'resume')
+      base.option(
+        '--wait',
+        'when another running deployment took a node of this run meanwhile, queue behind it instead of being refused',
+      );
     addConnectionOptions(
-      addCommandTtlOption(program.command(name))
+      base
         .argument('<RUN>', 'run id')
         .summary(summary)
         .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
-        .addHelpText('after', `\nExample:\n  granule ${name} 20261122-101500-ab12\n`)
-        .action(async (runId: string, opts: Conn & { commandTtl?: string }) => {
+        .addHelpText(
+          'after',
+          `\nExample:\n  granule ${name} 20261122-101500-ab12\n${name === 'resume' ? '  granule resume 20261122-101500-ab12 --wait\n' : ''}`,
+        )
+        .action(async (runId: string, opts: Conn & { commandTtl?: string; wait?: boolean }) => {
           const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
           const ttl = commandTtl(opts.commandTtl);
           await withNats(opts, async (s) => {
-            await sendCommand(s, { type, payload: { commandId: newCommandId(), runId } }, ttl);
-            await print(
-              format,
-              { runId, command: type },
-              () => `${type === 'StopDeployment' ? 'stopping' : 'resumed'} ${runId}\n`,
+            const payload = { commandId: newCommandId(), runId, ...(opts.wait ? { waitForLocks: true } : {}) };
+            await sendCommand(s, { type, payload }, ttl);
+            // A resume with --wait may have been queued behind another run's nodes: say so.
+            const queued =
+              type === 'ResumeDeployment' && opts.wait
+                ? (await query<RunEventsRequest, RunEventEntry[]>(s, s.subjects.runs.events, { runId })).at(-1)
+                : undefined;
+            const word =
+              type === 'StopDeployment' ? 'stopping' : queued?.event.type === 'DeploymentQueued' ? 'queued' : 'resumed';
+            await print(format, { runId, command: type, ...(word === 'queued' ? { queued: true } : {}) }, () =>
+              queued?.event.type === 'DeploymentQueued'
+                ? `queued ${runId}: ${queuedDetail(queued.event.data.heldBy)}\n`
+                : `${word} ${runId}\n`,
             );
           });
         }),
@@ -231,13 +249,23 @@ export function registerRunsCommands(program: Command): void {
       )
       .option('--all-unfinished', 'every task instance that did not succeed, including those a stop left pending')
       .option('--watch', 'follow the new run (Ctrl-C: stop it or detach, as deploy --watch)')
+      .option(
+        '--wait',
+        'when another running deployment holds a node the retry needs, queue behind it instead of being refused',
+      )
       .option('--run-id <ID>', 'id of the new run')
       .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
       .addHelpText('after', '\nExample:\n  granule retry 20261122-101500-ab12 --failed-only --watch\n')
       .action(
         async (
           runId: string,
-          opts: Conn & { allUnfinished?: boolean; watch?: boolean; runId?: string; commandTtl?: string },
+          opts: Conn & {
+            allUnfinished?: boolean;
+            watch?: boolean;
+            wait?: boolean;
+            runId?: string;
+            commandTtl?: string;
+          },
         ) => {
           const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
           const newRun = opts.runId ?? newRunId();
@@ -247,12 +275,21 @@ export function registerRunsCommands(program: Command): void {
               s,
               {
                 type: 'RetryFailed',
-                payload: { commandId: newCommandId(), runId, newRunId: newRun, failedOnly: !opts.allUnfinished },
+                payload: {
+                  commandId: newCommandId(),
+                  runId,
+                  newRunId: newRun,
+                  failedOnly: !opts.allUnfinished,
+                  ...(opts.wait ? { waitForLocks: true } : {}),
+                },
               },
               ttl,
             );
             if (!opts.watch) {
+              // A retry whose nodes another run holds is refused (or queued, with --wait): say so.
+              const refused = await waitUntilPlanned(s, newRun, (line) => process.stderr.write(`${line}\n`));
               await print(format, { runId: newRun, retryOf: runId }, () => `${newRun}\n`);
+              if (refused) throw new ServiceError(refused.code, `run ${newRun} was refused: ${refused.reason}`);
               return;
             }
             process.stderr.write(`run ${newRun} (retry of ${runId})\n`);

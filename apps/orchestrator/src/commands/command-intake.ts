@@ -13,6 +13,7 @@ import type {
   CommandReply,
   DeploymentCommandType,
   ExecutionSubjects,
+  ResumeDeployment,
   RetryFailed,
   StartDeployment,
 } from '@granule/contracts';
@@ -213,7 +214,9 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
         }
         const target = (await this.strategies.isStrategyRun(runId)) ? this.strategies : this.runs;
         if (command.type === 'StopDeployment') await target.stop(runId, metadata);
-        else await target.resume(runId, metadata);
+        else if (target === this.runs)
+          await this.runs.resume(runId, metadata, (payload as ResumeDeployment).waitForLocks ?? false);
+        else await this.strategies.resume(runId, metadata);
         return runId;
       }
     }

@@ -21,6 +21,7 @@ import { SealedPlanCheck } from './adapters/sealed-plan-check.adapter';
 import { RedisPresence } from './adapters/redis-presence.adapter';
 import { RedisRunLease, type LeaseHolder } from './adapters/run-lease.adapter';
 import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
+import { PostgresNodeLockLog } from './adapters/node-lock-log.adapter';
 import { ConfigStoreStrategySource } from './adapters/strategy-source.adapter';
 
 /**
@@ -92,11 +93,13 @@ export const coordinatorProviders: Provider[] = [
       presence: RedisPresence,
       lease: RedisRunLease,
       logger: Logger,
+      store: EventStore,
     ): CoordinatorPorts => {
       // Sealed secrets are opened only by the dispatcher, for the one agent a dispatch goes to.
       const secrets = config.secretsKey ? new SecretOpener(config.secretsKey) : undefined;
       return {
         log,
+        locks: new PostgresNodeLockLog(store),
         plans: new SealedPlanCheck(plans, secrets),
         dispatcher: new JetStreamDispatcher(nats, jetstream(nats), config.subjectPrefix, secrets),
         presence,
@@ -109,7 +112,16 @@ export const coordinatorProviders: Provider[] = [
         },
       };
     },
-    inject: [PostgresRunEventLog, StoredPlanSource, NATS, OrchestratorConfig, RedisPresence, RedisRunLease, LOGGER],
+    inject: [
+      PostgresRunEventLog,
+      StoredPlanSource,
+      NATS,
+      OrchestratorConfig,
+      RedisPresence,
+      RedisRunLease,
+      LOGGER,
+      EventStore,
+    ],
   },
   {
     provide: RunCoordinator,

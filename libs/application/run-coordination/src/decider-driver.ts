@@ -89,19 +89,22 @@ export class DeciderDriver<S, C, E extends { type: string }, X, L, N = never> {
   /**
    * Starts a new stream: refuses an id the log has seen (`RUN_EXISTS`) or another orchestrator
    * holds (`RUN_NOT_OWNED`), then handles `commands` in its queue. When nothing could be
-   * recorded the stream does not exist and its lease is let go.
+   * recorded the stream does not exist and its lease is let go. `prepare` fills the process's
+   * local data before the commands are decided (what they were read with, e.g. lock versions).
    */
   async create(
     id: string,
     commands: C[],
     context: X,
     metadata?: Record<string, unknown>,
+    prepare?: (local: L) => void,
   ): Promise<DrivenStream<S, X, L>> {
     if (this.streams.has(id) || (await this.ports.log.exists(id)))
       throw new RunError('RUN_EXISTS', `run ${id} already exists`);
     if (!(await this.ports.lease.acquire(id)))
       throw new RunError('RUN_NOT_OWNED', `run ${id} is driven by another orchestrator`);
     const stream = this.hold(id, this.process.decider.initialState(id), 0, context);
+    prepare?.(stream.local);
     try {
       await this.run(stream, () => this.execute(stream, commands, metadata));
     } catch (err) {

@@ -1,5 +1,5 @@
 import type { PlanReplyMessage, PlanRequestMessage, TaskDispatchMessage } from '@granule/contracts';
-import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
+import type { NodeLockEvent, NodeStatusChanged, RunEvent } from '@granule/run-events';
 import type { ExecutablePlan } from '@granule/deployment-run';
 
 /** A run whose last event is not terminal. */
@@ -8,18 +8,43 @@ export interface OpenRun {
   first: RunEvent;
 }
 
+/**
+ * A lock event on its way to the node's lock stream (`lock-<uid>`, ADR 0024): a `NodeLocked` is
+ * appended at the version the run read the stream at (0: the stream must not exist), so of two
+ * runs that saw the node free only one can take it; a `NodeReleased` goes at any version.
+ */
+export type NodeLockAppend = NodeLockEvent & { expectedVersion: number | 'any' };
+
+/** What a run appends to other streams with its own events: node statuses and node locks. */
+export type SideEvent = NodeStatusChanged | NodeLockAppend;
+
+/** Who holds which node, and the version of each node's lock stream the answer was read at. */
+export interface NodeLockView {
+  /** Node → run that holds it (a free node is absent). */
+  holders: Map<string, string>;
+  /** Node → version of its lock stream (absent: no stream yet, version 0). */
+  versions: Map<string, number>;
+}
+
+/** The lock streams of the event log (ADR 0024). */
+export interface NodeLockLog {
+  /** Who holds each of `uids` now. */
+  read(uids: readonly string[]): Promise<NodeLockView>;
+}
+
 /** The run streams of the event log. */
 export interface RunEventLog {
   /**
    * Appends after checking the stream is at `expectedVersion` (0 = new stream); returns the new
-   * version. `nodeEvents` go to their nodes' streams in the same transaction.
+   * version. `nodeEvents` go to their nodes' streams (statuses) and lock streams (locks) in the
+   * same transaction; a lock stream not at a `NodeLocked`'s expected version fails the whole append.
    */
   append(
     runId: string,
     events: RunEvent[],
     expectedVersion: number,
     metadata?: Record<string, unknown>,
-    nodeEvents?: NodeStatusChanged[],
+    nodeEvents?: SideEvent[],
   ): Promise<number>;
   read(runId: string): Promise<RunEvent[]>;
   /**
@@ -70,6 +95,7 @@ export interface CoordinatorLogger {
 
 export interface CoordinatorPorts {
   log: RunEventLog;
+  locks: NodeLockLog;
   plans: PlanSource;
   dispatcher: Dispatcher;
   presence: Presence;

@@ -11,5 +11,6 @@ export function requestData(command: StartDeployment): DeploymentRequested['data
     ...(command.strategy ? { strategy: command.strategy } : {}),
     dryRun: command.dryRun,
     noop: command.noop,
+    ...(command.waitForLocks ? { waitForLocks: true } : {}),
   };
 }

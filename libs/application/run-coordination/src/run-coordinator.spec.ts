@@ -34,6 +34,7 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
   let time = Date.parse('2026-01-01T00:00:00Z');
   const ports: CoordinatorPorts = {
     log,
+    locks: log.lockLog,
     plans: {
       request: async (): Promise<PlanReplyMessage> => ({
         ok: true,
@@ -492,5 +493,151 @@ describe('RunCoordinator', () => {
         ['deploying', 'stopped', 'r1'],
       ]);
     });
+  });
+});
+
+describe('RunCoordinator - node locks (ADR 0024)', () => {
+  const types = async (log: MemoryRunEventLog, runId: string) => (await log.read(runId)).map((e) => e.type);
+
+  it('a second deploy of the same nodes - refused naming the first, which goes on alone', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.start({ ...start, commandId: 'c2', runId: 'r2' });
+    const r2 = await w.log.read('r2');
+    expect(r2.map((e) => e.type)).toEqual(['DeploymentRequested', 'DeploymentRefused']);
+    expect(r2[1]).toMatchObject({ data: { code: 'NODES_LOCKED', reason: expect.stringContaining('n1, n2 (run r1)') } });
+    expect(w.dispatched.every((d) => d.runId === 'r1')).toBe(true);
+    expect(w.log.lockStreams.get('n1')?.map((e) => `${e.type} ${e.data.runId}`)).toEqual(['NodeLocked r1']);
+  });
+
+  it('the loser of a race - decides again on what the winner recorded and is refused, not failed', async () => {
+    const w = world();
+    // r2 reads the locks first and sees the nodes free; r1 takes them before r2 appends.
+    const read = w.ports.locks.read;
+    let raced = false;
+    w.ports.locks.read = async (uids) => {
+      const view = await read(uids);
+      if (!raced) {
+        raced = true;
+        await w.coordinator.start(start);
+      }
+      return view;
+    };
+    await w.coordinator.start({ ...start, commandId: 'c2', runId: 'r2' });
+    expect(await types(w.log, 'r2')).toEqual(['DeploymentRequested', 'DeploymentRefused']);
+    expect(w.log.lockStreams.get('n2')?.map((e) => e.data.runId)).toEqual(['r1']);
+  });
+
+  it('--wait - queued behind the holder, started by a tick once the holder ended and released its nodes', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.start({ ...start, commandId: 'c2', runId: 'r2', waitForLocks: true });
+    expect(await types(w.log, 'r2')).toEqual(['DeploymentRequested', 'DeploymentQueued']);
+    await w.coordinator.tick();
+    expect(await types(w.log, 'r2')).toEqual(['DeploymentRequested', 'DeploymentQueued']);
+    for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await w.succeed(key);
+    expect((await types(w.log, 'r1')).at(-1)).toBe('DeploymentSucceeded');
+    expect(w.log.lockStreams.get('n1')?.map((e) => e.type)).toEqual(['NodeLocked', 'NodeReleased']);
+    await w.coordinator.tick();
+    expect(await types(w.log, 'r2')).toEqual([
+      'DeploymentRequested',
+      'DeploymentQueued',
+      'PlanAccepted',
+      'TaskDispatched',
+      'TaskDispatched',
+    ]);
+    expect(w.log.lockStreams.get('n1')?.map((e) => `${e.type} ${e.data.runId}`)).toEqual([
+      'NodeLocked r1',
+      'NodeReleased r1',
+      'NodeLocked r2',
+    ]);
+  });
+
+  it('a queued run - is taken up by another orchestrator from the log and still starts after the holder', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.start({ ...start, commandId: 'c2', runId: 'r2', waitForLocks: true });
+    // The orchestrator is gone; the holder stops; another one (same log, leases lapsed) recovers.
+    w.leases.clear();
+    const other = world(w.log);
+    expect((await other.coordinator.recover()).sort()).toEqual(['r1', 'r2']);
+    await other.coordinator.stop('r1');
+    for (const key of ['a@n1', 'a@n2']) await other.succeed(key);
+    expect((await types(w.log, 'r1')).at(-1)).toBe('DeploymentStopped');
+    await other.coordinator.tick();
+    expect((await types(w.log, 'r2')).slice(2, 3)).toEqual(['PlanAccepted']);
+  });
+
+  it('resume of a stopped run whose nodes another run took - refused naming it, let go, queued with --wait', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.stop('r1');
+    for (const key of ['a@n1', 'a@n2']) await w.succeed(key);
+    expect((await types(w.log, 'r1')).at(-1)).toBe('DeploymentStopped');
+    await w.coordinator.start({ ...start, commandId: 'c2', runId: 'r2' });
+    await expect(w.coordinator.resume('r1')).rejects.toMatchObject({
+      code: 'NODES_LOCKED',
+      message: expect.stringContaining('(run r2)'),
+    });
+    expect(w.coordinator.drives('r1')).toBe(false);
+    await w.coordinator.resume('r1', undefined, true);
+    expect((await types(w.log, 'r1')).at(-1)).toBe('DeploymentQueued');
+    await w.coordinator.stop('r2');
+    await w.coordinator.tick();
+    expect(await types(w.log, 'r1')).not.toContain('DeploymentResumed');
+    for (const key of ['a@n1', 'a@n2'])
+      await w.coordinator.progress({
+        runId: 'r2',
+        key,
+        node: key.split('@')[1],
+        attempt: 1,
+        dispatchId: `r2/${key}/1`,
+        status: 'succeeded',
+        at: '2026-01-01T00:00:01Z',
+        exitCode: 0,
+      });
+    expect((await types(w.log, 'r2')).at(-1)).toBe('DeploymentStopped');
+    await w.coordinator.tick();
+    expect((await types(w.log, 'r1')).slice(-3)).toEqual(['DeploymentResumed', 'TaskDispatched', 'TaskDispatched']);
+  });
+
+  it('a queued run stopped - ends stopped and says nothing of the nodes the holder is deploying', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.start({ ...start, commandId: 'c2', runId: 'r2', waitForLocks: true });
+    await w.coordinator.stop('r2');
+    expect(await types(w.log, 'r2')).toEqual([
+      'DeploymentRequested',
+      'DeploymentQueued',
+      'DeploymentStopRequested',
+      'DeploymentStopped',
+    ]);
+    expect([...w.log.nodeStreams.values()].flat().every((e) => e.data.runId === 'r1')).toBe(true);
+    expect(w.log.lockStreams.get('n1')?.map((e) => e.data.runId)).toEqual(['r1']);
+  });
+
+  it('a run planned before locks existed, taken up after the upgrade - releases no node when it ends', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    // As if recorded before locks: no lock stream; a newer run holds n1 meanwhile.
+    w.log.lockStreams.clear();
+    w.log.lockStreams.set('n1', [{ type: 'NodeLocked', data: { uid: 'n1', runId: 'newer', at: 't' } }]);
+    w.leases.clear();
+    const other = world(w.log);
+    await other.coordinator.recover();
+    for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await other.succeed(key);
+    expect((await types(w.log, 'r1')).at(-1)).toBe('DeploymentSucceeded');
+    expect(w.log.lockStreams.get('n1')?.map((e) => `${e.type} ${e.data.runId}`)).toEqual(['NodeLocked newer']);
+    expect(w.log.lockStreams.has('n2')).toBe(false);
+  });
+
+  it('a retry - takes only the nodes of the instances it reruns', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.stop('r1');
+    for (const key of ['a@n1', 'a@n2']) await w.succeed(key);
+    await w.coordinator.retry({ commandId: 'c3', runId: 'r1', newRunId: 'r3', failedOnly: false });
+    expect((await types(w.log, 'r3')).slice(0, 2)).toEqual(['DeploymentRequested', 'PlanAccepted']);
+    expect(w.log.lockStreams.get('n1')?.at(-1)).toMatchObject({ type: 'NodeLocked', data: { runId: 'r3' } });
   });
 });

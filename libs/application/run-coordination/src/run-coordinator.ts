@@ -2,7 +2,6 @@ import { GranuleError } from '@granule/core';
 import type {
   CommandExpiry,
   DeploymentRequested,
-  NodeStatusChanged,
   PlanReplyMessage,
   RetryFailed,
   RunEvent,
@@ -11,13 +10,22 @@ import type {
   TaskProgressMessage,
 } from '@granule/contracts';
 import { dispatchIdOf, isTerminalRunEvent, RunError } from '@granule/run-events';
-import { InstanceStatus, foldRun, knownNodeStatuses, nodeStatusChanges, runDecider } from '@granule/deployment-run';
+import {
+  InstanceStatus,
+  foldRun,
+  holdsNodeLocks,
+  knownNodeStatuses,
+  nodeLockChanges,
+  nodesToLock,
+  nodeStatusChanges,
+  runDecider,
+} from '@granule/deployment-run';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/deployment-run';
 import { isStrategyParent } from '@granule/strategy-run';
 import type { PhaseRunOutcome } from '@granule/strategy-run';
 import { DeciderDriver } from './decider-driver';
 import type { DrivenStream, StreamProcess } from './decider-driver';
-import type { CoordinatorPorts, OpenRun } from './ports';
+import type { CoordinatorPorts, NodeLockAppend, NodeLockView, OpenRun, SideEvent } from './ports';
 import { requestData } from './request-data';
 import { notDrivenReason } from './run-recovery';
 
@@ -34,6 +42,10 @@ interface RunLocal {
   planRequest?: StartDeployment;
   /** A plan is being asked for (it may take a while: a big plan, a planner that is away). */
   planning?: boolean;
+  /** The run holds its nodes' locks (ADR 0024): what the log says, as of the last append. */
+  locksHeld: boolean;
+  /** The lock streams' versions the pending decision read (a NodeLocked is appended at them). */
+  lockVersions: Map<string, number>;
 }
 
 type RunStream = DrivenStream<RunState, ExecutablePlan | undefined, RunLocal>;
@@ -45,7 +57,7 @@ export interface CoordinatorOptions {
 /** Extra facts of a run the orchestrator starts itself (a strategy's phase runs). */
 export type RunStartExtra = Pick<
   DeploymentRequested['data'],
-  'childOf' | 'tolerateNodeFailures' | 'requestedBy' | 'retryOf'
+  'childOf' | 'tolerateNodeFailures' | 'requestedBy' | 'retryOf' | 'waitForLocks'
 >;
 
 /** How a run ended, in the terms a strategy run judges its phase runs by. */
@@ -83,7 +95,7 @@ export class RunCoordinator {
     RunEvent,
     ExecutablePlan | undefined,
     RunLocal,
-    NodeStatusChanged
+    SideEvent
   >;
 
   /** Called when a run this orchestrator drove has ended, with how it ended. */
@@ -93,26 +105,38 @@ export class RunCoordinator {
     private readonly ports: CoordinatorPorts,
     private readonly options: CoordinatorOptions,
   ) {
-    const process: StreamProcess<
-      RunState,
-      RunCommand,
-      RunEvent,
-      ExecutablePlan | undefined,
-      RunLocal,
-      NodeStatusChanged
-    > = {
+    const process: StreamProcess<RunState, RunCommand, RunEvent, ExecutablePlan | undefined, RunLocal, SideEvent> = {
       decider: runDecider,
       loadContext: async (_id, events) => {
         const accepted = events.find((e) => e.type === 'PlanAccepted');
-        return accepted?.type === 'PlanAccepted' ? this.ports.plans.load(accepted.data.planId) : undefined;
+        if (accepted?.type === 'PlanAccepted') return this.ports.plans.load(accepted.data.planId);
+        // A run queued behind other runs' nodes waits with the plan it is to run.
+        const queued = events.findLast((e) => e.type === 'DeploymentQueued');
+        const planId = queued?.type === 'DeploymentQueued' ? queued.data.plan?.planId : undefined;
+        return planId ? this.ports.plans.load(planId) : undefined;
       },
-      newLocal: () => ({ nodeStatus: new Map(), unsent: new Map() }),
+      newLocal: () => ({ nodeStatus: new Map(), unsent: new Map(), locksHeld: false, lockVersions: new Map() }),
       alongside: (run, events) => {
-        const plan = run.context;
+        // Only a run whose plan was accepted speaks of nodes: a queued run knows its plan but has
+        // touched nothing (stopping it says nothing of its nodes).
+        const plan = run.state.plan ? run.context : undefined;
         if (!plan) return undefined;
+        const at = this.now();
         const known = new Map(run.local.nodeStatus);
-        const changes = nodeStatusChanges(run.state, plan, events, known, this.now());
-        return { events: changes, recorded: () => (run.local.nodeStatus = known) };
+        const changes = nodeStatusChanges(run.state, plan, events, known, at);
+        const locks = nodeLockChanges(run.state, events, run.local.locksHeld, at);
+        const versions = run.local.lockVersions;
+        const lockAppends = locks.events.map((e): NodeLockAppend => ({
+          ...e,
+          expectedVersion: e.type === 'NodeLocked' ? (versions.get(e.data.uid) ?? 0) : 'any',
+        }));
+        return {
+          events: [...changes, ...lockAppends],
+          recorded: () => {
+            run.local.nodeStatus = known;
+            run.local.locksHeld = locks.held;
+          },
+        };
       },
       react: async (run, events) => {
         const plan = run.context;
@@ -264,31 +288,63 @@ export class RunCoordinator {
           : `run ${command.runId} has nothing to retry: every task instance succeeded or was skipped`,
       );
     const offline = await this.ports.presence.offline(plan.nodeNames);
-    await this.driver.create(
-      command.newRunId,
-      [
-        {
-          type: 'RequestDeployment',
-          request: {
-            ...requested.data,
-            runId: command.newRunId,
-            retryOf: { runId: command.runId, failedOnly: command.failedOnly },
-            ...(requestedBy ? { requestedBy } : {}),
+    // The retry waits for locks only if its own command says so.
+    const { waitForLocks: _wait, ...request } = requested.data;
+    const nodes = nodesToLock(plan, keys);
+    await this.withLocks(nodes, (view) =>
+      this.driver.create(
+        command.newRunId,
+        [
+          {
+            type: 'RequestDeployment',
+            request: {
+              ...request,
+              runId: command.newRunId,
+              retryOf: { runId: command.runId, failedOnly: command.failedOnly },
+              ...(requestedBy ? { requestedBy } : {}),
+              ...(command.waitForLocks ? { waitForLocks: true } : {}),
+            },
           },
-        },
-        {
-          type: 'AcceptPlan',
-          planId: accepted.data.planId,
-          planHash: accepted.data.planHash,
-          offlineNodes: offline,
-          only: keys,
-          at: this.now(),
-        },
-        ...this.advanceCommands(),
-      ],
-      plan,
-      metadata,
+          {
+            type: 'AcceptPlan',
+            planId: accepted.data.planId,
+            planHash: accepted.data.planHash,
+            offlineNodes: offline,
+            only: keys,
+            at: this.now(),
+            holders: view.holders,
+          },
+          ...this.advanceCommands(),
+        ],
+        plan,
+        metadata,
+        (local) => (local.lockVersions = view.versions),
+      ),
     );
+  }
+
+  /**
+   * Reads who holds `nodes` and runs `step` with it (a decision that may take them). When the
+   * append fails because another run took one of the nodes meanwhile (its lock stream moved:
+   * the append's expected version no longer holds), reads again and decides again, so the loser
+   * of a race is refused or queued naming the winner instead of failing. Any other failure is
+   * thrown.
+   */
+  private async withLocks<T>(nodes: readonly string[], step: (view: NodeLockView) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const view = await this.ports.locks.read(nodes);
+      try {
+        return await step(view);
+      } catch (err) {
+        if (attempt >= 5 || nodes.length === 0) throw err;
+        const now = await this.ports.locks.read(nodes);
+        const moved = nodes.some((n) => (now.versions.get(n) ?? 0) !== (view.versions.get(n) ?? 0));
+        if (!moved) throw err;
+        this.ports.logger.info('another run took a node while this one was deciding; deciding again', {
+          nodes: nodes.length,
+        });
+      }
+    }
   }
 
   async stop(runId: string, metadata?: Record<string, unknown>): Promise<void> {
@@ -298,12 +354,63 @@ export class RunCoordinator {
     );
   }
 
-  async resume(runId: string, metadata?: Record<string, unknown>): Promise<void> {
+  /**
+   * Resumes a stopped run. A node another run took meanwhile refuses it (`NODES_LOCKED`), or
+   * queues it with `wait` (ADR 0024); a run refused so is let go again.
+   */
+  async resume(runId: string, metadata?: Record<string, unknown>, wait = false): Promise<void> {
     // A stopped run is not driven by anyone: take it back.
     const run = this.driver.get(runId) ?? (await this.adopt(runId, true)) ?? (await this.whyNotDriven(runId, 'resume'));
-    await this.driver.run(run, () =>
-      this.driver.execute(run, [{ type: 'Resume', at: this.now() }, ...this.advanceCommands()], metadata),
-    );
+    try {
+      await this.driver.run(run, () => this.resumeStep(run, wait, metadata));
+    } finally {
+      if (run.state.phase === 'stopped') await this.driver.release(runId);
+    }
+  }
+
+  private resumeStep(run: RunStream, wait: boolean, metadata?: Record<string, unknown>): Promise<unknown> {
+    return this.withLocks(run.state.lockedNodes ?? [], (view) => {
+      this.checkFresh(run);
+      run.local.lockVersions = view.versions;
+      return this.driver.execute(
+        run,
+        [{ type: 'Resume', at: this.now(), holders: view.holders, wait }, ...this.advanceCommands()],
+        metadata,
+      );
+    });
+  }
+
+  /** Accepts the plan of a run that was requested or waits in the queue, with who holds its nodes now. */
+  private acceptStep(
+    run: RunStream,
+    plan: ExecutablePlan,
+    accepted: { planId: string; planHash: string; only?: string[] },
+  ): Promise<unknown> {
+    return this.withLocks(nodesToLock(plan, accepted.only), async (view) => {
+      this.checkFresh(run);
+      const offline = await this.ports.presence.offline(plan.nodeNames);
+      run.local.lockVersions = view.versions;
+      return this.driver.execute(run, [
+        { type: 'AcceptPlan', ...accepted, offlineNodes: offline, at: this.now(), holders: view.holders },
+        ...this.advanceCommands(),
+      ]);
+    });
+  }
+
+  /** A failed append left the run stale (its log could not be read again): decide nothing on it. */
+  private checkFresh(run: RunStream): void {
+    if (run.stale) throw new Error(`run ${run.id}: the event log could not be read after a failed append`);
+  }
+
+  /** A queued run tries again: it starts (or resumes) once nobody else holds its nodes. */
+  private async dequeue(run: RunStream): Promise<void> {
+    const queued = run.state.queued;
+    if (!queued) return;
+    if (queued.resume) {
+      await this.resumeStep(run, true);
+      return;
+    }
+    if (run.context && queued.plan) await this.acceptStep(run, run.context, queued.plan);
   }
 
   /** A task result or progress report from an agent; duplicates and stale attempts change nothing. */
@@ -342,6 +449,7 @@ export class RunCoordinator {
       }
       await this.driver.run(run, async () => {
         if (run.state.phase === 'requested') return;
+        if (run.state.phase === 'queued') return this.dequeue(run);
         await this.resend(run);
         const offline = run.context ? await this.ports.presence.offline(run.context.nodeNames) : [];
         await this.driver.execute(run, [
@@ -389,6 +497,7 @@ export class RunCoordinator {
     if (!run) return undefined;
     const { state, context: plan } = run;
     if (plan) run.local.nodeStatus = knownNodeStatuses(state, plan);
+    run.local.locksHeld = await this.holdsLocksInLog(runId, state);
     this.ports.logger.info('recovered run from the event log', { runId, events: run.version, phase: state.phase });
     await this.driver.run(run, async () => {
       if (state.phase === 'requested') {
@@ -435,6 +544,22 @@ export class RunCoordinator {
     return run;
   }
 
+  /**
+   * Whether a run taken up from the log holds its nodes' locks: its state says so, and the lock
+   * streams agree (a run planned before locks existed holds none, and must release none when it
+   * ends: a newer run may hold its nodes). When the lock streams cannot be read, the state decides.
+   */
+  private async holdsLocksInLog(runId: string, state: RunState): Promise<boolean> {
+    if (!holdsNodeLocks(state)) return false;
+    const nodes = state.lockedNodes ?? [];
+    try {
+      const { holders } = await this.ports.locks.read(nodes);
+      return nodes.length === 0 || nodes.some((n) => holders.get(n) === runId);
+    } catch {
+      return true;
+    }
+  }
+
   /** Lets go of a run without ending it (its strategy run is driven elsewhere, or shutdown). */
   release(runId: string): Promise<void> {
     return this.driver.release(runId);
@@ -470,17 +595,7 @@ export class RunCoordinator {
       return;
     }
     run.context = plan;
-    const offline = await this.ports.presence.offline(plan.nodeNames);
-    await this.driver.execute(run, [
-      {
-        type: 'AcceptPlan',
-        planId: reply.result.planId,
-        planHash: reply.result.planHash,
-        offlineNodes: offline,
-        at: this.now(),
-      },
-      ...this.advanceCommands(),
-    ]);
+    await this.acceptStep(run, plan, { planId: reply.result.planId, planHash: reply.result.planHash });
   }
 
   /** Dispatch what can run, then end the run if nothing is left. */

@@ -40,6 +40,7 @@ function world(
   const asked: { plans: PlanRequestMessage[]; strategies: unknown[] } = { plans: [], strategies: [] };
   const ports: CoordinatorPorts = {
     log,
+    locks: log.lockLog,
     plans: {
       request: async (req: PlanRequestMessage): Promise<PlanReplyMessage> => {
         asked.plans.push(req);
@@ -342,5 +343,35 @@ describe('StrategyCoordinator - stop and resume', () => {
     );
     expect(await w.strategies.isStrategyRun('s1')).toBe(true);
     expect(await w.strategies.isStrategyRun('s1-1-prepare')).toBe(false);
+  });
+});
+
+describe('StrategyCoordinator - node locks (ADR 0024)', () => {
+  it('each phase run takes its nodes and gives them back before the next starts: a strategy never waits on itself', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    await w.drain();
+    expect((await w.log.read('s1')).at(-1)?.type).toBe('DeploymentSucceeded');
+    expect(w.log.lockStreams.size).toBe(nodes.length);
+    for (const [uid, stream] of w.log.lockStreams) {
+      const types = stream.map((e) => e.type);
+      // Prepared, then deployed: two phase runs, each locked and released.
+      expect([uid, types]).toEqual([uid, ['NodeLocked', 'NodeReleased', 'NodeLocked', 'NodeReleased']]);
+      expect(stream[0].data.runId).not.toBe(stream[2].data.runId);
+      expect(stream.every((e) => e.data.runId.startsWith('s1-'))).toBe(true);
+    }
+  });
+
+  it('a deploy of a node a phase run holds - refused naming the phase run', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    await new Promise((resolve) => setImmediate(resolve));
+    const phase = (await w.log.read('s1')).flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data] : []))[0];
+    await w.runs.start({ ...start, strategy: undefined, runId: 'other', commandId: 'c2' });
+    const refused = (await w.log.read('other')).at(-1);
+    expect(refused).toMatchObject({
+      type: 'DeploymentRefused',
+      data: { code: 'NODES_LOCKED', reason: expect.stringContaining(`(run ${phase.childRunId})`) },
+    });
   });
 });

@@ -3,13 +3,13 @@ import type { StartDeployment, StoredInputsRef, StrategyRef } from '@granule/con
 import { planStrategy } from '@granule/deployment-strategy';
 import type { DeploymentStrategy, StrategyPlan } from '@granule/deployment-strategy';
 import { isTerminalRunEvent, RunError } from '@granule/run-events';
-import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
+import type { RunEvent } from '@granule/run-events';
 import { isStrategyParent, PHASE_GRAPHS, phaseRunOutcome, strategyRunDecider } from '@granule/strategy-run';
 import type { PhaseRunOutcome, StrategyRun, StrategyRunCommand } from '@granule/strategy-run';
 import type { NodeSpec } from '@granule/task-model';
 import { DeciderDriver } from './decider-driver';
 import type { DrivenStream, StreamProcess } from './decider-driver';
-import type { CoordinatorPorts, OpenRun } from './ports';
+import type { CoordinatorPorts, OpenRun, SideEvent } from './ports';
 import { requestData } from './request-data';
 import type { RunCoordinator } from './run-coordinator';
 import { notDrivenReason } from './run-recovery';
@@ -42,7 +42,7 @@ export class StrategyCoordinator {
     RunEvent,
     undefined,
     Record<string, never>,
-    NodeStatusChanged
+    SideEvent
   >;
 
   constructor(
@@ -56,7 +56,7 @@ export class StrategyCoordinator {
       RunEvent,
       undefined,
       Record<string, never>,
-      NodeStatusChanged
+      SideEvent
     > = {
       decider: strategyRunDecider,
       loadContext: async () => undefined,
@@ -263,6 +263,8 @@ export class StrategyCoordinator {
       childOf: { runId: run.id, group: action.group, phase: action.kind },
       tolerateNodeFailures: true,
       ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
+      // Each phase run locks its own nodes (ADR 0024); it waits for them when the strategy run was asked to.
+      ...(request.waitForLocks ? { waitForLocks: true } : {}),
     });
   }
 
@@ -283,7 +285,8 @@ export class StrategyCoordinator {
     if (!child) return;
     const last = await this.ports.log.lastEventType(child);
     if (last === undefined) return this.startPhase(run);
-    if (last === 'DeploymentStopped' || !isTerminalRunEvent(last)) return this.children.resume(child);
+    // The strategy run has recorded its resume: a phase run whose nodes were taken meanwhile waits for them.
+    if (last === 'DeploymentStopped' || !isTerminalRunEvent(last)) return this.children.resume(child, undefined, true);
     // It ended on its own while the strategy was stopped: judge it now.
     const outcome = phaseRunOutcome(await this.ports.log.read(child));
     if (outcome) await this.recordPhaseEnd(run, child, outcome);

@@ -60,6 +60,7 @@ export class StartDeploymentCommand {
   @IsOptional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;
   @IsBoolean() dryRun = false;
   @IsBoolean() noop = false;
+  @IsOptional() @IsBoolean() waitForLocks?: boolean;
 }
 
 export class StopDeploymentCommand {
@@ -70,6 +71,7 @@ export class StopDeploymentCommand {
 export class ResumeDeploymentCommand {
   @Matches(ID_PATTERN) commandId!: string;
   @IsIdentifier('runId') runId!: string;
+  @IsOptional() @IsBoolean() waitForLocks?: boolean;
 }
 
 /** RetryFailed: a new run of the same plan with only the failed (and dep_failed) task-nodes, or all unfinished ones. */
@@ -78,6 +80,7 @@ export class RetryFailedCommand {
   @IsIdentifier('runId') runId!: string;
   @IsIdentifier('runId') newRunId!: string;
   @IsBoolean() failedOnly = true;
+  @IsOptional() @IsBoolean() waitForLocks?: boolean;
 }
 
 /** The envelope on the command stream. */

@@ -1,4 +1,6 @@
 import type { CommandExpiry, DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/run-events';
+import { lockConflicts, nodesLockedReason, nodesToLock, sameHolders } from './node-locks';
+import type { NodeHolders } from './node-locks';
 import { dispatchIdOf, isTerminalRunPhase, RunError } from '@granule/run-events';
 import { readyTaskComparator } from '@granule/planner';
 import type { ExecutablePlan } from './executable-plan';
@@ -16,13 +18,23 @@ export type RunCommand =
   | { type: 'RequestDeployment'; request: DeploymentRequested['data'] }
   /** Records a request whose command expired before an orchestrator took it: the run ends at once, nothing runs. */
   | { type: 'ExpireRequest'; request: DeploymentRequested['data']; expiry: CommandExpiry }
-  | { type: 'AcceptPlan'; planId: string; planHash: string; offlineNodes: string[]; only?: string[]; at: string }
+  /** `holders`: who holds the plan's nodes now (ADR 0024; absent: nobody). */
+  | {
+      type: 'AcceptPlan';
+      planId: string;
+      planHash: string;
+      offlineNodes: string[];
+      only?: string[];
+      at: string;
+      holders?: NodeHolders;
+    }
   | { type: 'RefusePlan'; code: string; reason: string }
   | { type: 'DispatchReady'; at: string; limits: ExecutionLimits }
   | { type: 'RecordProgress'; message: TaskProgressMessage }
   | { type: 'CheckHealth'; at: string; offlineNodes: string[] }
   | { type: 'Stop'; at: string }
-  | { type: 'Resume'; at: string }
+  /** `holders` as for AcceptPlan; `wait`: queue when a node is held instead of refusing. */
+  | { type: 'Resume'; at: string; holders?: NodeHolders; wait?: boolean }
   | { type: 'Finish'; at: string };
 
 /** The events a failed node causes: NodeFailed, exceeded groups, and a stop when the run can no longer succeed. */
@@ -99,8 +111,37 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       ];
 
     case 'AcceptPlan': {
-      if (state.phase !== 'requested') return [];
+      const waiting = state.phase === 'queued' && !state.queued?.resume;
+      if (state.phase !== 'requested' && !waiting) return [];
       if (!plan) throw new RunError('RUN_NO_PLAN', `AcceptPlan for run ${state.runId} needs the plan`);
+      const conflicts = state.request?.dryRun
+        ? []
+        : lockConflicts(state.runId, nodesToLock(plan, command.only), command.holders ?? new Map());
+      if (conflicts.length > 0) {
+        if (state.request?.waitForLocks) {
+          if (sameHolders(state.queued?.heldBy, conflicts)) return [];
+          const planned = { planId: command.planId, planHash: command.planHash };
+          return [
+            {
+              type: 'DeploymentQueued',
+              data: {
+                heldBy: conflicts,
+                plan: { ...planned, ...(command.only ? { only: command.only } : {}) },
+                at: command.at,
+              },
+            },
+          ];
+        }
+        return [
+          {
+            type: 'DeploymentRefused',
+            data: {
+              code: 'NODES_LOCKED',
+              reason: nodesLockedReason(conflicts, state.request?.retryOf ? 'retry' : 'deploy'),
+            },
+          },
+        ];
+      }
       const { critical, failed } = offlineAtStart(plan, command.offlineNodes);
       if (critical.length > 0 && !state.request?.tolerateNodeFailures) {
         return [
@@ -280,28 +321,48 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       if (isTerminalRunPhase(state.phase))
         throw new RunError('RUN_ENDED', `run ${state.runId} has already ended (${state.phase})`);
       if (state.phase === 'stopping') return [];
-      // Not planned yet (its planning failed and waits for another try): nothing runs, it ends now.
-      if (state.phase === 'requested')
+      // Not planned yet (its planning failed and waits for another try), or queued behind another
+      // run's nodes: nothing runs, it ends now.
+      if (state.phase === 'requested' || state.phase === 'queued')
         return [
           { type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } },
-          { type: 'DeploymentStopped', data: { at: command.at, failedNodes: [] } },
+          {
+            type: 'DeploymentStopped',
+            data: { at: command.at, failedNodes: [], ...(state.plan ? {} : { beforeStart: true }) },
+          },
         ];
       return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }];
 
-    case 'Resume':
+    case 'Resume': {
       if (state.phase === 'running') return [];
       if (!state.plan)
         throw new RunError(
           'RUN_NO_PLAN',
           `run ${state.runId} was stopped before it was planned: start the deployment again`,
         );
-      if (state.phase !== 'stopped' && state.phase !== 'stopping') {
+      const queuedResume = state.phase === 'queued' && state.queued?.resume;
+      if (state.phase !== 'stopped' && state.phase !== 'stopping' && !queuedResume) {
         throw new RunError(
           'RUN_NOT_STOPPED',
           `run ${state.runId} is ${state.phase}; only a stopped run can be resumed (use retry for a failed one)`,
         );
       }
+      // A stopping run still holds its nodes; a stopped one gave them up and takes them again.
+      const conflicts =
+        state.phase === 'stopping'
+          ? []
+          : lockConflicts(state.runId, state.lockedNodes ?? [], command.holders ?? new Map());
+      if (conflicts.length > 0) {
+        if (!command.wait && !queuedResume)
+          throw new RunError(
+            'NODES_LOCKED',
+            `run ${state.runId} cannot resume: ${nodesLockedReason(conflicts, 'resume')}`,
+          );
+        if (sameHolders(state.queued?.heldBy, conflicts)) return [];
+        return [{ type: 'DeploymentQueued', data: { heldBy: conflicts, resume: true, at: command.at } }];
+      }
       return [{ type: 'DeploymentResumed', data: { at: command.at } }];
+    }
 
     case 'Finish': {
       const p = state.plan;

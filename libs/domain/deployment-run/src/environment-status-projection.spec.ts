@@ -33,6 +33,7 @@ describe('environment status projection', () => {
       ['DeploymentSucceeded', { at: 't', failedNodes: [], outcome: 'success' }, 'operational'],
       ['DeploymentFailed', { at: 't', reason: 'x', failedNodes: ['1'] }, 'error'],
       ['DeploymentStopped', { at: 't', failedNodes: [] }, 'stopped'],
+      ['DeploymentStopped', { at: 't', failedNodes: [], beforeStart: true }, undefined],
       ['DeploymentRefused', { code: 'X', reason: 'x' }, undefined],
       ['TaskSucceeded', { key: 'a@1' }, undefined],
     ];

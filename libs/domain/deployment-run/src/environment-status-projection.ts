@@ -39,7 +39,8 @@ export function environmentStatusAfter(event: { type: string; data: unknown }): 
     case 'DeploymentFailed':
       return 'error';
     case 'DeploymentStopped':
-      return 'stopped';
+      // A run stopped before it started (queued behind another run's nodes) changed nothing.
+      return (event.data as { beforeStart?: unknown })?.beforeStart ? undefined : 'stopped';
     default:
       return undefined;
   }

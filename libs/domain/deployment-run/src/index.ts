@@ -20,3 +20,13 @@ export { nodeStatusUpdates, statusAfterOnline } from './node-status-projection';
 export { environmentStatusAfter, runSpeaksForEnvironment } from './environment-status-projection';
 export type { ProjectedEnvironmentStatus } from './environment-status-projection';
 export type { LoggedEvent, NodeStatusUpdate, ProjectedNodeStatus } from './node-status-projection';
+export {
+  describeHolders,
+  holdsNodeLocks,
+  lockConflicts,
+  nodeLockChanges,
+  nodesLockedReason,
+  nodesToLock,
+  sameHolders,
+} from './node-locks';
+export type { NodeHolders } from './node-locks';

@@ -1,4 +1,5 @@
-import type { DeploymentRequested, RunEvent, RunPhaseName } from '@granule/run-events';
+import type { DeploymentQueued, DeploymentRequested, RunEvent, RunPhaseName } from '@granule/run-events';
+import { nodesToLock } from './node-locks';
 import type { ExecutablePlan } from './executable-plan';
 
 /** Status of one instance in a run. */
@@ -49,6 +50,10 @@ export interface RunState {
   terminalReason?: string;
   /** The code of a DeploymentRefused (e.g. PLAN_UNKNOWN_GRAPH). */
   refusalCode?: string;
+  /** What the run waits for while it is `queued` (ADR 0024). */
+  queued?: DeploymentQueued['data'];
+  /** The nodes the run locks while it goes (`nodesToLock` of its plan; none for a dry run). */
+  lockedNodes?: string[];
   status: Uint8Array;
   attempt: Uint16Array;
   /** Predecessors (and any-of groups) not yet done, per instance. */
@@ -247,7 +252,13 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       if (!plan)
         throw new Error(`PlanAccepted for run ${state.runId}: the plan ${event.data.planId} must be given to evolve`);
       state.planId = event.data.planId;
+      state.queued = undefined;
+      state.lockedNodes = state.request?.dryRun ? [] : nodesToLock(plan, event.data.only);
       acceptPlan(state, plan, event.data.only);
+      return state;
+    case 'DeploymentQueued':
+      state.phase = 'queued';
+      state.queued = event.data;
       return state;
     case 'DeploymentRefused':
       state.phase = 'refused';
@@ -313,6 +324,7 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
     case 'DeploymentResumed':
       state.phase = 'running';
       state.stopReason = undefined;
+      state.queued = undefined;
       return state;
     case 'DeploymentSucceeded':
       state.phase = 'succeeded';

@@ -455,7 +455,7 @@ describe('run - operator commands', () => {
     apply({ type: 'RequestDeployment', request: { runId: 'r2', graph: 'default', dryRun: false, noop: false } });
     expect(apply({ type: 'Stop', at: at(1) })).toEqual([
       { type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } },
-      { type: 'DeploymentStopped', data: { at: at(1), failedNodes: [] } },
+      { type: 'DeploymentStopped', data: { at: at(1), failedNodes: [], beforeStart: true } },
     ]);
     expect(state.phase).toBe('stopped');
     expect(() => apply({ type: 'Resume', at: at(2) })).toThrow(

@@ -33,6 +33,11 @@ export interface DeploymentRequested {
     childOf?: { runId: string; group: string; phase: 'prepare' | 'deploy' };
     /** A failed node does not stop the run (strategy phases judge nodes by success criteria). */
     tolerateNodeFailures?: boolean;
+    /**
+     * When a node the run needs is held by another run (ADR 0024): queue (`DeploymentQueued`)
+     * until it is free, instead of being refused with `NODES_LOCKED`.
+     */
+    waitForLocks?: boolean;
   };
 }
 
@@ -147,6 +152,28 @@ export interface DeploymentStopRequested {
   data: { reason: 'operator' | 'fault_tolerance' | 'critical_node'; detail: string };
 }
 
+/** A node the run needs and the run that holds it (ADR 0024). */
+export interface NodeHeld {
+  node: string;
+  runId: string;
+}
+
+/**
+ * The run waits for nodes other runs hold (`granule deploy|retry|resume --wait`): it starts
+ * (`PlanAccepted`) or goes on (`DeploymentResumed`) once they are free. `plan` is the plan it
+ * waits to run (absent when it waits to resume: its `PlanAccepted` names the plan); recorded
+ * again only when the holders change.
+ */
+export interface DeploymentQueued {
+  type: 'DeploymentQueued';
+  data: {
+    heldBy: NodeHeld[];
+    plan?: { planId: string; planHash: string; only?: string[] };
+    resume?: boolean;
+    at: string;
+  };
+}
+
 export interface DeploymentResumed {
   type: 'DeploymentResumed';
   data: { at: string };
@@ -165,7 +192,8 @@ export interface DeploymentFailed {
 
 export interface DeploymentStopped {
   type: 'DeploymentStopped';
-  data: { at: string; failedNodes: string[] };
+  /** `beforeStart`: stopped while it waited for its plan or in the queue (ADR 0024): it touched nothing. */
+  data: { at: string; failedNodes: string[]; beforeStart?: boolean };
 }
 
 /**
@@ -211,6 +239,7 @@ export type RunEvent =
   | TaskSkipped
   | GroupToleranceExceeded
   | DeploymentStopRequested
+  | DeploymentQueued
   | DeploymentResumed
   | DeploymentSucceeded
   | DeploymentFailed
@@ -237,6 +266,7 @@ const RUN_EVENT_TYPE_KEYS: Record<RunEventType, true> = {
   TaskSkipped: true,
   GroupToleranceExceeded: true,
   DeploymentStopRequested: true,
+  DeploymentQueued: true,
   DeploymentResumed: true,
   DeploymentSucceeded: true,
   DeploymentFailed: true,
@@ -291,5 +321,22 @@ export interface DispatchRefused {
 }
 export type NodeEvent = NodeRegistered | NodeWentOffline | NodeCameOnline | NodeStatusChanged | DispatchRefused;
 
+/**
+ * (lock stream `lock-<uid>`) A run took the node: no other run may touch it until the same run
+ * records `NodeReleased` (ADR 0024). Appended at the lock stream's version the run read, in the
+ * transaction of the run's `PlanAccepted` or `DeploymentResumed`.
+ */
+export interface NodeLocked {
+  type: 'NodeLocked';
+  data: { uid: string; runId: string; at: string };
+}
+/** (lock stream) The run that held the node ended, stopped or failed; appended with its terminal event. */
+export interface NodeReleased {
+  type: 'NodeReleased';
+  data: { uid: string; runId: string; at: string };
+}
+export type NodeLockEvent = NodeLocked | NodeReleased;
+
 export const runStreamId = (runId: string): string => `run-${runId}`;
 export const nodeStreamId = (uid: string): string => `node-${uid}`;
+export const lockStreamId = (uid: string): string => `lock-${uid}`;

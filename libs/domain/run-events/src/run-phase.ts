@@ -3,6 +3,7 @@ import { RUN_EVENT_TYPES, type RunEventType } from './run-events';
 /** Where a run stands, as every reader names it (runs list, metrics, the recap, the deciders). */
 export const RUN_PHASES = [
   'requested',
+  'queued',
   'running',
   'stopping',
   'succeeded',
@@ -28,6 +29,7 @@ export function isTerminalRunPhase(phase: string): boolean {
 
 const PHASE_AFTER: Partial<Record<RunEventType, RunPhaseName>> = {
   DeploymentRequested: 'requested',
+  DeploymentQueued: 'queued',
   DeploymentRefused: 'refused',
   DeploymentStopRequested: 'stopping',
   DeploymentSucceeded: 'succeeded',

@@ -19,6 +19,8 @@ export type RunErrorCode =
   | 'RUN_NOT_STOPPED'
   /** The command needs a plan and the run has none. */
   | 'RUN_NO_PLAN'
+  /** A node the run needs is held by another run that is going (ADR 0024). */
+  | 'NODES_LOCKED'
   /** A strategy run's strategy could not be found or planned. */
   | 'STRATEGY_UNRESOLVED';
 

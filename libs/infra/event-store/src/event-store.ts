@@ -474,6 +474,21 @@ export class EventStore implements EventStorePort {
     return rows.map((r) => ({ streamId: r.stream_id, version: Number(r.version), lastEventType: r.last_event_type }));
   }
 
+  /**
+   * The last event of each of the given streams that exist (in no particular order): one index
+   * lookup per stream, however long the stream (a node's lock stream, ADR 0024).
+   */
+  async lastEvents<E extends NewEvent = NewEvent>(streamIds: readonly string[]): Promise<StoredEvent<E>[]> {
+    if (streamIds.length === 0) return [];
+    const rows: EventRow[] = await this.dataSource.query(
+      `SELECT ${EVENT_COLUMNS} FROM granule_events
+       WHERE (stream_id, stream_version) IN (
+         SELECT stream_id, version FROM granule_streams WHERE stream_id = ANY($1::text[]))`,
+      [streamIds],
+    );
+    return rows.map(toStoredEvent) as StoredEvent<E>[];
+  }
+
   /** Ids of every stream of a type (`node`, `run`), oldest first. */
   async streamIdsOfType(streamType: string): Promise<string[]> {
     const rows: Array<{ stream_id: string }> = await this.dataSource.query(

@@ -9,7 +9,7 @@ export type MetricsCollector = () => Promise<void> | void;
 /** A service's Prometheus registry with the Granule metrics. */
 export interface GranuleMetrics {
   registry: Registry;
-  /** `granule_runs{state}`: runs by state (requested, running, stopping, succeeded, failed, stopped, refused). */
+  /** `granule_runs{state}`: runs by state (requested, queued, running, stopping, succeeded, failed, stopped, refused). */
   runs: Gauge<'state'>;
   /** `granule_task_runs_total{state,type}`: finished task runs (succeeded, failed, timed_out, skipped) by task type. */
   taskRuns: Counter<'state' | 'type'>;

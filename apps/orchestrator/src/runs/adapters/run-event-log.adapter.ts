@@ -1,7 +1,7 @@
-import { nodeStreamId, OPEN_RUN_EVENTS, runStreamId } from '@granule/run-events';
-import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
-import type { EventStore } from '@granule/event-store';
-import type { OpenRun, RunEventLog } from '@granule/run-coordination';
+import { lockStreamId, nodeStreamId, OPEN_RUN_EVENTS, runStreamId } from '@granule/run-events';
+import type { RunEvent } from '@granule/run-events';
+import type { EventStore, ExpectedVersion, NewEvent, StreamAppend } from '@granule/event-store';
+import type { OpenRun, RunEventLog, SideEvent } from '@granule/run-coordination';
 
 /** Run streams (`run-<id>`) in the PostgreSQL event log. */
 export class PostgresRunEventLog implements RunEventLog {
@@ -12,7 +12,7 @@ export class PostgresRunEventLog implements RunEventLog {
     events: RunEvent[],
     expectedVersion: number,
     metadata?: Record<string, unknown>,
-    nodeEvents: NodeStatusChanged[] = [],
+    nodeEvents: SideEvent[] = [],
   ): Promise<number> {
     const run = {
       streamId: runStreamId(runId),
@@ -28,15 +28,20 @@ export class PostgresRunEventLog implements RunEventLog {
       );
       return result.nextExpectedVersion;
     }
-    // Node statuses change with the run's events, in one transaction: never one without the other.
-    const byNode = new Map<string, NodeStatusChanged[]>();
-    for (const e of nodeEvents) byNode.set(e.data.uid, [...(byNode.get(e.data.uid) ?? []), e]);
-    const nodes = [...byNode].map(([uid, list]) => ({
-      streamId: nodeStreamId(uid),
-      events: list.map((e) => ({ type: e.type, data: e.data })),
-      expectedVersion: 'any' as const,
-    }));
-    const result = await this.store.appendBatch([run, ...nodes], { metadata });
+    // Node statuses and locks change with the run's events, in one transaction: never one without
+    // the other. A lock stream's NodeLocked goes at the version the run read it at, so of two runs
+    // that saw a node free the second append fails (ConcurrencyError) and that run decides again.
+    const side = new Map<string, { events: NewEvent[]; expectedVersion: ExpectedVersion }>();
+    for (const e of nodeEvents) {
+      const streamId = e.type === 'NodeStatusChanged' ? nodeStreamId(e.data.uid) : lockStreamId(e.data.uid);
+      const entry = side.get(streamId) ?? { events: [], expectedVersion: 'any' };
+      if (e.type === 'NodeLocked' && e.expectedVersion !== 'any' && entry.events.length === 0)
+        entry.expectedVersion = e.expectedVersion === 0 ? 'no_stream' : e.expectedVersion;
+      entry.events.push({ type: e.type, data: e.data });
+      side.set(streamId, entry);
+    }
+    const others: StreamAppend[] = [...side].map(([streamId, entry]) => ({ streamId, ...entry }));
+    const result = await this.store.appendBatch([run, ...others], { metadata });
     return result.streams[0].nextExpectedVersion;
   }
 

@@ -1,6 +1,6 @@
 import { isTerminalRunEvent } from '@granule/run-events';
-import type { NodeStatusChanged, RunEvent } from '@granule/run-events';
-import type { OpenRun, RunEventLog } from '../ports';
+import type { NodeLockEvent, NodeStatusChanged, RunEvent } from '@granule/run-events';
+import type { NodeLockLog, NodeLockView, OpenRun, RunEventLog, SideEvent } from '../ports';
 
 /** An event log in memory with the same expected-version rule as the PostgreSQL one (tests). */
 export class MemoryRunEventLog implements RunEventLog {
@@ -13,25 +13,42 @@ export class MemoryRunEventLog implements RunEventLog {
   down = false;
   /** NodeStatusChanged events by node uid, as appended with the run events. */
   readonly nodeStreams = new Map<string, NodeStatusChanged[]>();
+  /** Lock streams by node uid (ADR 0024), with the PostgreSQL log's expected-version rule for NodeLocked. */
+  readonly lockStreams = new Map<string, NodeLockEvent[]>();
   async append(
     runId: string,
     events: RunEvent[],
     expectedVersion: number,
     _metadata?: Record<string, unknown>,
-    nodeEvents: NodeStatusChanged[] = [],
+    nodeEvents: SideEvent[] = [],
   ): Promise<number> {
     if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     if (this.failNextAppend) {
       this.failNextAppend = false;
       throw new Error('the database is gone');
     }
-    this.appends.push({ runId, types: events.map((e) => e.type) });
     const stream = this.streams.get(runId) ?? [];
     if (stream.length !== expectedVersion)
       throw new Error(`stream ${runId} is at ${stream.length}, expected ${expectedVersion}`);
+    // Every check before any write: the append is one transaction.
+    for (const e of nodeEvents) {
+      if (e.type !== 'NodeLocked' || e.expectedVersion === 'any') continue;
+      const at = this.lockStreams.get(e.data.uid)?.length ?? 0;
+      if (at !== e.expectedVersion)
+        throw new Error(`stream lock-${e.data.uid} is at ${at}, expected ${e.expectedVersion}`);
+    }
+    this.appends.push({ runId, types: events.map((e) => e.type) });
     stream.push(...events);
     this.streams.set(runId, stream);
-    for (const e of nodeEvents) this.nodeStreams.set(e.data.uid, [...(this.nodeStreams.get(e.data.uid) ?? []), e]);
+    for (const e of nodeEvents) {
+      if (e.type === 'NodeStatusChanged')
+        this.nodeStreams.set(e.data.uid, [...(this.nodeStreams.get(e.data.uid) ?? []), e]);
+      else
+        this.lockStreams.set(e.data.uid, [
+          ...(this.lockStreams.get(e.data.uid) ?? []),
+          { type: e.type, data: e.data } as NodeLockEvent,
+        ]);
+    }
     return stream.length;
   }
   /** The run of every `read` call, in order. */
@@ -58,4 +75,18 @@ export class MemoryRunEventLog implements RunEventLog {
     const stream = this.streams.get(runId);
     return stream?.[stream.length - 1]?.type;
   }
+  async readLocks(uids: readonly string[]): Promise<NodeLockView> {
+    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    const view: NodeLockView = { holders: new Map(), versions: new Map() };
+    for (const uid of uids) {
+      const stream = this.lockStreams.get(uid);
+      if (!stream?.length) continue;
+      view.versions.set(uid, stream.length);
+      const last = stream[stream.length - 1];
+      if (last.type === 'NodeLocked') view.holders.set(uid, last.data.runId);
+    }
+    return view;
+  }
+  /** The NodeLockLog port (`read` is the run streams'). */
+  readonly lockLog: NodeLockLog = { read: (uids) => this.readLocks(uids) };
 }
