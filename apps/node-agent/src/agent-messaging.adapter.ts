@@ -5,6 +5,7 @@ import {
   type AgentRegistered,
   type DispatchRefusedAlert,
   type ExecutionSubjects,
+  type TaskLogMessage,
   type TaskOutputMessage,
   type TaskProgressMessage,
 } from '@granule/contracts';
@@ -125,6 +126,28 @@ export class AgentMessaging {
           this.log.warn(
             { runId: message.runId, key: message.key, err: (err as Error).message, attempt },
             `cannot publish the ${message.status} result yet; retrying every ${PUBLISH_RETRY_MS / 1000} s and when the NATS connection is back`,
+          );
+        }
+        await this.retryWaits.wait(PUBLISH_RETRY_MS);
+      }
+    }
+  }
+
+  /**
+   * Publishes a task log message to `<p>.log.<run>.<node>` (the LOGS stream) with `msgID`, retrying
+   * like `publishProgress` until the stream stored it or `isStopping()` turns true.
+   */
+  async publishLog(message: TaskLogMessage, msgID: string, isStopping: () => boolean = () => false): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await publishJson(this.js, this.subjects.logs.forTask(message.runId, this.config.nodeUid), message, msgID);
+        return;
+      } catch (err) {
+        if (isStopping() || this.nc.isClosed()) throw err;
+        if (attempt === 1 || attempt % 30 === 0) {
+          this.log.warn(
+            { runId: message.runId, key: message.key, err: (err as Error).message, attempt },
+            `cannot publish task output yet; retrying every ${PUBLISH_RETRY_MS / 1000} s and when the NATS connection is back`,
           );
         }
         await this.retryWaits.wait(PUBLISH_RETRY_MS);
