@@ -98,7 +98,13 @@ export const coordinatorProviders: Provider[] = [
       return {
         log,
         plans: new SealedPlanCheck(plans, secrets),
-        dispatcher: new JetStreamDispatcher(nats, jetstream(nats), config.subjectPrefix, secrets),
+        dispatcher: new JetStreamDispatcher(
+          nats,
+          jetstream(nats),
+          config.subjectPrefix,
+          secrets,
+          config.taskLogLimitBytes,
+        ),
         presence,
         lease,
         clock: { now: () => new Date() },
