@@ -24,6 +24,7 @@ import { parseTimePoint } from '../durations';
 import { helpExamples } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 import { watchRun, watchWithProgress } from './deploy.command';
+import { registerRunTasksCommand } from './logs.command';
 import { describeEvent, renderRecap } from './run-format';
 
 interface Conn {
@@ -134,6 +135,8 @@ export function registerRunsCommands(program: Command): void {
         });
       }),
   );
+
+  registerRunTasksCommand(runs);
 
   addConnectionOptions(
     runs
