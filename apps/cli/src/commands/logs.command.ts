@@ -140,20 +140,25 @@ export function registerLogsCommand(program: Command): void {
           const emit = (line: TaskLogLine): void => {
             pending += format === 'json' ? jsonLogLine(line) : printer.render(line);
           };
-          await withNats(opts, async (s) => {
-            // Printed as it comes (a page at a time), so --follow shows output live.
-            const flushing = setInterval(() => {
-              if (pending === '') return;
-              process.stdout.write(pending);
+          // Printed as it comes, one write after another, and every write done before the CLI exits.
+          let written = Promise.resolve();
+          const flush = (): Promise<void> => {
+            if (pending !== '') {
+              const text = pending;
               pending = '';
-            }, 100);
+              written = written.then(() => writeOut(text));
+            }
+            return written;
+          };
+          await withNats(opts, async (s) => {
+            const flushing = setInterval(() => void flush(), 100);
             try {
               await readTaskLogs(s, request, emit, opts.follow ?? false);
             } finally {
               clearInterval(flushing);
             }
-            await writeOut(pending);
           });
+          await flush();
         },
       ),
   );

@@ -23,6 +23,11 @@ import { RunQueries } from '../runs/run-queries';
 
 /** Records in one `runs.logs` answer at most. */
 export const LOG_PAGE_RECORDS = 2000;
+/**
+ * Output in one `runs.logs` answer at most (bytes of text): an answer stays one NATS message, so
+ * a reader pages through a long log instead of waiting for one large reply.
+ */
+export const LOG_PAGE_BYTES = 256 * 1024;
 
 const INSTANCE_STATUSES = [
   'pending',
@@ -87,7 +92,7 @@ export class TaskQueries {
     const limit = Math.min(Math.max(Number(q.limit) || LOG_PAGE_RECORDS, 1), LOG_PAGE_RECORDS);
     const events = (await this.runs.events({ runId: q.runId })).map((e) => e.event);
     const runIds = isStrategyParent(events[0]) ? phaseRunsOf(events) : [q.runId];
-    const { records, more } = await this.logStore.read({
+    const page = await this.logStore.read({
       runIds,
       ...(q.node ? { node: q.node } : {}),
       ...(q.task ? { task: q.task } : {}),
@@ -96,6 +101,12 @@ export class TaskQueries {
       ...(q.after ? { afterId: String(q.after) } : {}),
       limit,
     });
+    let bytes = 0;
+    let count = 0;
+    while (count < page.records.length && (count === 0 || bytes + page.records[count].data.length <= LOG_PAGE_BYTES))
+      bytes += page.records[count++].data.length;
+    const records = page.records.slice(0, count);
+    const more = page.more || count < page.records.length;
     // Ended: the run has, and no output of it waits in the LOGS stream to be stored.
     const ended = !more && isTerminalRunEvent(events.at(-1)?.type) && !(await this.outputWaiting(runIds));
     return { records, more, ended, runIds, limitBytes: this.config.taskLogLimitBytes };

@@ -83,6 +83,23 @@ describe('TaskLogStore', () => {
     ]);
   });
 
+  it('pages in the order stored when ids gain a digit (ids are numbers, not text)', async () => {
+    for (let seq = 0; seq < 100; seq++)
+      await store.append(
+        message({ runId: 'r4', seq, chunks: [{ stream: 'stdout', at: seq, data: `${seq}\n` }] }),
+        1000,
+      );
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await store.read({ runIds: ['r4'], limit: 30, ...(after ? { afterId: after } : {}) });
+      seen.push(...page.records.map((r) => r.data.trim()));
+      after = page.records.at(-1)?.id;
+      if (!page.more) break;
+    }
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => String(i)));
+  });
+
   it('filters by node and by task across the runs asked for', async () => {
     await store.append(
       message({ runId: 'r3', key: 'x@n2', node: 'n2', seq: 0, chunks: [{ stream: 'stdout', at: 1, data: 'on n2' }] }),

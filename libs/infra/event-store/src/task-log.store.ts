@@ -121,7 +121,8 @@ export class TaskLogStore {
 
   /** Records of the runs in the order they were stored, after `afterId`; `more` when the limit cut the answer. */
   async read(q: TaskLogQuery): Promise<{ records: TaskLogRecord[]; more: boolean }> {
-    const where = ['run_id = ANY($1)', 'id > $2'];
+    // `l.id`, the number: the selected `id` is its text, which would sort 10 before 9.
+    const where = ['run_id = ANY($1)', 'l.id > $2'];
     const values: unknown[] = [q.runIds, q.afterId ?? '0'];
     if (q.node !== undefined) {
       values.push(q.node);
@@ -140,7 +141,7 @@ export class TaskLogStore {
     const rows: LogRow[] = await this.dataSource.query(
       `SELECT id::text AS id, node, task_key, try, stream, at, data, cut_limit::text AS cut_limit,
               cut_dropped::text AS cut_dropped
-         FROM granule_task_logs WHERE ${where.join(' AND ')} ORDER BY id LIMIT $${values.length}`,
+         FROM granule_task_logs l WHERE ${where.join(' AND ')} ORDER BY l.id LIMIT $${values.length}`,
       values,
     );
     const more = rows.length > q.limit;
