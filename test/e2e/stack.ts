@@ -141,6 +141,7 @@ export class StackProcess {
     private readonly env: Record<string, string>,
     private readonly readyLine: string,
     private readonly logFile: string,
+    private readonly cwd: string = REPO_ROOT,
   ) {}
 
   get pid(): number | undefined {
@@ -164,7 +165,7 @@ export class StackProcess {
     this.log ??= createWriteStream(this.logFile, { flags: 'a' });
     this.log.write(`--- start ${this.starts} at ${new Date().toISOString()}\n`);
     const child = spawn(process.execPath, [this.main], {
-      cwd: REPO_ROOT,
+      cwd: this.cwd,
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -393,11 +394,27 @@ export class E2eStack {
     return proc;
   }
 
-  /** The agent of node `uid` (created on first use, not started). */
-  agent(uid: string): StackProcess {
+  /**
+   * The agent of node `uid` (created on first use, not started). `installed` runs another entry
+   * file instead of dist/'s (an installed agent package) in `cwd` with exactly `env`, which the
+   * caller composes (stopped, and its task processes found, like every agent of the stack).
+   */
+  agent(uid: string, installed?: { main: string; cwd: string; env: Record<string, string> }): StackProcess {
     const name = `agent-${uid}`;
     const existing = this.processes.get(name);
     if (existing) return existing;
+    if (installed) {
+      const proc = new StackProcess(
+        name,
+        installed.main,
+        installed.env,
+        '"msg":"node-agent started"',
+        path.join(this.dir, 'logs', `${name}.log`),
+        installed.cwd,
+      );
+      this.processes.set(name, proc);
+      return proc;
+    }
     // NATS is an agent's only connection: it gets no Redis URL (and no database URL).
     const { GRANULE_REDIS_URL: _redis, ...base } = this.baseEnv();
     const env = {
@@ -451,6 +468,18 @@ export class E2eStack {
         resolve({ code, stdout, stderr });
       });
     });
+  }
+
+  /**
+   * The command line and environment `granule` runs with against this stack, for a test that
+   * spawns the CLI itself (its own stdin, a pseudo-terminal, signals).
+   */
+  cliCommand(args: string[], as = 'e2e-operator'): { argv: string[]; env: Record<string, string>; cwd: string } {
+    return {
+      argv: [process.execPath, MAINS.cli, ...args],
+      env: { ...this.baseEnv(), ...this.credsEnv(as) },
+      cwd: REPO_ROOT,
+    };
   }
 
   /**

@@ -144,7 +144,7 @@ export function registerRunsCommands(program: Command): void {
       .argument('<RUN>', 'run id')
       .description("print a run's events; --follow keeps printing until the run ends; --at N stops at event N")
       .option('--follow', 'wait for new events until the run ends')
-      .option('--at <N>', 'print events 1..N only')
+      .addOption(new Option('--at <N>', 'print events 1..N only').conflicts('follow'))
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
       .addHelpText(
         'after',
@@ -202,7 +202,7 @@ export function registerRunsCommands(program: Command): void {
         ).conflicts('allUnfinished'),
       )
       .option('--all-unfinished', 'every task instance that did not succeed, including those a stop left pending')
-      .option('--watch', 'follow the new run')
+      .option('--watch', 'follow the new run (Ctrl-C: stop it or detach, as deploy --watch)')
       .option('--run-id <ID>', 'id of the new run')
       .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
       .addHelpText('after', '\nExample:\n  granule retry 20261122-101500-ab12 --failed-only --watch\n')
