@@ -102,7 +102,11 @@ export function registerLogsCommand(program: Command): void {
       .option('--stderr-only', 'only what the tasks wrote to stderr')
       .option('--follow', 'keep printing new output until the run ends')
       .option('--timestamps', 'put the time each line was read in front of it (text output)')
-      .option('-o, --output <FORMAT>', 'text|json (json: one object per line)', 'text')
+      .option(
+        '-o, --output <FORMAT>',
+        'text|json|yaml (json: one object per line; yaml: a list, an item per line)',
+        'text',
+      )
       .addHelpText(
         'after',
         helpExamples(
@@ -124,7 +128,7 @@ export function registerLogsCommand(program: Command): void {
             timestamps?: boolean;
           },
         ) => {
-          const format = parseFormat(opts.output, ['text', 'json'] as const);
+          const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
           const node = nonEmpty('--node', opts.node);
           const task = nonEmpty('--task', opts.task);
           const attempt = tryNumber(opts.attempt);
@@ -138,7 +142,8 @@ export function registerLogsCommand(program: Command): void {
           const printer = new TaskLogTextPrinter(opts.timestamps ?? false);
           let pending = '';
           const emit = (line: TaskLogLine): void => {
-            pending += format === 'json' ? jsonLogLine(line) : printer.render(line);
+            pending +=
+              format === 'json' ? jsonLogLine(line) : format === 'yaml' ? toYaml([line]) : printer.render(line);
           };
           // Printed as it comes, one write after another, and every write done before the CLI exits.
           let written = Promise.resolve();
