@@ -135,9 +135,21 @@ describe('task logs and the per-task view (whole stack)', () => {
   it('logs --follow prints output as it comes and ends when the run ends', async () => {
     const started = await stack.granule(['deploy', ...LOGS, '--only', 'ticks', '--run-id', 'logs-follow']);
     stack.assertExitedOk(started, 'granule deploy logs-follow');
-    // A viewer may read logs too.
-    const follow = await stack.granule(['logs', 'logs-follow', '--follow'], { as: 'e2e-viewer', timeoutMs: 60_000 });
+    // A viewer may read logs too. When the first tick is printed, the run is still going.
+    let endedAtFirstTick: boolean | undefined;
+    const follow = await stack.granule(['logs', 'logs-follow', '--follow'], {
+      as: 'e2e-viewer',
+      timeoutMs: 60_000,
+      onStdout: (text) => {
+        if (endedAtFirstTick !== undefined || !text.includes('tick 1\n')) return;
+        endedAtFirstTick = false;
+        void stack.events('logs-follow').then((events) => {
+          endedAtFirstTick = events.some((e) => e.type === 'DeploymentSucceeded');
+        });
+      },
+    });
     stack.assertExitedOk(follow, 'granule logs --follow');
+    expect(endedAtFirstTick).toBe(false);
     const events = await stack.events('logs-follow');
     expect(events.at(-1)?.type).toBe('DeploymentSucceeded');
     expect(follow.stdout).toBe(
