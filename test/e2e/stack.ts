@@ -75,6 +75,8 @@ export interface StackOptions {
   databaseAdminUrl?: string;
   /** Extra environment for the orchestrator. */
   orchestratorEnv?: Record<string, string>;
+  /** Extra environment for the agent of node `uid` (e.g. its own GRANULE_HEALTH_PORT). */
+  agentEnv?: (uid: string) => Record<string, string>;
   /**
    * NATS with authorization on and Redis with a password, as an installation runs them (default
    * true): a trust store of the stack's own (`<dir>/auth`), a nats-server and a redis-server of
@@ -424,6 +426,7 @@ export class E2eStack {
       GRANULE_ROOT: this.agentRoot(uid),
       GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
       GRANULE_AGENT_HOSTNAME: `host-${uid}`,
+      ...this.options.agentEnv?.(uid),
     };
     const proc = new StackProcess(
       name,

@@ -97,7 +97,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',
     });
-    runtime = await startConfigStore(config, () => undefined, { nestLogger: false });
+    runtime = await startConfigStore(config, () => undefined, { logger: false });
     nc = await connect({ servers: '127.0.0.1:4222' });
     client = new ConfigStoreClient(nc, { prefix });
   });

@@ -49,7 +49,7 @@ describe('node assign - refuses a role the environment does not define (real Pos
       GRANULE_HTTP_HOST: '127.0.0.1',
       GRANULE_HTTP_PORT: String(port),
     });
-    runtime = await startConfigStore(config, () => undefined, { nestLogger: false });
+    runtime = await startConfigStore(config, () => undefined, { logger: false });
     await runtime.listenHttp();
     base = `http://127.0.0.1:${port}`;
     nc = await connect({ servers: '127.0.0.1:4222' });
@@ -126,6 +126,24 @@ describe('node assign - refuses a role the environment does not define (real Pos
       "roles: role 'edge-x' is not defined by the release or the plugins of environment 'prod'; it defines compute, controller, storage, /^edge-[0-9]+$/",
     );
     expect(await pending('n1')).toEqual([1, ['edge-7']]);
+  });
+
+  it('NATS - node add with roles in an environment is held to the same rule, and adds nothing when refused', async () => {
+    const refused = await client
+      .request('node.add', { uid: 'n2', hostname: 'h2', environment: 'prod', roles: ['compute', 'comptue'] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect((refused as InvalidInputError).message).toBe(
+      "roles: role 'comptue' is not defined by the release or the plugins of environment 'prod'; it defines compute, controller, storage, /^edge-[0-9]+$/",
+    );
+    expect(await db.dataSource.getRepository(NodeEntity).findOneBy({ uid: 'n2' })).toBeNull();
+    const added = await client.request('node.add', {
+      uid: 'n2',
+      hostname: 'h2',
+      environment: 'prod',
+      roles: ['compute'],
+    });
+    expect(added.roles).toEqual(['compute']);
   });
 
   it('HTTP - PUT /nodes/:uid/assignment answers 400 with the same code and message', async () => {

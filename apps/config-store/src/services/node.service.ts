@@ -95,6 +95,9 @@ export class NodeService {
         if (await repo.findOneBy({ uid: req.uid }))
           throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `node '${req.uid}' already exists`);
         const env = req.environment === undefined ? undefined : await findEnvironment(em, req.environment);
+        // Roles given with an environment are planned in it: the same rule as assign.
+        if (env && (req.roles ?? []).length > 0)
+          assertRolesDefined(req.roles ?? [], await environmentTasks(em, env), env.name);
         const node = repo.create({
           uid: req.uid,
           hostname: req.hostname,
