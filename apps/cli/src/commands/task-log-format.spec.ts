@@ -1,5 +1,5 @@
 import type { InstanceCounts, RunSummary, TaskLogLine } from '@granule/contracts';
-import { renderRecap } from './run-format';
+import { describeEvent, renderRecap } from './run-format';
 import { formatDuration, jsonLogLine, logsCommandFor, renderTaskTable, TaskLogTextPrinter } from './task-log-format';
 
 const zero: InstanceCounts = {
@@ -58,6 +58,23 @@ describe('failure recap', () => {
   it('counts the tries that failed and were run again', () => {
     expect(renderRecap(failed)).toContain('2 failed tries run again (1 task: granule runs tasks r9)\n');
     expect(renderRecap({ ...failed, failedTries: 0 })).not.toContain('run again');
+  });
+});
+
+describe('runs events', () => {
+  it('a failed try says which of how many, why, and that the agent runs it again', () => {
+    expect(
+      describeEvent({
+        version: 7,
+        at: '2026-11-25T10:00:03.000Z',
+        event: {
+          type: 'TaskAttemptFailed',
+          data: { key: 'flaky@n2', attempt: 1, try: 1, of: 3, exitCode: 3, reason: 'exit code 3', at: '' },
+        },
+      }),
+    ).toBe(
+      '10:00:03  #7    TaskAttemptFailed        flaky@n2: try 1 of 3 failed (exit code 3); the agent runs it again',
+    );
   });
 });
 
