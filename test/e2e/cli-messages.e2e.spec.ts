@@ -178,6 +178,11 @@ describe('CLI messages - every command, its error paths, one style', () => {
     { args: ['graph'], code: 2 },
     { args: ['runs', 'show', 'r1', '--at', 'zero'], code: 2 },
     { args: ['retry', 'r1', '--failed-only', '--all-unfinished'], code: 2 },
+    {
+      args: ['logs', 'r1', '--attempt', 'zero'],
+      code: 2,
+      says: ['error: --attempt zero: expected a try number (1 for the first, 2 for the first retry, ...)'],
+    },
   );
   // config-store.
   cases.push(
@@ -208,6 +213,14 @@ describe('CLI messages - every command, its error paths, one style', () => {
   cases.push(
     { args: ['runs', 'show', 'nope'], code: 1 },
     { args: ['runs', 'events', 'nope'], code: 1 },
+    { args: ['runs', 'tasks', 'nope'], code: 1 },
+    {
+      args: ['runs', 'tasks', 'nope', '--status', 'broken'],
+      code: 1,
+      says: [/^error: status: expected one of pending, dispatched, running, .*, got "broken"$/],
+    },
+    { args: ['logs', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
+    { args: ['logs', 'nope', '--follow'], code: 1 },
     { args: ['stop', 'nope'], code: 1 },
     { args: ['resume', 'nope'], code: 1 },
     { args: ['retry', 'nope'], code: 1 },

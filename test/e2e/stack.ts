@@ -445,7 +445,13 @@ export class E2eStack {
    */
   granule(
     args: string[],
-    options: { timeoutMs?: number; env?: Record<string, string>; as?: string } = {},
+    options: {
+      timeoutMs?: number;
+      env?: Record<string, string>;
+      as?: string;
+      /** Told of each piece of stdout as it comes (a test of a command that prints live). */
+      onStdout?: (text: string) => void;
+    } = {},
   ): Promise<CliResult> {
     const timeoutMs = options.timeoutMs ?? 120_000;
     return new Promise((resolve, reject) => {
@@ -456,7 +462,10 @@ export class E2eStack {
       });
       let stdout = '';
       let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        options.onStdout?.(d);
+      });
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const timer = setTimeout(() => {
         child.kill('SIGKILL');

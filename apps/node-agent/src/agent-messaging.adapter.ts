@@ -5,6 +5,7 @@ import {
   type AgentRegistered,
   type DispatchRefusedAlert,
   type ExecutionSubjects,
+  type TaskLogMessage,
   type TaskOutputMessage,
   type TaskProgressMessage,
 } from '@granule/contracts';
@@ -26,6 +27,8 @@ import type { AgentConfig } from './config/agent-config';
 const REGISTER_TIMEOUT_MS = 3000;
 /** How often a missing dispatch consumer is looked for again. */
 const CONSUMER_WAIT_MS = 1000;
+/** Output no stream takes (NATS up, no LOGS stream) is given up after this. */
+const NO_LOG_STREAM_GIVE_UP_MS = 30_000;
 /** A progress message NATS did not take is sent again after this, or as soon as the connection is back. */
 const PUBLISH_RETRY_MS = 2000;
 
@@ -42,6 +45,8 @@ export class AgentMessaging {
   /** Called when the dispatch consumer disappears (deleted, its stream gone). */
   onConsumerLost?: () => void;
   private readonly retryWaits: ReconnectWaits;
+  /** Until then task output is not sent: no stream took it lately (see `publishLog`). */
+  private noLogStreamUntil = 0;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
@@ -125,6 +130,44 @@ export class AgentMessaging {
           this.log.warn(
             { runId: message.runId, key: message.key, err: (err as Error).message, attempt },
             `cannot publish the ${message.status} result yet; retrying every ${PUBLISH_RETRY_MS / 1000} s and when the NATS connection is back`,
+          );
+        }
+        await this.retryWaits.wait(PUBLISH_RETRY_MS);
+      }
+    }
+  }
+
+  /**
+   * Publishes a task log message to `<p>.log.<run>.<node>` (the LOGS stream) with `msgID`, retrying
+   * like `publishProgress` until the stream stored it or `isStopping()` turns true.
+   */
+  async publishLog(message: TaskLogMessage, msgID: string, isStopping: () => boolean = () => false): Promise<void> {
+    if (Date.now() < this.noLogStreamUntil)
+      throw new Error(`no JetStream stream takes task output (${this.subjects.logs.stream}); output is not kept`);
+    let noStreamSince: number | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await publishJson(this.js, this.subjects.logs.forTask(message.runId, this.config.nodeUid), message, msgID);
+        return;
+      } catch (err) {
+        if (isStopping() || this.nc.isClosed()) throw err;
+        // NATS is up but no stream takes the subject (orchestrators older than the agent): the
+        // output is given up after a while, so the task's outcome is not held back for it.
+        if ((err as Error).name === 'JetStreamNotEnabled') {
+          noStreamSince ??= Date.now();
+          if (Date.now() - noStreamSince >= NO_LOG_STREAM_GIVE_UP_MS) {
+            // Asked again only after a while: the next tasks' outcomes are not held back either.
+            this.noLogStreamUntil = Date.now() + NO_LOG_STREAM_GIVE_UP_MS * 2;
+            throw new Error(
+              `no JetStream stream takes ${this.subjects.logs.forTask(message.runId, this.config.nodeUid)} (${this.subjects.logs.stream}): the orchestrators create it at start; update and start them`,
+              { cause: err },
+            );
+          }
+        } else noStreamSince = undefined;
+        if (attempt === 1 || attempt % 30 === 0) {
+          this.log.warn(
+            { runId: message.runId, key: message.key, err: (err as Error).message, attempt },
+            `cannot publish task output yet; retrying every ${PUBLISH_RETRY_MS / 1000} s and when the NATS connection is back`,
           );
         }
         await this.retryWaits.wait(PUBLISH_RETRY_MS);

@@ -294,7 +294,7 @@ describe('progress messages', () => {
     });
   });
 
-  it('a finished message carries the outcome; fromJournal and error only when set', () => {
+  it('a finished message carries the outcome and the tries made; fromJournal and error only when set', () => {
     expect(finishedMessage(dispatch(), succeeded, now)).toEqual({
       runId: 'run-1',
       key: 'install@node-1',
@@ -306,6 +306,7 @@ describe('progress messages', () => {
       exitCode: 0,
       durationMs: 12,
       outputTail: 'ok\n',
+      try: 1,
     });
     expect(
       finishedMessage(dispatch(), { ...succeeded, status: 'timed_out', error: 'timed out after 5 s' }, now, true),

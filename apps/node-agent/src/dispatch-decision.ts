@@ -5,6 +5,7 @@ import {
   REBOOT_DEFAULTS,
   type LeftoverGroupState,
   type TaskExecution,
+  type FailedTry,
   type TaskOutcome,
   type TaskProcessGroup,
 } from '@granule/task-runners';
@@ -314,6 +315,7 @@ export function finishedMessage(
     outputTail: outcome.outputTail,
   };
   if (outcome.error !== undefined) message.error = outcome.error;
+  if (outcome.attempts > 0) message.try = outcome.attempts;
   if (fromJournal) message.fromJournal = true;
   if (target.startedAt !== undefined) message.startedAt = target.startedAt;
   return message;
@@ -329,6 +331,26 @@ export function startedMessage(marker: TaskMarker): TaskProgressMessage {
     dispatchId: marker.dispatchId,
     status: 'started',
     at: marker.startedAt,
+  };
+}
+
+/** The `attempt_failed` progress message of a try the runner runs again. */
+export function attemptFailedMessage(marker: TaskMarker, failed: FailedTry, now: Date): TaskProgressMessage {
+  return {
+    runId: marker.runId,
+    key: marker.key,
+    node: marker.node,
+    attempt: marker.attempt,
+    dispatchId: marker.dispatchId,
+    status: 'attempt_failed',
+    at: now.toISOString(),
+    startedAt: marker.startedAt,
+    try: failed.try,
+    tries: failed.tries,
+    exitCode: failed.exitCode,
+    error: failed.error,
+    durationMs: failed.durationMs,
+    ...(failed.timedOut ? { timedOut: true } : {}),
   };
 }
 
@@ -355,4 +377,5 @@ export const progressMsgIds = {
   started: (dispatchId: string): string => `${dispatchId}/started`,
   done: (dispatchId: string): string => `${dispatchId}/done`,
   replay: (dispatchId: string, dispatchSeq: number): string => `${dispatchId}/done/replay-${dispatchSeq}`,
+  tryFailed: (dispatchId: string, n: number): string => `${dispatchId}/try-${n}/failed`,
 };

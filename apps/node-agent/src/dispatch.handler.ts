@@ -5,17 +5,24 @@ import {
   isRebootPending,
   stopLeftoverGroup,
   type LeftoverGroupState,
+  type FailedTry,
   type OutputChunk,
   type TaskJournal,
   type TaskOutcome,
   type TaskProcessGroup,
   type TaskRunner,
 } from '@granule/task-runners';
-import type { DispatchRefusedAlert, TaskDispatchMessage } from '@granule/contracts';
+import {
+  DEFAULT_TASK_LOG_LIMIT_BYTES,
+  TASK_LOG_LIMIT_BOUNDS,
+  type DispatchRefusedAlert,
+  type TaskDispatchMessage,
+} from '@granule/contracts';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { AgentMetrics } from '@granule/observability';
 import { taskBindings } from '@granule/service-kit/logging';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
+import { TaskLogShipper } from './task-log.shipper';
 import { AgentMessaging } from './agent-messaging.adapter';
 import type { AgentStateStore } from './agent-state.store';
 import { AGENT_METRICS, AGENT_STATE, NATS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
@@ -23,6 +30,7 @@ import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import {
   AGENT_STOPPED_ERROR,
+  attemptFailedMessage,
   checkDispatch,
   decideDispatch,
   executionOf,
@@ -225,7 +233,13 @@ export class DispatchHandler {
     const controller = new AbortController();
     this.current = { dispatch: d, controller };
     const working = setInterval(() => msg.working(), WORKING_INTERVAL_MS);
-    const onOutput = (chunk: OutputChunk): void =>
+    const logs = new TaskLogShipper(
+      d,
+      (message, msgID) => this.messaging.publishLog(message, msgID, () => this.stopping),
+      logLimitOf(d),
+    );
+    const onOutput = (chunk: OutputChunk): void => {
+      logs.add(chunk);
       this.messaging.publishOutput({
         runId: d.runId,
         key: d.key,
@@ -234,6 +248,23 @@ export class DispatchHandler {
         seq: chunk.seq,
         data: chunk.data,
       });
+    };
+    // A try that failed and runs again is reported at once (TaskAttemptFailed), in order.
+    let tries: Promise<void> = Promise.resolve();
+    const onTryFailed = (failed: FailedTry): void => {
+      tries = tries.then(() =>
+        this.messaging
+          .publishProgress(
+            attemptFailedMessage(marker, failed, new Date()),
+            progressMsgIds.tryFailed(d.dispatchId, failed.try),
+            () => this.stopping,
+          )
+          .then(
+            () => undefined,
+            (err: Error) => log.warn({ err: err.message, try: failed.try }, 'could not report a failed try'),
+          ),
+      );
+    };
     let outcome: TaskOutcome;
     try {
       // Recorded so that, should this process die, the next one can stop what the task left running.
@@ -244,7 +275,7 @@ export class DispatchHandler {
             log.error({ err: err.message, pgid: group.pgid }, 'cannot record the task process group'),
           );
       };
-      outcome = await this.runner.run(executionOf(d), onOutput, controller.signal, { onSpawn });
+      outcome = await this.runner.run(executionOf(d), onOutput, controller.signal, { onSpawn, onTryFailed });
     } finally {
       clearInterval(working);
       clearTimeout(startedTimer);
@@ -253,6 +284,9 @@ export class DispatchHandler {
     if (this.stopping && outcome.errorCode === 'RUNNER_CANCELLED') outcome = { ...outcome, error: AGENT_STOPPED_ERROR };
 
     await started;
+    await tries;
+    // The output is stored before the outcome is reported: whoever reads the result finds the log.
+    await logs.close().catch((err: Error) => log.warn({ err: err.message }, 'could not send all of the task output'));
     if (isRebootPending(outcome)) {
       const pending = pendingRebootOf(marker, outcome, new Date());
       await this.state.awaitReboot(pending);
@@ -344,6 +378,17 @@ export class DispatchHandler {
     const { task } = taskBindings({ key: t.key });
     return this.log.child({ runId: t.runId, task, key: t.key, dispatchId: t.dispatchId, attempt: t.attempt });
   }
+}
+
+/** The output kept per try that the dispatch names, within bounds; the default otherwise. */
+function logLimitOf(d: TaskDispatchMessage): number {
+  const n = d.logLimitBytes;
+  return typeof n === 'number' &&
+    Number.isInteger(n) &&
+    n >= TASK_LOG_LIMIT_BOUNDS.min &&
+    n <= TASK_LOG_LIMIT_BOUNDS.max
+    ? n
+    : DEFAULT_TASK_LOG_LIMIT_BYTES;
 }
 
 // JsMsg's type does not expose the delivery's reply (ack) subject; its implementation does.

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { DEFAULT_TASK_LOG_LIMIT_BYTES, TASK_LOG_LIMIT_BOUNDS } from '@granule/contracts';
 import { secretsKeyProblem } from '@granule/secrets';
 import { ConfigError, loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit';
 
@@ -30,6 +31,9 @@ export class OrchestratorConfig extends NatsSettings {
   @IsString() logLevel = 'info';
   /** `/healthz`, `/readyz` and `/metrics`; 0 turns them off. */
   @IsInt() @Min(0) @Max(65535) healthPort = 8413;
+  /** Task output kept per try (ADR 0030): agents send no more, the log writer keeps no more. */
+  @IsInt() @Min(TASK_LOG_LIMIT_BOUNDS.min) @Max(TASK_LOG_LIMIT_BOUNDS.max) taskLogLimitBytes =
+    DEFAULT_TASK_LOG_LIMIT_BYTES;
   /** The installation's private key (seed), which opens sealed secrets at dispatch (ADR 0023). */
   @IsOptional() @IsString() secretsKey?: string;
 }
@@ -52,6 +56,7 @@ export function loadOrchestratorConfig(env: Record<string, string | undefined>):
     logLevel: 'GRANULE_LOG_LEVEL',
     healthPort: { name: 'GRANULE_HEALTH_PORT', type: 'number' },
     secretsKey: { name: 'GRANULE_SECRETS_KEY', secret: true },
+    taskLogLimitBytes: { name: 'GRANULE_TASK_LOG_LIMIT_BYTES', type: 'number' },
   });
   const problem = config.secretsKey === undefined ? undefined : secretsKeyProblem(config.secretsKey);
   if (problem) throw new ConfigError([`GRANULE_SECRETS_KEY: ${problem}`]);

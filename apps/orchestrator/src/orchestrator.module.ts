@@ -4,6 +4,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
+import { TaskLogStore } from '@granule/event-store';
 import { LoggerModule } from 'nestjs-pino';
 import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
@@ -21,6 +22,9 @@ import { coordinatorProviders } from './runs/coordinators.providers';
 import { RunQueries } from './runs/run-queries';
 import { RunQueriesController } from './runs/run-queries.controller';
 import { RunTicker } from './runs/run-ticker';
+import { TaskLogIntake } from './logs/task-log-intake';
+import { TaskQueries } from './logs/task-queries';
+import { TaskQueriesController } from './logs/task-queries.controller';
 
 /** What `main.ts` opened before Nest starts (a bad URL is one clear line, not a Nest stack trace). */
 export interface OrchestratorConnections {
@@ -60,7 +64,7 @@ export class OrchestratorModule {
       module: OrchestratorModule,
       // Nest's own lines through the service's logger, warnings and errors only (as before).
       imports: [LoggerModule.forRoot(nestLoggerParams(connections.logger, { nestLevel: 'warn' }))],
-      controllers: [RunQueriesController, AgentRegistryController, AgentAlertsController],
+      controllers: [RunQueriesController, TaskQueriesController, AgentRegistryController, AgentAlertsController],
       providers: [
         { provide: OrchestratorConfig, useValue: connections.config },
         { provide: NATS, useValue: connections.nats },
@@ -77,6 +81,9 @@ export class OrchestratorModule {
         CommandIntake,
         RunTicker,
         RunQueries,
+        { provide: TaskLogStore, useFactory: (ds: DataSource) => new TaskLogStore(ds), inject: [DATA_SOURCE] },
+        TaskQueries,
+        TaskLogIntake,
         { provide: APP_FILTER, useClass: ReplyExceptionFilter },
         { provide: APP_GUARD, useClass: CallerGuard },
       ],

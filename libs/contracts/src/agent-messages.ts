@@ -21,6 +21,11 @@ export interface TaskDispatchMessage {
    * Absent when the task has no secret.
    */
   secretPaths?: (string | number)[][];
+  /**
+   * Output the control plane keeps per try (ADR 0030): the agent sends no more than this and
+   * marks the cut. Absent: `DEFAULT_TASK_LOG_LIMIT_BYTES`.
+   */
+  logLimitBytes?: number;
 }
 
 /** Agent → anyone watching, on `<prefix>.output.<run>.<node>` (core NATS, best effort). */

@@ -85,7 +85,7 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           `$O.${inputs}.C.*`,
           `$O.${inputs}.M.*`,
         ],
-        sub: [s.events.all, s.output.all, `${p}.reply.cmd.*`, inbox],
+        sub: [s.events.all, s.output.all, s.logs.all, `${p}.reply.cmd.*`, inbox],
         respond: false,
       };
     }
@@ -96,9 +96,11 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           s.runs.show,
           s.runs.events,
           s.runs.graph,
+          s.runs.tasks,
+          s.runs.logs,
           ...CONFIG_READ_OPERATIONS.map((op) => configSubject(p, op)),
         ],
-        sub: [s.events.all, s.output.all, inbox],
+        sub: [s.events.all, s.output.all, s.logs.all, inbox],
         respond: false,
       };
     case 'agent': {
@@ -110,6 +112,7 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
         pub: [
           s.results.fromNode(node),
           `${p}.output.*.${node}`,
+          s.logs.fromNode(node),
           s.agents.register,
           s.agents.heartbeatFrom(node),
           s.agents.alertFrom(node),

@@ -1,5 +1,5 @@
 import type { PlanInstance } from '@granule/planner';
-import type { RunEvent } from '@granule/run-events';
+import type { RunEvent, TaskInstanceRow, TaskLogRecord } from '@granule/run-events';
 
 /** `runs.list` request. */
 export interface RunsListRequest {
@@ -56,4 +56,46 @@ export interface RunGraphReply {
   instances: PlanInstance[];
   /** `task@node` → status (runs only). */
   statuses?: Record<string, string>;
+}
+
+/** `runs.tasks` request: every task instance of a run (a strategy run: of its phase runs). */
+export interface RunTasksRequest {
+  runId: string;
+  node?: string;
+  /** An instance status (`pending`, `running`, `succeeded`, `failed`, `dep_failed`, ...). */
+  status?: string;
+}
+
+/** `runs.tasks` reply: the instances, each with the run it ran in (a phase run's id for a strategy run). */
+export interface RunTasksReply {
+  runId: string;
+  phase: string;
+  tasks: (TaskInstanceRow & { runId: string })[];
+}
+
+/** `runs.logs` request: a run's task logs (a strategy run: its phase runs'), after `after`, in order. */
+export interface RunLogsRequest {
+  runId: string;
+  node?: string;
+  /** A task id (every node's instance of it, unless `node` is given). */
+  task?: string;
+  /** The try on the host (1-based). */
+  try?: number;
+  stderrOnly?: boolean;
+  /** The last record id the reader has (`TaskLogRecord.id`); absent: from the start. */
+  after?: string;
+  /** At most this many records (default and bound 2,000). */
+  limit?: number;
+}
+
+export interface RunLogsReply {
+  records: TaskLogRecord[];
+  /** True when more records follow `records` (ask again with `after` = the last id). */
+  more: boolean;
+  /** The run (and a strategy run's phases) has ended: nothing more will be written once `more` is false. */
+  ended: boolean;
+  /** The runs read: the run, or a strategy run's phase runs. */
+  runIds: string[];
+  /** Output kept per try. */
+  limitBytes: number;
 }

@@ -56,6 +56,26 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       forRun: (runId: string): string => `${p}.output.${runId}.>`,
       forTask: (runId: string, nodeUid: string): string => `${p}.output.${runId}.${nodeUid}`,
     },
+    /**
+     * Task logs (ADR 0030): agents publish each try's output on `<prefix>.log.<run>.<node>`
+     * (JetStream stream LOGS, so it survives a crash on the way; core subscribers see it live);
+     * the orchestrators' shared consumer keeps it in PostgreSQL.
+     */
+    logs: {
+      stream: stream('LOGS'),
+      all: `${p}.log.>`,
+      forRun: (runId: string): string => `${p}.log.${runId}.>`,
+      forTask: (runId: string, nodeUid: string): string => `${p}.log.${runId}.${nodeUid}`,
+      /** Every log subject one node may publish (its permission). */
+      fromNode: (nodeUid: string): string => `${p}.log.*.${nodeUid}`,
+      /** The node a log subject names, or undefined for a subject of another shape. */
+      nodeOf: (subject: string): string | undefined => {
+        const rest = subject.startsWith(`${p}.log.`) ? subject.slice(`${p}.log.`.length).split('.') : [];
+        return rest.length === 2 && rest[1] !== '' ? rest[1] : undefined;
+      },
+      /** Durable consumer the orchestrators share. */
+      consumer: 'task-log-writer',
+    },
     /** Agent lifecycle (core NATS request/reply to the orchestrator). */
     agents: {
       register: `${p}.agent.register`,
@@ -77,6 +97,8 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       events: `${p}.runs.events`,
       show: `${p}.runs.show`,
       graph: `${p}.runs.graph`,
+      tasks: `${p}.runs.tasks`,
+      logs: `${p}.runs.logs`,
     },
     /**
      * Each orchestrator process answers on its incarnation's subject while it lives: a restarted

@@ -29,6 +29,7 @@ const GROUPS: { names: string[]; load: () => Register[] }[] = [
   { names: ['tasks'], load: () => [require('./tasks.command').registerTasksCommand] },
   { names: ['deploy'], load: () => [require('./deploy.command').registerDeployCommand] },
   { names: ['runs', 'stop', 'resume', 'retry'], load: () => [require('./runs.command').registerRunsCommands] },
+  { names: ['logs'], load: () => [require('./logs.command').registerLogsCommand] },
   { names: ['graph'], load: () => [require('./graph.command').registerGraphCommand] },
   { names: ['watch'], load: () => [require('./watch.command').registerWatchCommand] },
   { names: ['auth'], load: () => [require('./auth.command').registerAuthCommand] },

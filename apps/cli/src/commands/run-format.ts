@@ -1,5 +1,6 @@
 import type { RunEventEntry, RunSummary } from '@granule/contracts';
 import { toTable } from '../output';
+import { logsCommandFor } from './task-log-format';
 
 /** One line per event: `HH:MM:SS  #version  Type  details`. */
 export function describeEvent(entry: RunEventEntry): string {
@@ -28,6 +29,9 @@ export function describeEvent(entry: RunEventEntry): string {
       break;
     case 'TaskTimedOut':
       detail = e.data.key;
+      break;
+    case 'TaskAttemptFailed':
+      detail = `${e.data.key}: try ${e.data.try} of ${e.data.of} failed (${e.data.reason}); the agent runs it again`;
       break;
     case 'NodeFailed':
       detail = `${e.data.node} (${e.data.reason}${e.data.task ? `: ${e.data.task}` : ''})`;
@@ -120,10 +124,18 @@ export function renderRecap(summary: RunSummary): string {
       pending: c.pending + c.dispatched + c.running,
       status: c.failedNode ? 'FAILED' : c.pending + c.dispatched + c.running > 0 ? 'unfinished' : 'ok',
     }));
+  // Each failure with the last lines of its output and the command that prints all of it.
   const failures = summary.failures.map(
     (f) =>
-      `  ${f.key}: ${f.status}${f.error ? ` (${f.error})` : ''}${f.outputTail ? `\n    ${lastLine(f.outputTail)}` : ''}`,
+      `  ${f.key}: ${f.status}${f.error ? ` (${f.error})` : ''}\n` +
+      lastLines(f.outputTail ?? '', RECAP_OUTPUT_LINES)
+        .map((l) => `    | ${l}\n`)
+        .join('') +
+      `    full output: ${logsCommandFor(summary.runId, f.key)}`,
   );
+  const tries = summary.failedTries
+    ? `${plural(summary.failedTries, 'failed try', 'failed tries')} run again (${plural(summary.retriedTasks ?? 0, 'task')}: granule runs tasks ${summary.runId})\n`
+    : '';
   // A success that fault tolerance carried says so: failed nodes are not a plain success.
   const failedNodes = Object.entries(summary.nodes)
     .filter(([, c]) => c.failedNode)
@@ -138,10 +150,24 @@ export function renderRecap(summary: RunSummary): string {
     (summary.requestedBy ? `requested by ${summary.requestedBy}\n` : '') +
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
     (failures.length ? `failures:\n${failures.join('\n')}\n` : '') +
+    tries +
     strategy
   );
 }
 
-function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : nouns}`;
+}
+
+/** Lines of a failed task's output the recap shows. */
+export const RECAP_OUTPUT_LINES = 5;
+
+/** The last `n` non-empty lines of `text`, each at most 160 characters. */
+function lastLines(text: string, n: number): string[] {
+  return text
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '')
+    .slice(-n)
+    .map((l) => l.slice(0, 160));
 }

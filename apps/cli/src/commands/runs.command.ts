@@ -27,6 +27,7 @@ import { parseTimePoint } from '../durations';
 import { helpExamples } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 import { waitUntilPlanned, watchRun, watchWithProgress } from './deploy.command';
+import { registerRunTasksCommand } from './logs.command';
 import { describeEvent, queuedDetail, renderRecap } from './run-format';
 
 interface Conn {
@@ -158,6 +159,8 @@ export function registerRunsCommands(program: Command): void {
         });
       }),
   );
+
+  registerRunTasksCommand(runs);
 
   addConnectionOptions(
     runs

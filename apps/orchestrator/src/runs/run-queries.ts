@@ -175,6 +175,8 @@ export class RunQueries {
       }
       parent.failures.push(...child.failures);
       parent.running.push(...child.running);
+      parent.failedTries = (parent.failedTries ?? 0) + (child.failedTries ?? 0);
+      parent.retriedTasks = (parent.retriedTasks ?? 0) + (child.retriedTasks ?? 0);
     }
     return {
       ...parent,

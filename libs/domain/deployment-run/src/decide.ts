@@ -221,6 +221,32 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       if (m.status === 'started')
         return status === S.Dispatched ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at } }] : [];
       if (!inFlight) return [];
+      if (m.status === 'attempt_failed') {
+        // A try failed and the agent runs it again: the task is running (its start recorded now
+        // when no `started` came before), and the try is a fact of its own.
+        const start: RunEvent[] =
+          status === S.Dispatched
+            ? [{ type: 'TaskStarted', data: { key: m.key, attempt: m.attempt, at: m.startedAt ?? at } }]
+            : [];
+        return [
+          ...start,
+          {
+            type: 'TaskAttemptFailed',
+            data: {
+              key: m.key,
+              attempt: m.attempt,
+              try: m.try ?? 1,
+              of: m.tries ?? 1,
+              exitCode: m.exitCode ?? null,
+              reason:
+                m.error ?? (m.exitCode === undefined || m.exitCode === null ? 'failed' : `exit code ${m.exitCode}`),
+              ...(m.timedOut ? { timedOut: true } : {}),
+              ...(m.durationMs !== undefined ? { durationMs: m.durationMs } : {}),
+              at,
+            },
+          },
+        ];
+      }
       // An outcome with no `started` before it (a short task, see TaskProgressMessage.startedAt):
       // the start is recorded with it, so the log has every transition.
       const started: RunEvent[] =
@@ -234,6 +260,7 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
         durationMs: m.durationMs ?? 0,
         outputTail: m.outputTail ?? '',
         at,
+        ...(m.try !== undefined ? { tries: m.try } : {}),
       };
       if (m.status === 'succeeded') return [...started, { type: 'TaskSucceeded', data: result }];
       if (!p.failOnError[i])
@@ -248,6 +275,7 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
                 at,
                 durationMs: result.durationMs,
                 outputTail: result.outputTail,
+                ...(m.try !== undefined ? { tries: m.try } : {}),
               },
             }
           : { type: 'TaskFailed', data: { ...result, ...(m.error ? { error: m.error } : {}) } };

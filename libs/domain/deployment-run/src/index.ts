@@ -13,7 +13,7 @@ export { decide } from './decide';
 export { runDecider } from './run.decider';
 export type { ExecutionLimits, RunCommand } from './decide';
 export { BUDGET_GRACE_SECONDS, TASK_DEFAULTS, taskBudgetSeconds } from './task-budget';
-export { summarizeRun } from './run-summary';
+export { summarizeRun, taskInstances } from './run-summary';
 export { RUN_NODE_STATUSES, knownNodeStatuses, nodeStatusChanges, runNodeStatus } from './node-status';
 export type { RunNodeStatus } from './node-status';
 export { nodeStatusUpdates, statusAfterOnline } from './node-status-projection';

@@ -280,6 +280,9 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       state.runningOfTask.set(plan0.task[i], (state.runningOfTask.get(plan0.task[i]) ?? 0) + 1);
       return state;
     }
+    case 'TaskAttemptFailed':
+      // A try of a running task: the task goes on (the agent runs it again).
+      return state;
     case 'TaskStarted': {
       const i = instanceOf(state, event.data.key);
       if (state.status[i] === S.Dispatched) state.status[i] = S.Running;

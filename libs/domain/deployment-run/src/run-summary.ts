@@ -1,4 +1,4 @@
-import type { InstanceCounts, RunEvent, RunSummary } from '@granule/run-events';
+import type { InstanceCounts, RunEvent, RunSummary, TaskInstanceRow } from '@granule/run-events';
 import { STATUS_NAMES } from './run-state';
 import type { RunState } from './run-state';
 
@@ -50,6 +50,13 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
       ...(e.data.outputTail ? { outputTail: e.data.outputTail } : {}),
     });
   }
+  const retried = new Set<string>();
+  let failedTries = 0;
+  for (const e of events) {
+    if (e.type !== 'TaskAttemptFailed') continue;
+    failedTries++;
+    retried.add(e.data.key);
+  }
   return {
     runId: state.runId,
     phase: state.phase,
@@ -65,5 +72,74 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
     nodes,
     failures,
     running,
+    failedTries,
+    retriedTasks: retried.size,
   };
+}
+
+/**
+ * Every task instance of a run on a real node with its status, tries, exit code, start and
+ * duration (`runs tasks`), in plan order; `filter` keeps one node or status.
+ */
+export function taskInstances(
+  state: RunState,
+  events: RunEvent[],
+  filter: { node?: string; status?: string } = {},
+): TaskInstanceRow[] {
+  const plan = state.plan;
+  if (!plan) return [];
+  const facts = new Map<string, Partial<TaskInstanceRow> & { failedTries: number }>();
+  const of = (key: string) => {
+    let f = facts.get(key);
+    if (!f) facts.set(key, (f = { failedTries: 0 }));
+    return f;
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case 'TaskStarted':
+        of(e.data.key).startedAt = e.data.at;
+        break;
+      case 'TaskAttemptFailed': {
+        const f = of(e.data.key);
+        f.failedTries = Math.max(f.failedTries, e.data.try);
+        f.exitCode = e.data.exitCode;
+        f.error = `try ${e.data.try} of ${e.data.of}: ${e.data.reason}`;
+        break;
+      }
+      case 'TaskSucceeded':
+      case 'TaskFailed':
+      case 'TaskTimedOut': {
+        const f = of(e.data.key);
+        f.tries = e.data.tries ?? f.failedTries + 1;
+        f.exitCode = 'exitCode' in e.data ? e.data.exitCode : null;
+        if (e.data.durationMs !== undefined) f.durationMs = e.data.durationMs;
+        if (e.type === 'TaskFailed' && e.data.error) f.error = e.data.error;
+        else if (e.type === 'TaskTimedOut') f.error = 'timed out';
+        else delete f.error;
+        break;
+      }
+    }
+  }
+  const rows: TaskInstanceRow[] = [];
+  for (let i = 0; i < plan.size; i++) {
+    if (plan.node[i] < 0 || plan.noWork[i]) continue;
+    const node = plan.nodeNames[plan.node[i]];
+    const status = STATUS_NAMES[state.status[i]];
+    if (filter.node !== undefined && node !== filter.node) continue;
+    if (filter.status !== undefined && status !== filter.status) continue;
+    const f = facts.get(plan.keys[i]);
+    const started = f?.startedAt !== undefined;
+    rows.push({
+      key: plan.keys[i],
+      task: plan.task[i],
+      node,
+      status,
+      tries: f?.tries ?? (f ? f.failedTries + (started && status === 'running' ? 1 : 0) : 0),
+      exitCode: f?.exitCode ?? null,
+      ...(f?.startedAt ? { startedAt: f.startedAt } : {}),
+      ...(f?.durationMs !== undefined ? { durationMs: f.durationMs } : {}),
+      ...(f?.error ? { error: f.error } : {}),
+    });
+  }
+  return rows;
 }

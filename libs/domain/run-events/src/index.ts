@@ -3,3 +3,4 @@ export * from './run-phase';
 export * from './run.errors';
 export * from './run-summary.types';
 export * from './task-report';
+export * from './task-log';

@@ -113,9 +113,38 @@ export interface TaskStarted {
   data: { key: string; attempt: number; at: string };
 }
 
+/**
+ * One try of a task on its host failed and the agent runs it again (retries happen in the agent:
+ * shell, puppet and sync tasks have `retries`). `attempt` is the dispatch, `try` the try on the
+ * host (1-based) out of `of`; `reason` says how it failed (exit code, timeout, signal).
+ */
+export interface TaskAttemptFailed {
+  type: 'TaskAttemptFailed';
+  data: {
+    key: string;
+    attempt: number;
+    try: number;
+    of: number;
+    exitCode: number | null;
+    reason: string;
+    timedOut?: boolean;
+    durationMs?: number;
+    at: string;
+  };
+}
+
 export interface TaskSucceeded {
   type: 'TaskSucceeded';
-  data: { key: string; attempt: number; exitCode: number | null; durationMs: number; outputTail: string; at: string };
+  data: {
+    key: string;
+    attempt: number;
+    exitCode: number | null;
+    durationMs: number;
+    outputTail: string;
+    at: string;
+    /** Tries made on the host (absent from agents that did not say: one). */
+    tries?: number;
+  };
 }
 
 export interface TaskFailed {
@@ -128,12 +157,14 @@ export interface TaskFailed {
     outputTail: string;
     error?: string;
     at: string;
+    /** Tries made on the host (absent from agents that did not say: one). */
+    tries?: number;
   };
 }
 
 export interface TaskTimedOut {
   type: 'TaskTimedOut';
-  data: { key: string; attempt: number; at: string; durationMs?: number; outputTail?: string };
+  data: { key: string; attempt: number; at: string; durationMs?: number; outputTail?: string; tries?: number };
 }
 
 /** A task that failed with `fail_on_error: false`; it counts as skipped. */
@@ -233,6 +264,7 @@ export type RunEvent =
   | NodeFailed
   | TaskDispatched
   | TaskStarted
+  | TaskAttemptFailed
   | TaskSucceeded
   | TaskFailed
   | TaskTimedOut
@@ -260,6 +292,7 @@ const RUN_EVENT_TYPE_KEYS: Record<RunEventType, true> = {
   NodeFailed: true,
   TaskDispatched: true,
   TaskStarted: true,
+  TaskAttemptFailed: true,
   TaskSucceeded: true,
   TaskFailed: true,
   TaskTimedOut: true,

@@ -20,6 +20,10 @@ export interface RunSummary {
   failures: { key: string; status: string; error?: string; outputTail?: string }[];
   /** Task instances dispatched or running now. */
   running: string[];
+  /** Tries that failed and were run again on their host (TaskAttemptFailed events). */
+  failedTries?: number;
+  /** Task instances that needed more than one try. */
+  retriedTasks?: number;
   /** Strategy runs: the groups' outcome (the phase runs' task counts are in `nodes` and `totals`). */
   strategy?: {
     outcome: string | null;
@@ -33,4 +37,20 @@ export interface RunSummary {
     nodes: Record<string, string[]>;
     phaseRuns: string[];
   };
+}
+
+/** One task instance of a run, as `runs tasks` lists it. */
+export interface TaskInstanceRow {
+  key: string;
+  task: string;
+  node: string;
+  status: string;
+  /** Tries on the host so far (0 before it started). */
+  tries: number;
+  exitCode: number | null;
+  /** ISO 8601, when it started on its host. */
+  startedAt?: string;
+  durationMs?: number;
+  /** Why it failed, or why its last failed try failed. */
+  error?: string;
 }

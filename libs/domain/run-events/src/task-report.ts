@@ -14,7 +14,11 @@ export interface TaskProgressMessage {
   node: string;
   attempt: number;
   dispatchId: string;
-  status: 'started' | 'succeeded' | 'failed' | 'timed_out';
+  /**
+   * `attempt_failed`: one try of the task on the host failed and the agent runs it again (shell,
+   * puppet and sync tasks retry in the agent); `try` and `tries` say which one of how many.
+   */
+  status: 'started' | 'attempt_failed' | 'succeeded' | 'failed' | 'timed_out';
   at: string;
   exitCode?: number | null;
   durationMs?: number;
@@ -28,4 +32,10 @@ export interface TaskProgressMessage {
    * orchestrator records TaskStarted from this field, in the same commit as the outcome.
    */
   startedAt?: string;
+  /** `attempt_failed`: the try that failed (1-based); on an outcome: the tries made on the host. */
+  try?: number;
+  /** `attempt_failed`: the try ran out of time. */
+  timedOut?: boolean;
+  /** `attempt_failed`: how many tries the task has on the host (its retries + 1). */
+  tries?: number;
 }

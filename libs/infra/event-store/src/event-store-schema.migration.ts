@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { TaskLogs1798300000000 } from './task-log.migration';
 
 /**
  * Creates the event log (emmett's layout, simplified): one row per event with a per-stream
@@ -105,4 +106,5 @@ export class EventStoreStreamLastEventType1795000000000 implements MigrationInte
 export const EVENT_STORE_MIGRATIONS: Array<new () => MigrationInterface> = [
   EventStoreSchema1732000000000,
   EventStoreStreamLastEventType1795000000000,
+  TaskLogs1798300000000,
 ];

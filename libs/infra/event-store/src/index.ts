@@ -2,6 +2,8 @@ export * from './event-store.types';
 export * from './event-store.errors';
 export * from './event-store';
 export * from './event-store-schema.migration';
+export * from './task-log.migration';
+export * from './task-log.store';
 export * from './nats-outbox.publisher';
 export * from './polling-subscription';
 export * from './position';

@@ -35,7 +35,12 @@ describe('execution streams', () => {
 
   it('creating them twice is idempotent, and a drifted setting is put back', async () => {
     const first = await ensureExecutionStreams(nc, prefix);
-    expect(first.map((i) => i.config.name)).toEqual([s.commands.stream, s.dispatch.stream, s.results.stream]);
+    expect(first.map((i) => i.config.name)).toEqual([
+      s.commands.stream,
+      s.dispatch.stream,
+      s.results.stream,
+      s.logs.stream,
+    ]);
 
     await jsm.streams.update(s.results.stream, { duplicate_window: 5_000_000_000 });
     const second = await ensureExecutionStreams(jsm, prefix);
@@ -45,8 +50,9 @@ describe('execution streams', () => {
       [s.commands.stream, [`${prefix}.cmd.>`], 'workqueue', 120_000_000_000],
       [s.dispatch.stream, [`${prefix}.dispatch.>`], 'workqueue', 600_000_000_000],
       [s.results.stream, [`${prefix}.result.>`], 'limits', 600_000_000_000],
+      [s.logs.stream, [`${prefix}.log.>`], 'workqueue', 600_000_000_000],
     ]);
-    expect((await jsm.streams.names().next()).filter((n) => n.startsWith(prefix.toUpperCase()))).toHaveLength(3);
+    expect((await jsm.streams.names().next()).filter((n) => n.startsWith(prefix.toUpperCase()))).toHaveLength(4);
   });
 
   it('a dispatch published twice with one msgID is stored once; the repeat is flagged duplicate', async () => {

@@ -11,6 +11,7 @@ describe('executionStreamConfigs', () => {
       ['T_1_COMMANDS', ['t-1.cmd.>']],
       ['T_1_DISPATCH', ['t-1.dispatch.>']],
       ['T_1_RESULTS', ['t-1.result.>']],
+      ['T_1_LOGS', ['t-1.log.>']],
     ]);
   });
 
@@ -28,6 +29,17 @@ describe('executionStreamConfigs', () => {
     ]);
     expect([commands.max_age, dispatch.max_age, results.max_age]).toEqual([0, 0, 7 * 24 * 3600 * SECOND_NS]);
     for (const c of [commands, dispatch, results]) expect([c.storage, c.num_replicas]).toEqual([StorageType.File, 1]);
+  });
+
+  it('task logs wait in a work queue until an orchestrator stored them, at most 7 days and 4 GiB', () => {
+    const logs = executionStreamConfigs('granule')[3];
+    expect([logs.name, logs.retention, logs.max_age, logs.max_bytes, logs.storage]).toEqual([
+      'GRANULE_LOGS',
+      RetentionPolicy.Workqueue,
+      7 * 24 * 3600 * SECOND_NS,
+      4 * 1024 ** 3,
+      StorageType.File,
+    ]);
   });
 });
 

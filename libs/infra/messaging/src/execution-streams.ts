@@ -29,6 +29,11 @@ export const EXECUTION_STREAM_SETTINGS = Object.freeze({
   dispatchDuplicateWindowMs: 10 * MINUTE_MS,
   resultsDuplicateWindowMs: 10 * MINUTE_MS,
   resultsMaxAgeMs: 7 * DAY_MS,
+  logsDuplicateWindowMs: 10 * MINUTE_MS,
+  /** Task output no orchestrator has stored for this long is dropped (none runs for a week). */
+  logsMaxAgeMs: 7 * DAY_MS,
+  /** Task output waiting to be stored, at most (the oldest is dropped beyond it). */
+  logsMaxBytes: 4 * 1024 * 1024 * 1024,
 });
 
 /** Settings of an agent's dispatch consumer (durations in milliseconds). */
@@ -52,17 +57,19 @@ type ExecutionStreamConfig = Pick<
   | 'num_replicas'
   | 'discard'
   | 'description'
+  | 'max_bytes'
 >;
 
 /**
- * The three execution streams of `prefix`, as `ensureExecutionStreams` creates them:
+ * The execution streams of `prefix`, as `ensureExecutionStreams` creates them:
  * COMMANDS (`<p>.cmd.>`, work queue, 2 min duplicate window), DISPATCH (`<p>.dispatch.>`, work
  * queue, 10 min window: a dispatch is de-duplicated by msgID = dispatchId) and RESULTS
- * (`<p>.result.>`, limits retention, 10 min window, kept 7 days). File storage, one replica.
+ * (`<p>.result.>`, limits retention, 10 min window, kept 7 days) and LOGS (`<p>.log.>`, work
+ * queue, 10 min window, 7 days, 4 GiB). File storage, one replica.
  */
 export function executionStreamConfigs(prefix: string): ExecutionStreamConfig[] {
   const s = executionSubjects(prefix);
-  const common = { storage: StorageType.File, num_replicas: 1, discard: DiscardPolicy.Old };
+  const common = { storage: StorageType.File, num_replicas: 1, discard: DiscardPolicy.Old, max_bytes: -1 };
   return [
     {
       ...common,
@@ -90,6 +97,17 @@ export function executionStreamConfigs(prefix: string): ExecutionStreamConfig[] 
       retention: RetentionPolicy.Limits,
       duplicate_window: nanos(EXECUTION_STREAM_SETTINGS.resultsDuplicateWindowMs),
       max_age: nanos(EXECUTION_STREAM_SETTINGS.resultsMaxAgeMs),
+    },
+    {
+      ...common,
+      name: s.logs.stream,
+      description: 'Granule task output on its way to the orchestrators, which store it (ADR 0030)',
+      subjects: [s.logs.all],
+      // Stored output is acknowledged and leaves the stream: PostgreSQL keeps it, with its run.
+      retention: RetentionPolicy.Workqueue,
+      duplicate_window: nanos(EXECUTION_STREAM_SETTINGS.logsDuplicateWindowMs),
+      max_age: nanos(EXECUTION_STREAM_SETTINGS.logsMaxAgeMs),
+      max_bytes: EXECUTION_STREAM_SETTINGS.logsMaxBytes,
     },
   ];
 }

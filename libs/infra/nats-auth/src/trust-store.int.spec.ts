@@ -130,12 +130,14 @@ describe('NATS authorization by role', () => {
     ).toBe(false);
   });
 
-  it("an agent publishes its own node's results and output, never another node's", async () => {
+  it("an agent publishes its own node's results, output and task logs, never another node's", async () => {
     const agent = await issue('node-b1', 'agent', 'b1');
     expect(await delivered(await agent.connect(), s.results.forTask('run1', 'b1'))).toBe(true);
     expect(await delivered(await agent.connect(), s.output.forTask('run1', 'b1'))).toBe(true);
+    expect(await delivered(await agent.connect(), s.logs.forTask('run1', 'b1'))).toBe(true);
     expect(await delivered(await agent.connect(), s.results.forTask('run1', 'b2'))).toBe(false);
     expect(await delivered(await agent.connect(), s.output.forTask('run1', 'b2'))).toBe(false);
+    expect(await delivered(await agent.connect(), s.logs.forTask('run1', 'b2'))).toBe(false);
   });
 
   it('only the orchestrator publishes dispatches', async () => {

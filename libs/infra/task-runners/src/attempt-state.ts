@@ -70,6 +70,7 @@ export function createAttemptState(
     killGraceMs: ctx.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     signal,
     onSpawn: options.onSpawn ? spawnReporter(exec, options.onSpawn) : undefined,
+    onTryFailed: options.onTryFailed,
     startedAt: clock.now(),
   };
 }

@@ -11,9 +11,9 @@ describe('OutputCollector', () => {
     const { collector, chunks } = collect(4, 100);
     collector.write('stdout', 'abcdefghij');
     expect(chunks).toEqual([
-      { stream: 'stdout', data: 'abcd', seq: 0 },
-      { stream: 'stdout', data: 'efgh', seq: 1 },
-      { stream: 'stdout', data: 'ij', seq: 2 },
+      { stream: 'stdout', data: 'abcd', seq: 0, try: 1 },
+      { stream: 'stdout', data: 'efgh', seq: 1, try: 1 },
+      { stream: 'stdout', data: 'ij', seq: 2, try: 1 },
     ]);
   });
 

@@ -37,6 +37,7 @@ function incompleteTail(buf: Buffer): number {
  */
 export class OutputCollector {
   private seq = 0;
+  private currentTry = 1;
   private readonly pending: Record<OutputStream, Buffer> = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
   private tailParts: Buffer[] = [];
   private tailSize = 0;
@@ -48,6 +49,11 @@ export class OutputCollector {
     private readonly masker?: SecretMasker,
   ) {
     if (!(chunkBytes >= 4)) throw new RangeError(`outputChunkBytes must be at least 4, got ${chunkBytes}`);
+  }
+
+  /** Output from now on belongs to try `n` (call once the previous try's output was flushed). */
+  startTry(n: number): void {
+    this.currentTry = n;
   }
 
   /** Takes raw bytes (or text) from one stream; emits whole characters only. */
@@ -100,7 +106,7 @@ export class OutputCollector {
       this.keepTail(piece);
       if (this.listener) {
         try {
-          this.listener({ stream, data: piece.toString('utf8'), seq: this.seq++ });
+          this.listener({ stream, data: piece.toString('utf8'), seq: this.seq++, try: this.currentTry });
         } catch {
           // A broken listener must not break the task (or crash the agent from a stream callback).
         }

@@ -2,7 +2,7 @@ import { sleep, type Clock } from './clock';
 import type { OutputCollector } from './output-collector';
 import { planLaunch, type LaunchLimits, type LaunchPlan, type ProcessSpec, type StopPlan } from './launch-plan';
 import type { ProcessSpawner, SpawnedProcess } from './process-spawner';
-import type { TaskOutcome } from './task-runner.types';
+import type { FailedTry, TaskOutcome } from './task-runner.types';
 
 /** What a process run needs from the context it runs in. */
 export interface ProcessRunEnv {
@@ -13,6 +13,8 @@ export interface ProcessRunEnv {
   signal?: AbortSignal;
   /** Told of each started process (once per attempt), before its output is read. */
   onSpawn?: (child: SpawnedProcess) => void;
+  /** Told of a try that failed and will be run again. */
+  onTryFailed?: (failed: FailedTry) => void;
 }
 
 export interface ProcessRunResult {
@@ -134,13 +136,29 @@ export async function runWithRetries(
     done(attempts, { status: 'failed', exitCode: null, error: 'cancelled', errorCode: 'RUNNER_CANCELLED' });
 
   let last: TaskOutcome = cancelledOutcome(0); // replaced by the first attempt
+  let tryStartedAt = env.clock.now();
   for (let attempt = 1; attempt <= total; attempt++) {
     if (attempt > 1) {
       note(
         env,
         `[granule] attempt ${attempt - 1} of ${total} ${last.status === 'timed_out' ? 'timed out' : `failed (${last.error})`}; retrying in ${policy.intervalSec}s\n`,
       );
+      env.output.flush();
+      try {
+        env.onTryFailed?.({
+          try: attempt - 1,
+          tries: total,
+          exitCode: last.exitCode,
+          timedOut: last.status === 'timed_out',
+          error: last.error ?? last.status,
+          durationMs: Math.round(env.clock.now() - tryStartedAt),
+        });
+      } catch {
+        // a listener's bug must not break the task
+      }
       if (!(await sleep(env.clock, policy.intervalSec * 1000, env.signal))) return cancelledOutcome(attempt - 1);
+      env.output.startTry(attempt);
+      tryStartedAt = env.clock.now();
     }
     const r = await runAttempt(spec, { timeoutMs, killGraceMs: env.killGraceMs }, env);
     const signal = r.signal ?? undefined;

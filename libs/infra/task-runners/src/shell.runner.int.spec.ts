@@ -48,6 +48,53 @@ describe('shell task', () => {
     );
   });
 
+  it('tries - the output of each try carries its number, and every failed try that is run again is told with its exit code', async () => {
+    const count = path.join(agent.rootDir, 'count');
+    const chunks: OutputChunk[] = [];
+    const failed: unknown[] = [];
+    const outcome = await runTask(
+      {
+        runId: 'run-1',
+        taskId: 'flaky',
+        nodeUid: 'node-1',
+        type: 'shell',
+        parameters: {
+          cmd: `n=$(cat '${count}' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '${count}'; echo "try $n"; [ $n -ge 3 ] || exit $((n+4))`,
+          retries: 3,
+          interval: 0,
+        },
+      },
+      agent.ctx,
+      (c) => chunks.push(c),
+      undefined,
+      { onTryFailed: (f) => failed.push(f) },
+    );
+    expect(outcome).toMatchObject({ status: 'succeeded', attempts: 3 });
+    expect(failed).toEqual([
+      expect.objectContaining({
+        try: 1,
+        tries: 4,
+        exitCode: 5,
+        timedOut: false,
+        error: 'shell command failed: exit code 5',
+      }),
+      expect.objectContaining({ try: 2, tries: 4, exitCode: 6, timedOut: false }),
+    ]);
+    const stdoutOf = (t: number): string =>
+      chunks
+        .filter((c) => c.try === t && c.stream === 'stdout')
+        .map((c) => c.data)
+        .join('');
+    expect([stdoutOf(1), stdoutOf(2), stdoutOf(3)]).toEqual(['try 1\n', 'try 2\n', 'try 3\n']);
+    // The runner's note about a failed try belongs to that try.
+    expect(
+      chunks
+        .filter((c) => c.try === 1 && c.stream === 'stderr')
+        .map((c) => c.data)
+        .join(''),
+    ).toContain('attempt 1 of 4 failed');
+  });
+
   it('default retries - a failing command runs 3 times (SHELL_DEFAULTS.retries = 2)', async () => {
     const log = path.join(agent.rootDir, 'attempts.log');
     const { outcome } = await agent.run('shell', { cmd: `echo run >> '${log}'; false`, interval: 0 });

@@ -26,11 +26,27 @@ export interface TaskExecution {
 
 export type OutputStream = 'stdout' | 'stderr';
 
-/** A bounded piece of a task's output; `seq` counts chunks of one `runTask` call from 0. */
+/**
+ * A bounded piece of a task's output; `seq` counts chunks of one `runTask` call from 0; `try` is
+ * the try on this host it belongs to (1-based: retries happen here).
+ */
 export interface OutputChunk {
   stream: OutputStream;
   data: string;
   seq: number;
+  try: number;
+}
+
+/** A try of a task that failed and is run again (`RunTaskOptions.onTryFailed`). */
+export interface FailedTry {
+  /** The try that failed, 1-based. */
+  try: number;
+  /** Tries the task has (its retries + 1). */
+  tries: number;
+  exitCode: number | null;
+  timedOut: boolean;
+  error: string;
+  durationMs: number;
 }
 
 export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'timed_out';
@@ -120,6 +136,11 @@ export interface RunTaskOptions {
    * (`stopLeftoverGroup`). Exceptions thrown by it are ignored.
    */
   onSpawn?: (group: TaskProcessGroup) => void;
+  /**
+   * Called when a try failed and the task will be run again (after its interval), once its
+   * output was handed to the output listener. Exceptions thrown by it are ignored.
+   */
+  onTryFailed?: (failed: FailedTry) => void;
 }
 
 /** Receives output as it is produced. Exceptions thrown by it are ignored. */

@@ -26,6 +26,8 @@ export class JetStreamDispatcher implements Dispatcher {
     private readonly js: JetStreamClient,
     prefix: string,
     private readonly secrets?: SecretOpener,
+    /** Output kept per try, told to the agent in every dispatch (ADR 0030). */
+    private readonly logLimitBytes?: number,
   ) {
     this.subjects = executionSubjects(prefix);
   }
@@ -36,7 +38,8 @@ export class JetStreamDispatcher implements Dispatcher {
     const headers = signatureHeaders(this.nats, subject, data);
     await this.js.publish(subject, data, { msgID: message.dispatchId, ...(headers ? { headers } : {}) });
   }
-  private opened(message: TaskDispatchMessage): TaskDispatchMessage {
+  private opened(dispatch: TaskDispatchMessage): TaskDispatchMessage {
+    const message = this.logLimitBytes === undefined ? dispatch : { ...dispatch, logLimitBytes: this.logLimitBytes };
     let paths = this.sealedIn.get(message.parameters);
     if (paths === undefined) {
       paths = sealedPaths(message.parameters);

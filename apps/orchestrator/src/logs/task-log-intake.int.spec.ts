@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { executionSubjects, type TaskLogMessage } from '@granule/contracts';
+import { createTestDatabase, TaskLogStore, type TestDatabase } from '@granule/event-store';
+import { connectNats, deleteExecutionStreams, ensureExecutionStreams, publishJson } from '@granule/messaging';
+import { createLogger } from '@granule/service-kit';
+import { OrchestratorConfig } from '../orchestrator.config';
+import { TaskLogIntake } from './task-log-intake';
+
+jest.setTimeout(30_000);
+
+const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const message = (seq: number, text: string, node = 'n1'): TaskLogMessage => ({
+  runId: 'r1',
+  key: `build@${node}`,
+  node,
+  attempt: 1,
+  try: 1,
+  seq,
+  chunks: [{ stream: 'stdout', at: Date.now(), data: text }],
+});
+
+describe('TaskLogIntake (real NATS and PostgreSQL)', () => {
+  let db: TestDatabase;
+  let nats: NatsConnection;
+  const prefix = `test.logs${randomBytes(3).toString('hex')}`;
+  const s = executionSubjects(prefix);
+
+  beforeAll(async () => {
+    db = await createTestDatabase('task_log_intake');
+    nats = await connectNats({ natsUrl: NATS_URL }, 'granule-task-log-intake-test');
+    await ensureExecutionStreams(nats, prefix);
+  });
+
+  afterAll(async () => {
+    await deleteExecutionStreams(nats, prefix).catch(() => undefined);
+    await nats?.close();
+    await db?.drop();
+  });
+
+  it('stores output sent while no orchestrator ran, once each, and only from the subject of its node', async () => {
+    const js = jetstream(nats);
+    // Agents publish while no orchestrator consumes: the stream keeps it.
+    await publishJson(js, s.logs.forTask('r1', 'n1'), message(0, 'first\n'), 'm0');
+    await publishJson(js, s.logs.forTask('r1', 'n1'), message(1, 'second\n'), 'm1');
+    // The same message again under another id (a resend after a lost acknowledgement).
+    await publishJson(js, s.logs.forTask('r1', 'n1'), message(1, 'second\n'), 'm1-again');
+    // A host writing a log for another node on its own subject.
+    await publishJson(js, s.logs.forTask('r1', 'n2'), message(2, 'forged\n', 'n1'), 'forged');
+
+    const config = Object.assign(new OrchestratorConfig(), { subjectPrefix: prefix, taskLogLimitBytes: 65_536 });
+    const intake = new TaskLogIntake(nats, db.dataSource, config, createLogger('test', 'silent'));
+    intake.onApplicationBootstrap();
+    try {
+      const store = new TaskLogStore(db.dataSource);
+      // Stored output leaves the work queue: once the stream is empty, everything was handled.
+      await until('the stream to empty', async () => {
+        const info = await (await jetstreamManager(nats)).streams.info(s.logs.stream);
+        return info.state.messages === 0;
+      });
+      const { records } = await store.read({ runIds: ['r1'], limit: 100 });
+      expect(records.map((r) => r.data)).toEqual(['first\n', 'second\n']);
+    } finally {
+      await intake.onApplicationShutdown();
+    }
+  });
+});

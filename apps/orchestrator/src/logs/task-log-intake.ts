@@ -1,0 +1,138 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { executionSubjects } from '@granule/contracts';
+import type { ExecutionSubjects, TaskLogMessage } from '@granule/contracts';
+import { TaskLogStore } from '@granule/event-store';
+import { decodeJson } from '@granule/messaging';
+import { RepeatedFailureLog } from '@granule/observability';
+import type { Logger } from '@granule/service-kit';
+import type { DataSource } from 'typeorm';
+import { OrchestratorConfig } from '../orchestrator.config';
+import { DATA_SOURCE, LOGGER, NATS } from '../orchestrator.tokens';
+
+/** Output messages an orchestrator holds unacknowledged at most. */
+const MAX_ACK_PENDING = 256;
+/** A message not acknowledged by then is delivered again (to this or another orchestrator). */
+const ACK_WAIT_MS = 30_000;
+/** Wait before the consumer is looked for again after it ended (NATS gone, stream recreated). */
+const RESTART_MS = 1000;
+
+/** The problem with a log message's shape, or undefined when it can be stored. */
+export function taskLogProblem(m: unknown, subjectNode: string | undefined): string | undefined {
+  const x = m as Partial<TaskLogMessage> | null;
+  if (typeof x !== 'object' || x === null) return 'not an object';
+  if (typeof x.runId !== 'string' || typeof x.key !== 'string' || typeof x.node !== 'string')
+    return 'runId, key and node must be strings';
+  if (x.node !== subjectNode) return `it names node ${x.node} but came on the subject of ${subjectNode ?? 'no node'}`;
+  if (!x.key.endsWith(`@${x.node}`)) return `task ${x.key} is not on node ${x.node}`;
+  for (const n of [x.try, x.seq, x.attempt])
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 1_000_000)
+      return 'attempt, try and seq must be small whole numbers';
+  if (!Array.isArray(x.chunks)) return 'chunks must be a list';
+  for (const c of x.chunks) {
+    if (typeof c !== 'object' || c === null || (c.stream !== 'stdout' && c.stream !== 'stderr'))
+      return 'each chunk needs stream stdout or stderr';
+    if (typeof c.data !== 'string' || typeof c.at !== 'number') return 'each chunk needs data (text) and at (ms)';
+  }
+  if (x.cut !== undefined && (typeof x.cut?.droppedBytes !== 'number' || x.cut.droppedBytes < 0))
+    return 'cut.droppedBytes must be a number';
+  return undefined;
+}
+
+/**
+ * Stores agents' task output (ADR 0030): the orchestrators share one durable consumer on the
+ * LOGS stream; each message is stored (bounded per try, once however often it comes) and only
+ * then acknowledged, so output survives a crash of the agent's connection, of NATS or of an
+ * orchestrator. A message is taken only from the subject of the node it names.
+ */
+@Injectable()
+export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly subjects: ExecutionSubjects;
+  private readonly store: TaskLogStore;
+  private messages?: ConsumerMessages;
+  private closing = false;
+  private readonly failures: RepeatedFailureLog;
+
+  constructor(
+    @Inject(NATS) private readonly nats: NatsConnection,
+    @Inject(DATA_SOURCE) dataSource: DataSource,
+    @Inject(OrchestratorConfig) private readonly config: OrchestratorConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.subjects = executionSubjects(config.subjectPrefix);
+    this.store = new TaskLogStore(dataSource);
+    this.failures = new RepeatedFailureLog(logger, {
+      failing: 'could not store task output; it will be delivered again',
+      recovered: 'task output is stored again',
+      level: 'error',
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    void this.keepConsuming();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    await this.messages?.close();
+  }
+
+  private async keepConsuming(): Promise<void> {
+    while (!this.closing && !this.nats.isClosed()) {
+      try {
+        await this.consume();
+      } catch (err) {
+        if (this.closing) return;
+        this.logger.warn({ err: (err as Error).message }, 'task output consumer ended; it restarts');
+      }
+      await new Promise((r) => setTimeout(r, RESTART_MS).unref());
+    }
+  }
+
+  private async consume(): Promise<void> {
+    const { stream, consumer } = this.subjects.logs;
+    const jsm = await jetstreamManager(this.nats);
+    await jsm.consumers.add(stream, {
+      durable_name: consumer,
+      description: 'Granule orchestrators storing task output',
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_ack_pending: MAX_ACK_PENDING,
+      ack_wait: nanos(ACK_WAIT_MS),
+      max_deliver: -1,
+    });
+    const messages = await (await jetstream(this.nats).consumers.get(stream, consumer)).consume();
+    this.messages = messages;
+    if (this.closing) await messages.close();
+    for await (const msg of messages) await this.handle(msg);
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    let message: TaskLogMessage;
+    try {
+      message = decodeJson<TaskLogMessage>(msg);
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message }, 'dropping task output that is not valid JSON');
+      msg.term();
+      return;
+    }
+    const problem = taskLogProblem(message, this.subjects.logs.nodeOf(msg.subject));
+    if (problem) {
+      this.logger.warn({ subject: msg.subject, problem }, 'dropping task output');
+      msg.term();
+      return;
+    }
+    try {
+      await this.store.append(message, this.config.taskLogLimitBytes);
+      msg.ack();
+      this.failures.succeeded();
+    } catch (err) {
+      this.failures.failed(err, { runId: message.runId });
+      msg.nak(1000);
+    }
+  }
+}

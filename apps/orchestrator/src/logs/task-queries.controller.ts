@@ -1,0 +1,23 @@
+import { Controller, Inject } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Allow } from '@granule/nats-endpoints';
+import type { RunLogsReply, RunLogsRequest, RunTasksReply, RunTasksRequest } from '@granule/contracts';
+import { TaskQueries } from './task-queries';
+
+/** `<prefix>.runs.{tasks,logs}` (queue group `orchestrator`): people read them, viewers too. */
+@Controller()
+export class TaskQueriesController {
+  constructor(@Inject(TaskQueries) private readonly queries: TaskQueries) {}
+
+  @MessagePattern('runs.tasks')
+  @Allow('viewer', 'operator', 'admin')
+  tasks(@Payload() q: RunTasksRequest): Promise<RunTasksReply> {
+    return this.queries.tasks(q);
+  }
+
+  @MessagePattern('runs.logs')
+  @Allow('viewer', 'operator', 'admin')
+  logs(@Payload() q: RunLogsRequest): Promise<RunLogsReply> {
+    return this.queries.logs(q);
+  }
+}
