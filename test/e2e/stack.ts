@@ -54,6 +54,28 @@ export const EXAMPLE_RELEASE = path.join(REPO_ROOT, 'examples/releases/example-r
 export const EXAMPLE_NODES = path.join(EXAMPLE_RELEASE, 'nodes.yaml');
 export const EXAMPLE_V4_PLUGIN = path.join(REPO_ROOT, 'examples/plugins/example-v4');
 
+/** What an agent launcher is told about the agent it starts. */
+export interface AgentLaunchRequest {
+  uid: string;
+  natsUrl: string;
+  subjectPrefix: string;
+  /** The agent's `.creds` file on the control plane's side (absent without auth). */
+  credsFile?: string;
+  heartbeatSeconds: number;
+}
+
+/** How to start a process instead of `node <main>` in the control plane's environment. */
+export interface ProcessLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /**
+   * The pid that signals go to, given the pid of the started command (default: that pid), for a
+   * command such as `unshare --fork` that does not pass signals on.
+   */
+  signalTarget?: (pid: number) => number | undefined;
+}
+
 export interface StackOptions {
   /** Names the database and the temporary directory (letters, digits, `_`). */
   name: string;
@@ -84,6 +106,14 @@ export interface StackOptions {
   auth?: boolean;
   /** Extra environment for the config-store (e.g. its HTTP port and API token). */
   configStoreEnv?: Record<string, string>;
+  /** The address the stack's own nats-server listens on (default 127.0.0.1): every process connects there. */
+  natsHost?: string;
+  /**
+   * Starts each agent some other way than as a child process beside the services, e.g. inside a
+   * network namespace and a private root of its own (test/fleet/netns.ts). It gets nothing of
+   * the stack's environment but what it is told.
+   */
+  agentLauncher?: (request: AgentLaunchRequest) => ProcessLaunch;
 }
 
 /** An exited CLI run. */
@@ -141,6 +171,7 @@ export class StackProcess {
     private readonly env: Record<string, string>,
     private readonly readyLine: string,
     private readonly logFile: string,
+    private readonly launch?: ProcessLaunch,
   ) {}
 
   get pid(): number | undefined {
@@ -163,11 +194,13 @@ export class StackProcess {
     this.starts++;
     this.log ??= createWriteStream(this.logFile, { flags: 'a' });
     this.log.write(`--- start ${this.starts} at ${new Date().toISOString()}\n`);
-    const child = spawn(process.execPath, [this.main], {
-      cwd: REPO_ROOT,
-      env: this.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = this.launch
+      ? spawn(this.launch.command, this.launch.args, {
+          cwd: '/',
+          env: this.launch.env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(process.execPath, [this.main], { cwd: REPO_ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const collect = (data: Buffer): void => {
@@ -189,7 +222,9 @@ export class StackProcess {
   async kill(signal: NodeJS.Signals = 'SIGKILL', graceMs = 5000): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return;
-    child.kill(signal);
+    const target = child.pid !== undefined && signal !== 'SIGKILL' ? this.launch?.signalTarget?.(child.pid) : undefined;
+    if (target !== undefined) process.kill(target, signal);
+    else child.kill(signal);
     let timer: NodeJS.Timeout | undefined;
     const gone = await Promise.race([
       this.exited?.then(() => true),
@@ -286,6 +321,7 @@ export class E2eStack {
       this.natsServer = await startPrivateNats({
         include: this.trust.serverIncludePath,
         ...(this.options.natsSettings ? { settings: this.options.natsSettings } : {}),
+        ...(this.options.natsHost ? { host: this.options.natsHost } : {}),
       });
     if (!this.options.redisUrl)
       this.redisServer = await startPrivateRedis({ password: randomBytes(12).toString('hex') });
@@ -408,12 +444,20 @@ export class E2eStack {
       GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
       GRANULE_AGENT_HOSTNAME: `host-${uid}`,
     };
+    const launch = this.options.agentLauncher?.({
+      uid,
+      natsUrl: this.natsUrl,
+      subjectPrefix: this.prefix,
+      ...(this.trust ? { credsFile: this.credsFile(name) } : {}),
+      heartbeatSeconds: this.options.heartbeatSeconds ?? 1,
+    });
     const proc = new StackProcess(
       name,
       MAINS['node-agent'],
       env,
       '"msg":"node-agent started"',
       path.join(this.dir, 'logs', `${name}.log`),
+      launch,
     );
     this.processes.set(name, proc);
     return proc;
