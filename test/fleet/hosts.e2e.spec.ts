@@ -1,0 +1,287 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { dataOf, E2eStack, keysOf, REPO_ROOT, waitUntil } from '../e2e/stack';
+import { Fleet, fleetUnsupportedReason, HOST_AGENT_CREDS } from './netns';
+
+// Four hosts, each a network namespace on a bridge with a root file system of its own; the
+// control plane stays in the machine's namespaces and its nats-server listens on the bridge
+// (test/fleet/README.md). Tasks run by each host's agent report what that host sees.
+const UIDS = ['1', '2', '3', '4'];
+const unsupported = fleetUnsupportedReason();
+if (unsupported) process.stderr.write(`multi-host tier skipped: ${unsupported}\n`);
+const describeFleet = unsupported ? describe.skip : describe;
+
+/** A shell step that appends `<run> <task>` to the host's /srv/fleet/ledger, sleeps what /srv/fleet/slow/<task> says, then runs `then`. */
+function step(id: string, roles: string, requires: string, then = ':'): string {
+  return [
+    `- id: ${id}`,
+    '  type: shell',
+    '  version: 2.0.0',
+    `  roles: ${roles}`,
+    `  requires: [${requires}]`,
+    '  parameters:',
+    '    cmd: |',
+    '      set -e; mkdir -p /srv/fleet',
+    '      echo "$GRANULE_RUN_ID $GRANULE_TASK_ID" >> /srv/fleet/ledger',
+    '      if [ -e "/srv/fleet/slow/$GRANULE_TASK_ID" ]; then sleep "$(cat "/srv/fleet/slow/$GRANULE_TASK_ID")"; fi',
+    ...then.split('\n').map((l) => `      ${l}`),
+    '    timeout: 60',
+    '    retries: 0',
+    '',
+  ].join('\n');
+}
+
+const sorted = (list: string[]): string[] => [...list].sort();
+
+describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their only connection`, () => {
+  let fleet: Fleet;
+  let stack: E2eStack;
+  let inputs: string;
+
+  beforeAll(async () => {
+    fleet = await Fleet.create({ uids: UIDS });
+    inputs = fleet.controlDir;
+    stack = await E2eStack.start({
+      name: 'fleet',
+      agents: UIDS,
+      natsHost: fleet.bridgeAddress,
+      agentLauncher: fleet.launcher,
+      // A TTL that a host gone for a few seconds exceeds, beats that keep a live one present.
+      presenceTtlSeconds: 3,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    const problems: string[] = [];
+    await stack?.stop().catch((err: Error) => problems.push(err.message));
+    await fleet?.destroy().catch((err: Error) => problems.push(err.message));
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  }, 60_000);
+
+  it('a deploy to four hosts - each host has its own files in its own root, sees no other host and none of the control plane', async () => {
+    const hidden = [
+      path.join(REPO_ROOT, 'test/e2e/fixtures'),
+      REPO_ROOT,
+      stack.dir,
+      fleet.controlDir,
+      ...UIDS.map((u) => fleet.disk(u)),
+    ];
+    const tasks = path.join(inputs, 'isolation');
+    mkdirSync(tasks, { recursive: true });
+    writeFileSync(
+      path.join(tasks, 'tasks.yaml'),
+      [
+        step(
+          'look',
+          "['*']",
+          'deploy_start',
+          [
+            `for p in ${hidden.join(' ')}; do if [ -e "$p" ]; then echo "visible $p"; else echo "absent $p"; fi; done > /srv/fleet/seen`,
+            'env | grep ^GRANULE_ | sed "s/=.*//" | sort > /srv/fleet/agent-env',
+            'ls -a /tmp /srv/fleet > /srv/fleet/before',
+          ].join('\n'),
+        ),
+        step(
+          'write',
+          "['*']",
+          'look',
+          [
+            'echo "$GRANULE_RUN_ID $GRANULE_NODE_UID $(hostname)" > "/srv/fleet/$GRANULE_NODE_UID.txt"',
+            'echo "$GRANULE_NODE_UID" > "/tmp/only-$GRANULE_NODE_UID"',
+            // Every port the control plane has, tried from the host: only NATS on the bridge answers.
+            `for a in ${fleet.bridgeAddress}:${stack.natsServer?.port} ${fleet.bridgeAddress}:5432 ${fleet.bridgeAddress}:6379 ${fleet.bridgeAddress}:${stack.redisServer?.port} 127.0.0.1:5432 127.0.0.1:6379; do`,
+            '  if timeout 3 bash -c "exec 3<>/dev/tcp/${a%:*}/${a#*:}" 2>/dev/null; then echo "open $a"; else echo "closed $a"; fi',
+            'done > /srv/fleet/ports',
+          ].join('\n'),
+        ),
+      ].join('\n'),
+    );
+    const nodes = path.join(inputs, 'isolation-nodes.yaml');
+    writeFileSync(
+      nodes,
+      `nodes:\n${UIDS.map((u) => `  - {uid: '${u}', name: host-${u}, roles: [worker]}`).join('\n')}\n`,
+    );
+
+    const r = await stack.granule([
+      'deploy',
+      '--tasks',
+      path.join(tasks, 'tasks.yaml'),
+      '--nodes',
+      nodes,
+      '--run-id',
+      'iso',
+      '--watch',
+    ]);
+    stack.assertExitedOk(r, 'granule deploy iso');
+    const events = await stack.events('iso');
+    expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
+    expect(sorted(keysOf(events, 'TaskSucceeded'))).toEqual(sorted(UIDS.flatMap((u) => [`look@${u}`, `write@${u}`])));
+
+    for (const uid of UIDS) {
+      const text = (p: string): string | undefined => fleet.readHostFile(uid, p)?.toString('utf8');
+      // Its own files, written by its own agent, with its own host name.
+      expect(text(`/srv/fleet/${uid}.txt`)).toBe(`iso ${uid} host-${uid}\n`);
+      expect(text(`/tmp/only-${uid}`)).toBe(`${uid}\n`);
+      expect(text('/srv/fleet/ledger')).toBe('iso look\niso write\n');
+      // No other host's file reached this disk, and from inside the host none is visible either.
+      for (const other of UIDS.filter((u) => u !== uid)) {
+        expect(text(`/srv/fleet/${other}.txt`)).toBeUndefined();
+        expect(text(`/tmp/only-${other}`)).toBeUndefined();
+      }
+      const inside = await fleet.exec(uid, 'ls /srv/fleet /tmp; cat /etc/hostname; hostname');
+      expect([inside.code, inside.stderr]).toEqual([0, '']);
+      expect(inside.stdout).toBe(
+        `/srv/fleet:\n${uid}.txt\nagent-env\nbefore\nledger\nports\nseen\n\n/tmp:\nonly-${uid}\nhost-${uid}\nhost-${uid}\n`,
+      );
+      // The checkout, its fixtures, the control plane's directories and the other disks have no path here.
+      expect(text('/srv/fleet/seen')).toBe(hidden.map((p) => `absent ${p}\n`).join(''));
+      // The agent was given NATS settings only: no Redis URL, no database URL.
+      expect(text('/srv/fleet/agent-env')?.trim().split('\n')).toEqual(
+        expect.arrayContaining(['GRANULE_NATS_CREDS', 'GRANULE_NATS_URL', 'GRANULE_NODE_UID']),
+      );
+      expect(text('/srv/fleet/agent-env')).not.toMatch(/REDIS|DATABASE|E2E/);
+      expect(fleet.readHostFile(uid, HOST_AGENT_CREDS)?.toString('utf8')).toContain('NATS USER JWT');
+      expect(text('/srv/fleet/ports')).toBe(
+        [
+          `open ${fleet.bridgeAddress}:${stack.natsServer?.port}`,
+          `closed ${fleet.bridgeAddress}:5432`,
+          `closed ${fleet.bridgeAddress}:6379`,
+          `closed ${fleet.bridgeAddress}:${stack.redisServer?.port}`,
+          'closed 127.0.0.1:5432',
+          'closed 127.0.0.1:6379',
+          '',
+        ].join('\n'),
+      );
+    }
+  }, 90_000);
+
+  it('a host whose link goes down mid-run - its task fails as offline, the group tolerates it, the run ends; back online, its agent rejoins by itself and a retry finishes', async () => {
+    const tasks = path.join(inputs, 'cut');
+    mkdirSync(tasks, { recursive: true });
+    writeFileSync(
+      path.join(tasks, 'tasks.yaml'),
+      [
+        [
+          '- id: compute',
+          '  type: group',
+          '  version: 2.0.0',
+          '  roles: [compute]',
+          '  fault_tolerance: 1',
+          '  strategy: {type: parallel}',
+          '  required_for: [deploy_end]',
+          '',
+        ].join('\n'),
+        step('prepare', "['*']", 'deploy_start'),
+        step('configure', '[compute]', 'prepare'),
+        step('finish', '[compute]', 'configure'),
+        step('report', '[controller]', 'prepare'),
+      ].join('\n'),
+    );
+    const nodes = path.join(inputs, 'cut-nodes.yaml');
+    writeFileSync(
+      nodes,
+      [
+        'nodes:',
+        "  - {uid: '1', name: ctl-1, roles: [controller]}",
+        ...['2', '3', '4'].map((u) => `  - {uid: '${u}', name: cmp-${u}, roles: [compute]}`),
+        '',
+      ].join('\n'),
+    );
+    // configure@3 runs long enough for its host to be cut off while it runs.
+    const slow = fleet.hostPath('3', '/srv/fleet/slow/configure');
+    mkdirSync(path.dirname(slow), { recursive: true });
+    writeFileSync(slow, '12\n');
+
+    const started = await stack.granule([
+      'deploy',
+      '--tasks',
+      path.join(tasks, 'tasks.yaml'),
+      '--nodes',
+      nodes,
+      '--run-id',
+      'cut',
+    ]);
+    stack.assertExitedOk(started, 'granule deploy cut');
+    await stack.waitForEvent('cut', 'TaskStarted', (e) => e.data.key === 'configure@3', 30_000);
+    const cutAt = Date.now();
+    fleet.linkDown('3');
+    const events = await stack.waitForEnd('cut', 30_000);
+    const endedAfterMs = Date.now() - cutAt;
+    // The presence TTL (3 s) plus a few ticks: bounded by the TTL, not by the task's 60 s timeout.
+    expect(endedAfterMs).toBeLessThan(15_000);
+    const failed = events.find((e) => e.type === 'TaskFailed');
+    expect(failed && [failed.data.key, failed.data.error]).toEqual(['configure@3', 'node 3 went offline']);
+    expect(events.filter((e) => e.type === 'NodeFailed').map((e) => e.data)).toEqual([
+      { node: '3', reason: 'offline' },
+    ]);
+    expect(events.some((e) => e.type === 'GroupToleranceExceeded' || e.type === 'DeploymentStopRequested')).toBe(false);
+    const last = events[events.length - 1];
+    expect([last.type, dataOf(last, 'DeploymentSucceeded').failedNodes]).toEqual(['DeploymentSucceeded', ['3']]);
+    expect(sorted(keysOf(events, 'TaskSucceeded'))).toEqual([
+      'configure@2',
+      'configure@4',
+      'finish@2',
+      'finish@4',
+      'prepare@1',
+      'prepare@2',
+      'prepare@3',
+      'prepare@4',
+      'report@1',
+    ]);
+    const nodeEvents = (): Promise<NodeEvent[]> => nodeStream(stack, '3');
+    await waitUntil(
+      async () => (await nodeEvents()).some((e) => e.type === 'NodeWentOffline'),
+      'NodeWentOffline of node 3',
+      15_000,
+    );
+
+    // Back on the network: the same agent process (never restarted) is present again by itself.
+    writeFileSync(slow, '0\n');
+    fleet.linkUp('3');
+    const agent = stack.agent('3');
+    await stack.waitForPresence(['3'], 45_000);
+    await waitUntil(
+      async () => {
+        const list = await nodeEvents();
+        const off = list.findIndex((e) => e.type === 'NodeWentOffline');
+        return off >= 0 && list.slice(off).some((e) => e.type === 'NodeCameOnline');
+      },
+      'NodeCameOnline of node 3 after it went offline',
+      30_000,
+    );
+    expect([agent.running, agent.starts]).toEqual([true, 1]);
+
+    const retry = await stack.granule(['retry', 'cut', '--failed-only', '--run-id', 'cut-retry', '--watch'], {
+      timeoutMs: 60_000,
+    });
+    stack.assertExitedOk(retry, 'granule retry cut');
+    const again = await stack.events('cut-retry');
+    expect(sorted(dataOf(again[1], 'PlanAccepted').only ?? [])).toEqual(['configure@3', 'finish@3']);
+    const end = again[again.length - 1];
+    expect([end.type, dataOf(end, 'DeploymentSucceeded').failedNodes]).toEqual(['DeploymentSucceeded', []]);
+    // On host 3: the cut-off configure ran on to its end there, then the retry's two tasks.
+    const ledger = fleet.readHostFile('3', '/srv/fleet/ledger')?.toString('utf8').split('\n');
+    expect(ledger?.filter((l) => l.startsWith('cut'))).toEqual([
+      'cut prepare',
+      'cut configure',
+      'cut-retry configure',
+      'cut-retry finish',
+    ]);
+  }, 150_000);
+});
+
+/** A node stream's event (`NodeWentOffline`, `NodeCameOnline`, ...). */
+interface NodeEvent {
+  version: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** The events of node `uid`'s stream (`node-<uid>`), in order. */
+async function nodeStream(stack: E2eStack, uid: string): Promise<NodeEvent[]> {
+  const rows: { stream_version: string; type: string; data: Record<string, unknown> }[] = await stack.dataSource.query(
+    'SELECT stream_version, type, data FROM granule_events WHERE stream_id = $1 ORDER BY stream_version',
+    [`node-${uid}`],
+  );
+  return rows.map((r) => ({ version: Number(r.stream_version), type: r.type, data: r.data }));
+}
