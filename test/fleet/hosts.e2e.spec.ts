@@ -1,12 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { dataOf, E2eStack, keysOf, REPO_ROOT, waitUntil } from '../e2e/stack';
+import { dataOf, E2eStack, keysOf, REPO_ROOT, sleep, waitUntil } from '../e2e/stack';
 import { Fleet, fleetUnsupportedReason, HOST_AGENT_CREDS } from './netns';
 
 // Four hosts, each a network namespace on a bridge with a root file system of its own; the
 // control plane stays in the machine's namespaces and its nats-server listens on the bridge
 // (test/fleet/README.md). Tasks run by each host's agent report what that host sees.
 const UIDS = ['1', '2', '3', '4'];
+/** How long host 3 stays cut off: beyond the presence TTL and the server's stale-connection check. */
+const OUTAGE_MS = 8000;
 const unsupported = fleetUnsupportedReason();
 if (unsupported) process.stderr.write(`multi-host tier skipped: ${unsupported}\n`);
 const describeFleet = unsupported ? describe.skip : describe;
@@ -48,6 +50,9 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
       agentLauncher: fleet.launcher,
       // A TTL that a host gone for a few seconds exceeds, beats that keep a live one present.
       presenceTtlSeconds: 3,
+      // The server closes a connection that answers no ping for about 3 s (default: minutes), so a
+      // host cut off that long finds its connection gone when it is back and must reconnect.
+      natsSettings: ['ping_interval: "1s"', 'ping_max: 2'],
     });
   }, 120_000);
 
@@ -235,10 +240,18 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
       15_000,
     );
 
-    // Back on the network: the same agent process (never restarted) is present again by itself.
+    // Cut off long enough for the server to have closed the host's connection.
+    await sleep(OUTAGE_MS - (Date.now() - cutAt));
+    // Back on the network: the same agent process (never restarted) reconnects and is present again by itself.
     writeFileSync(slow, '0\n');
-    fleet.linkUp('3');
     const agent = stack.agent('3');
+    expect(agent.text).not.toContain('lost the NATS connection');
+    fleet.linkUp('3');
+    await waitUntil(
+      () => /lost the NATS connection[^]*the NATS connection is back/.test(agent.text),
+      "agent 3's reconnection",
+      30_000,
+    );
     await stack.waitForPresence(['3'], 45_000);
     await waitUntil(
       async () => {
