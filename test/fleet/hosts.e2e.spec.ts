@@ -44,7 +44,7 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
     fleet = await Fleet.create({ uids: UIDS });
     inputs = fleet.controlDir;
     stack = await E2eStack.start({
-      name: 'fleet',
+      name: fleet.stackName,
       agents: UIDS,
       natsHost: fleet.bridgeAddress,
       agentLauncher: fleet.launcher,

@@ -2,7 +2,7 @@
 // system of its own (test/fleet/README.md says exactly what is isolated). The control plane
 // (nats-server, PostgreSQL, Redis, the services, the CLI, the test) stays in the machine's
 // namespaces; an agent reaches it only through the bridge, and only NATS listens there.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -18,6 +18,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_TEST_ADMIN_URL } from '@granule/event-store';
 import type { AgentLaunchRequest, ProcessLaunch } from '../e2e/stack';
 import { REPO_ROOT } from '../e2e/stack';
 
@@ -26,6 +27,7 @@ const NETNS_PREFIX = 'gfleet-';
 const LINK_PREFIX = 'gf';
 const DIR_PREFIX = 'granule-fleet-';
 const ENTER_HOST = path.join(__dirname, 'enter-host.sh');
+const REAP_FLEET = path.join(__dirname, 'reap-fleet.sh');
 /** Inside every host: where the agent works, and its credential. */
 export const HOST_AGENT_ROOT = '/var/lib/granule';
 export const HOST_AGENT_CREDS = '/etc/granule/agent.creds';
@@ -82,9 +84,6 @@ export interface HostExecResult {
   stdout: string;
   stderr: string;
 }
-
-const live = new Set<Fleet>();
-let handlersInstalled = false;
 
 function run(command: string, args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -182,22 +181,19 @@ function pickSubnet(): string {
   throw new Error('no free 10.231.X.0/24 subnet for the fleet bridge');
 }
 
-/** Undoes everything `live` fleets made, synchronously (for signal and exit handlers). */
-function destroyAllSync(): void {
-  for (const fleet of [...live]) fleet.destroySync();
-}
-
-function installHandlers(): void {
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      destroyAllSync();
-      // The default action, now that the namespaces are gone.
-      process.kill(process.pid, signal);
-    });
-  }
-  process.once('exit', destroyAllSync);
+/**
+ * Starts `reap-fleet.sh`, which removes the fleet once this process is gone, in a session of its
+ * own. Signal handlers cannot do this job in a test: jest gives test code a copy of `process`
+ * whose `on('SIGINT')` never fires, and nothing runs after a SIGKILL.
+ */
+function startReaper(dir: string): ChildProcess {
+  const adminUrl = process.env.GRANULE_TEST_DATABASE_URL ?? DEFAULT_TEST_ADMIN_URL;
+  const reaper = spawn('/bin/sh', [REAP_FLEET, String(process.pid), dir, adminUrl], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  reaper.unref();
+  return reaper;
 }
 
 /**
@@ -216,6 +212,7 @@ export class Fleet {
     readonly subnet: string,
     /** The fleet's directory on the control plane's side: `hosts/<uid>` (each host's disk) and `control/` (no host sees either but its own disk). */
     readonly dir: string,
+    private readonly reaper: ChildProcess,
   ) {}
 
   /** Creates the bridge, every host's namespace, link and disk, and installs each agent. */
@@ -225,10 +222,8 @@ export class Fleet {
         throw new Error(`fleet: node uid '${uid}': expected 1 to 3 letters or digits`);
     const left = removeFleetLeftovers();
     if (left.length > 0) process.stderr.write(`fleet: removed leftovers of an earlier run: ${left.join(', ')}\n`);
-    installHandlers();
     const dir = mkdtempSync(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
-    const fleet = new Fleet(options.uids, pickSubnet(), dir);
-    live.add(fleet);
+    const fleet = new Fleet(options.uids, pickSubnet(), dir, startReaper(dir));
     try {
       mkdirSync(fleet.controlDir, { recursive: true, mode: 0o700 });
       run('ip', ['link', 'add', fleet.bridge, 'type', 'bridge']);
@@ -244,6 +239,14 @@ export class Fleet {
       throw err;
     }
     return fleet;
+  }
+
+  /**
+   * The `name` of the fleet's `E2eStack`: it carries this process's id, so that `reap-fleet.sh`
+   * finds the stack's database and directory if the test process is interrupted.
+   */
+  get stackName(): string {
+    return `fleet${process.pid}`;
   }
 
   /** The bridge's address: where the control plane's nats-server listens for the hosts. */
@@ -420,7 +423,7 @@ export class Fleet {
   destroySync(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    live.delete(this);
+    this.reaper.kill('SIGKILL');
     for (const uid of this.uids) killNetnsProcesses(this.netns(uid));
     for (const uid of this.uids) {
       ipQuiet(['link', 'del', this.veth(uid)]);
