@@ -93,6 +93,7 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
           [
             'echo "$GRANULE_RUN_ID $GRANULE_NODE_UID $(hostname)" > "/srv/fleet/$GRANULE_NODE_UID.txt"',
             'echo "$GRANULE_NODE_UID" > "/tmp/only-$GRANULE_NODE_UID"',
+            "printf 'the same bytes on every host\\n' > /tmp/common",
             // Every port the control plane has, tried from the host: only NATS on the bridge answers.
             `for a in ${fleet.bridgeAddress}:${stack.natsServer?.port} ${fleet.bridgeAddress}:5432 ${fleet.bridgeAddress}:6379 ${fleet.bridgeAddress}:${stack.redisServer?.port} 127.0.0.1:5432 127.0.0.1:6379; do`,
             '  if timeout 3 bash -c "exec 3<>/dev/tcp/${a%:*}/${a#*:}" 2>/dev/null; then echo "open $a"; else echo "closed $a"; fi',
@@ -136,7 +137,7 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
       const inside = await fleet.exec(uid, 'ls /srv/fleet /tmp; cat /etc/hostname; hostname');
       expect([inside.code, inside.stderr]).toEqual([0, '']);
       expect(inside.stdout).toBe(
-        `/srv/fleet:\n${uid}.txt\nagent-env\nbefore\nledger\nports\nseen\n\n/tmp:\nonly-${uid}\nhost-${uid}\nhost-${uid}\n`,
+        `/srv/fleet:\n${uid}.txt\nagent-env\nbefore\nledger\nports\nseen\n\n/tmp:\ncommon\nonly-${uid}\nhost-${uid}\nhost-${uid}\n`,
       );
       // The checkout, its fixtures, the control plane's directories and the other disks have no path here.
       expect(text('/srv/fleet/seen')).toBe(hidden.map((p) => `absent ${p}\n`).join(''));
@@ -158,6 +159,15 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
         ].join('\n'),
       );
     }
+    expect(fleet.hostsWithout('/tmp/common', Buffer.from('the same bytes on every host\n'))).toEqual([]);
+    expect(fleet.hostsWithout('/tmp/common', Buffer.from('other bytes\n'))).toEqual(UIDS);
+
+    // A control-plane folder bound into one command run on a host (how an agent package gets
+    // installed) is there for that command only.
+    const bound = await fleet.exec('1', 'ls /mnt/package', { binds: [{ source: tasks, target: '/mnt/package' }] });
+    expect([bound.code, bound.stdout]).toEqual([0, 'tasks.yaml\n']);
+    const after = await fleet.exec('1', 'ls /mnt/package');
+    expect([after.code, after.stdout]).toEqual([0, '']);
   }, 90_000);
 
   it('a host whose link goes down mid-run - its task fails as offline, the group tolerates it, the run ends; back online, its agent rejoins by itself and a retry finishes', async () => {

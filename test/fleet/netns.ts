@@ -386,10 +386,15 @@ export class Fleet {
     };
   };
 
-  /** Runs `script` with /bin/sh inside host `uid` (a fresh entry: its own PID namespace, the same disk and network). */
-  exec(uid: string, script: string, timeoutMs = 30_000): Promise<HostExecResult> {
+  /**
+   * Runs `script` with /bin/sh inside host `uid` (a fresh entry: its own PID namespace, the same
+   * disk and network), with `binds` of the control plane's files read-only for the time of the
+   * script: an agent package to install, say (`AgentInstall`).
+   */
+  exec(uid: string, script: string, options: { binds?: HostBind[]; timeoutMs?: number } = {}): Promise<HostExecResult> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
     return new Promise((resolve, reject) => {
-      const child = spawn('ip', this.enter(uid, ['/bin/sh', '-c', script]), {
+      const child = spawn('ip', this.enter(uid, ['/bin/sh', '-c', script], options.binds), {
         env: this.hostEnv(),
         cwd: '/',
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -408,6 +413,14 @@ export class Fleet {
         resolve({ code, stdout, stderr });
       });
     });
+  }
+
+  /**
+   * The hosts where file `inside` is missing or differs from `expected` byte for byte (empty when
+   * every host has it): for files a deploy brings to every host.
+   */
+  hostsWithout(inside: string, expected: Buffer): string[] {
+    return this.uids.filter((uid) => !this.readHostFile(uid, inside)?.equals(expected));
   }
 
   /** Takes host `uid`'s link down (its end on the bridge): the host is cut off, its processes keep running. */
