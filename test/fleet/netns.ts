@@ -103,28 +103,45 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** What the kernel says when it will not make a namespace (no privilege, or namespaces not built in). */
+const REFUSED = /not permitted|permission denied|invalid argument|not supported|not implemented/i;
+
 /**
- * Why this machine cannot run the tier (the kernel or the user may not create network or mount
- * namespaces, or `ip` / `unshare` are missing), or undefined when it can. Creates and deletes a
- * namespace of its own.
+ * Why the kernel will not let this process run the tier (it refuses a network namespace, or mount,
+ * UTS or PID namespaces inside one), or undefined when it will. Creates and deletes a namespace
+ * of its own. Anything else (a missing `ip` or `unshare`) is not a reason to skip: `Fleet.create`
+ * then fails saying what is missing.
  */
 export function fleetUnsupportedReason(): string | undefined {
   if (process.platform !== 'linux') return `network namespaces need Linux (this is ${process.platform})`;
   const probe = `${NETNS_PREFIX}${process.pid}-probe`;
   const add = spawnSync('ip', ['netns', 'add', probe], { encoding: 'utf8' });
-  if (add.error) return `cannot run ip: ${add.error.message}`;
-  if (add.status !== 0) return `the kernel refused a network namespace: ip netns add: ${add.stderr.trim()}`;
+  if (add.error) return undefined;
+  if (add.status !== 0)
+    return REFUSED.test(add.stderr)
+      ? `the kernel refused a network namespace: ip netns add: ${add.stderr.trim()}`
+      : undefined;
   try {
     const inside = spawnSync('ip', ['netns', 'exec', probe, 'unshare', '--mount', '--uts', '--pid', '--fork', 'true'], {
       encoding: 'utf8',
     });
-    if (inside.error) return `cannot run unshare: ${inside.error.message}`;
-    if (inside.status !== 0)
-      return `the kernel refused mount, UTS or PID namespaces: unshare: ${(inside.stderr || '').trim()}`;
+    if (inside.status !== 0 && REFUSED.test(inside.stderr ?? ''))
+      return `the kernel refused mount, UTS or PID namespaces: ${(inside.stderr ?? '').trim()}`;
     return undefined;
   } finally {
     ipQuiet(['netns', 'del', probe]);
   }
+}
+
+/** Throws naming the commands the tier needs that this machine lacks. */
+function assertTools(): void {
+  const missing = ['ip', 'unshare', 'pivot_root', 'mount', 'umount', 'mktemp'].filter(
+    (tool) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0,
+  );
+  if (missing.length > 0)
+    throw new Error(
+      `the multi-host tier needs ${missing.join(', ')} (iproute2, util-linux, coreutils): install them, or run without test/fleet`,
+    );
 }
 
 /**
@@ -220,6 +237,7 @@ export class Fleet {
     for (const uid of options.uids)
       if (!/^[A-Za-z0-9]{1,3}$/.test(uid))
         throw new Error(`fleet: node uid '${uid}': expected 1 to 3 letters or digits`);
+    assertTools();
     const left = removeFleetLeftovers();
     if (left.length > 0) process.stderr.write(`fleet: removed leftovers of an earlier run: ${left.join(', ')}\n`);
     const dir = mkdtempSync(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
