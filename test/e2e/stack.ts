@@ -223,8 +223,12 @@ export class StackProcess {
     const child = this.child;
     if (!child || !this.running) return;
     const target = child.pid !== undefined && signal !== 'SIGKILL' ? this.launch?.signalTarget?.(child.pid) : undefined;
-    if (target !== undefined) process.kill(target, signal);
-    else child.kill(signal);
+    try {
+      if (target === undefined) child.kill(signal);
+      else process.kill(target, signal);
+    } catch {
+      // The target ended between the look-up and the signal: the wait below sees the exit.
+    }
     let timer: NodeJS.Timeout | undefined;
     const gone = await Promise.race([
       this.exited?.then(() => true),

@@ -397,9 +397,14 @@ export class Fleet {
       args: this.enter(request.uid, agent.command, agent.binds),
       env: this.hostEnv(env),
       // ip execs unshare; unshare's one child is the host's PID 1, which execs the agent.
+      // (Undefined when unshare is gone or has not forked yet: the stack then kills unshare itself.)
       signalTarget: (pid) => {
-        const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ');
-        return children[0] ? Number(children[0]) : undefined;
+        try {
+          const first = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0];
+          return first ? Number(first) : undefined;
+        } catch {
+          return undefined;
+        }
       },
     };
   };
