@@ -1,7 +1,11 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { createTestDatabase, DEFAULT_TEST_ADMIN_URL } from '@granule/event-store';
+import { Client } from 'pg';
 import { dataOf, E2eStack, keysOf, REPO_ROOT, sleep, waitUntil } from '../e2e/stack';
-import { Fleet, fleetUnsupportedReason, HOST_AGENT_CREDS } from './netns';
+import { Fleet, fleetUnsupportedReason, HOST_AGENT_CREDS, startReaper } from './netns';
 
 // Four hosts, each a network namespace on a bridge with a root file system of its own; the
 // control plane stays in the machine's namespaces and its nats-server listens on the bridge
@@ -291,7 +295,77 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
       'cut-retry finish',
     ]);
   }, 150_000);
+
+  it('an interrupted test process - the reaper removes its hosts, links, directories, processes and database', async () => {
+    // A stand-in for a jest killed mid-run, with names as its fleet and stack would have them.
+    const owner = spawn('/bin/sh', ['-c', 'sleep 300 & wait'], { stdio: 'ignore' });
+    const pid = owner.pid as number;
+    const ns = `gfleet-${pid}-1`;
+    const bridge = `gf${pid}b`;
+    const dir = mkdtempSync(path.join(os.tmpdir(), `granule-fleet-${pid}-`));
+    const stackDir = mkdtempSync(path.join(os.tmpdir(), `granule-e2e-fleet${pid}-`));
+    execFileSync('ip', ['netns', 'add', ns]);
+    execFileSync('ip', ['link', 'add', bridge, 'type', 'bridge']);
+    const inHost = spawn('ip', ['netns', 'exec', ns, 'sleep', '300'], { stdio: 'ignore' });
+    const db = await createTestDatabase(`e2e_fleet${pid}`, { migrations: [] });
+    await db.dataSource.destroy();
+    const reaper = startReaper(dir, pid);
+    const ownerChild = await waitUntil(
+      () => Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]) || undefined,
+      "the owner's child",
+      5000,
+    );
+    // The reaper notes the owner's descendants once a second.
+    await sleep(2500);
+    owner.kill('SIGKILL');
+    await waitUntil(() => reaper.exitCode !== null || reaper.signalCode !== null, 'the reaper to end', 20_000);
+
+    const exists = async (): Promise<boolean> => {
+      const rows: unknown[] = await onAdminQuery(`SELECT 1 FROM pg_database WHERE datname = '${db.name}'`);
+      return rows.length > 0;
+    };
+    expect({
+      reaperEnded: reaper.exitCode !== null || reaper.signalCode !== null,
+      netns: execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).includes(ns),
+      bridge: execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' }).includes(`: ${bridge}`),
+      fleetDir: existsSync(dir),
+      stackDir: existsSync(stackDir),
+      ownerChild: processLives(ownerChild),
+      hostProcess: processLives(inHost.pid as number),
+      database: await exists(),
+    }).toEqual({
+      reaperEnded: true,
+      netns: false,
+      bridge: false,
+      fleetDir: false,
+      stackDir: false,
+      ownerChild: false,
+      hostProcess: false,
+      database: false,
+    });
+  }, 60_000);
 });
+
+/** True while `pid` runs (a zombie is not running). */
+function processLives(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+  } catch {
+    return false;
+  }
+}
+
+/** A query on the test PostgreSQL's admin database. */
+async function onAdminQuery(sql: string): Promise<unknown[]> {
+  const client = new Client({ connectionString: process.env.GRANULE_TEST_DATABASE_URL ?? DEFAULT_TEST_ADMIN_URL });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
 
 /** A node stream's event (`NodeWentOffline`, `NodeCameOnline`, ...). */
 interface NodeEvent {

@@ -199,13 +199,14 @@ function pickSubnet(): string {
 }
 
 /**
- * Starts `reap-fleet.sh`, which removes the fleet once this process is gone, in a session of its
- * own. Signal handlers cannot do this job in a test: jest gives test code a copy of `process`
- * whose `on('SIGINT')` never fires, and nothing runs after a SIGKILL.
+ * Starts `reap-fleet.sh`, which removes the fleet of process `owner` (default: this one) once that
+ * process is gone, in a session of its own. Signal handlers cannot do this job in a test: jest
+ * gives test code a copy of `process` whose `on('SIGINT')` never fires, and nothing runs after a
+ * SIGKILL.
  */
-function startReaper(dir: string): ChildProcess {
+export function startReaper(dir: string, owner = process.pid): ChildProcess {
   const adminUrl = process.env.GRANULE_TEST_DATABASE_URL ?? DEFAULT_TEST_ADMIN_URL;
-  const reaper = spawn('/bin/sh', [REAP_FLEET, String(process.pid), dir, adminUrl], {
+  const reaper = spawn('/bin/sh', [REAP_FLEET, String(owner), dir, adminUrl], {
     detached: true,
     stdio: 'ignore',
   });
