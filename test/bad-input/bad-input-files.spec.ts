@@ -59,7 +59,11 @@ describe('bad input - install.sh refuses a uid the rule refuses', () => {
     const script = path.resolve(__dirname, '../../deploy/node-agent/install.sh');
     let result = { status: 0 as number | null, stderr: '' };
     try {
-      execFileSync('bash', [script, ...c.args], { encoding: 'utf8', stdio: 'pipe' });
+      execFileSync('bash', [script, ...c.args], {
+        encoding: 'utf8',
+        stdio: 'pipe',
+        cwd: path.resolve(__dirname, '../..'),
+      });
     } catch (err) {
       result = err as { status: number; stderr: string };
     }

@@ -429,6 +429,27 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
       stderr: `install.sh: --node-uid: expected a node uid of ${UID_RULE}, got 'web.1'`,
     },
   },
+  {
+    input: '`--protect-home maybe`',
+    where: 'deploy/node-agent/install.sh',
+    run: {
+      kind: 'install',
+      args: ['--dry-run', '--node-uid', 'web-1', '--protect-home', 'maybe'],
+      exit: 2,
+      stderr: "install.sh: --protect-home: expected no, read-only, tmpfs or yes, got 'maybe'",
+    },
+  },
+  {
+    input: '`--creds` naming a file that is not a NATS credential',
+    where: 'deploy/node-agent/install.sh',
+    run: {
+      kind: 'install',
+      args: ['--dry-run', '--node-uid', 'web-1', '--creds', 'package.json'],
+      exit: 2,
+      stderr:
+        "install.sh: --creds: 'package.json' is not a NATS credential (no 'BEGIN NATS USER JWT' line); make one with: granule agent enroll web-1 --out FILE",
+    },
+  },
 ];
 
 /** What Granule answers to a case, as the document shows it. */

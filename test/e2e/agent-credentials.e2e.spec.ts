@@ -67,8 +67,8 @@ describe('agent credentials in granule node list (enroll, record, revoke with a 
     stack.assertExitedOk(revoke as NonNullable<typeof revoke>, 'granule agent revoke n7');
     expect(revoke?.stdout.split('\n')).toEqual([
       'revoked 1 credential(s) of node n7',
-      `nats-server (pid ${nats.pid}) is reloading its configuration`,
       'recorded in the config-store: granule node list shows the credential of node n7',
+      `nats-server (pid ${nats.pid}) is reloading its configuration`,
       '',
     ]);
     await expect(connectNats({ natsUrl: stack.natsUrl, natsCreds: credsOut() }, 'revoked-agent')).rejects.toThrow(

@@ -52,6 +52,9 @@ function styleProblems(args: string[], r: CliResult, c: Case): string[] {
   return problems;
 }
 
+// Each test starts real processes (the service, the CLI): seconds each on a busy machine.
+jest.setTimeout(60_000);
+
 describe('CLI messages - every command, its error paths, one style', () => {
   let stack: E2eStack;
   let dir: string;
@@ -282,4 +285,33 @@ describe('CLI messages - every command, its error paths, one style', () => {
     const json = JSON.parse((await ok(['node', 'list', '-o', 'json'])).stdout) as { environment: unknown }[];
     expect(typeof json[0].environment).toBe('number');
   });
+
+  it('node assign - a role the environment does not define is refused, naming the roles it defines', async () => {
+    // The example release defines controller, compute and storage (the test above may have installed it).
+    await stack.granule(['release', 'install', 'examples/releases/example-release']);
+    stack.assertExitedOk(await stack.granule(['env', 'create', 'roles']), 'env create roles');
+    stack.assertExitedOk(await stack.granule(['node', 'add', 'n8', '--hostname', 'h8']), 'node add n8');
+    const typo = await stack.granule(['node', 'assign', 'n8', '--env', 'roles', '--roles', 'controler']);
+    expect([typo.code, typo.stdout, typo.stderr]).toEqual([
+      1,
+      '',
+      "error: roles: role 'controler' is not defined by the release or the plugins of environment 'roles'; it defines compute, controller, storage\n",
+    ]);
+    const json = await stack.granule(['node', 'assign', 'n8', '--env', 'roles', '--roles', 'web', '-o', 'json']);
+    const error = (JSON.parse(json.stderr) as { error: { diagnostics: { code: string }[] } }).error;
+    expect([json.code, error.diagnostics.map((d) => d.code)]).toEqual([1, ['CONFIG_UNKNOWN_ROLE']]);
+    const assigned = await stack.granule([
+      'node',
+      'assign',
+      'n8',
+      '--env',
+      'roles',
+      '--roles',
+      'controller',
+      '-o',
+      'json',
+    ]);
+    stack.assertExitedOk(assigned, 'node assign n8 controller');
+    expect((JSON.parse(assigned.stdout) as { pending_roles: string[] }).pending_roles).toEqual(['controller']);
+  }, 60_000);
 });

@@ -157,6 +157,8 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     for (const uid of ['1', '2', '3', '4']) stack.setSlow(`prepare@${uid}`, 6);
     const started = await stack.granule(['deploy', ...GROUPS, '--run-id', 'op-stop']);
     expect([started.code, started.stdout]).toEqual([0, 'op-stop\n']);
+    // Followed live as JSON lines from here until the run ends (stopped).
+    const following = stack.granule(['runs', 'events', 'op-stop', '--follow', '-o', 'json']);
     await stack.waitForEvent('op-stop', 'TaskStarted');
     const stopped = await stack.granule(['stop', 'op-stop']);
     expect([stopped.code, stopped.stdout]).toEqual([0, 'stopping op-stop\n']);
@@ -174,6 +176,13 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
       ),
     ).toEqual(['prepare@1', 'prepare@2', 'prepare@3', 'prepare@4']);
     expect(events[events.length - 1].type).toBe('DeploymentStopped');
+    const followed = await following;
+    stack.assertExitedOk(followed, 'runs events op-stop --follow -o json');
+    const lines = followed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { version: number; event: { type: string } });
+    expect(lines.map((l) => [l.version, l.event.type])).toEqual(events.map((e) => [e.version, e.type]));
     expect(sorted(stack.ledger('op-stop'))).toEqual(['prepare@1', 'prepare@2', 'prepare@3', 'prepare@4']);
     const show = JSON.parse((await stack.granule(['runs', 'show', 'op-stop', '-o', 'json'])).stdout) as RunSummary;
     expect([show.phase, show.totals.succeeded, show.totals.pending]).toEqual(['stopped', 4, 11]);

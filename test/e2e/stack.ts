@@ -97,6 +97,8 @@ export interface StackOptions {
   databaseAdminUrl?: string;
   /** Extra environment for the orchestrator. */
   orchestratorEnv?: Record<string, string>;
+  /** Extra environment for the agent of node `uid` (e.g. its own GRANULE_HEALTH_PORT). */
+  agentEnv?: (uid: string) => Record<string, string>;
   /**
    * NATS with authorization on and Redis with a password, as an installation runs them (default
    * true): a trust store of the stack's own (`<dir>/auth`), a nats-server and a redis-server of
@@ -171,6 +173,7 @@ export class StackProcess {
     private readonly env: Record<string, string>,
     private readonly readyLine: string,
     private readonly logFile: string,
+    private readonly cwd: string = REPO_ROOT,
     private readonly launch?: ProcessLaunch,
   ) {}
 
@@ -200,7 +203,7 @@ export class StackProcess {
           env: this.launch.env,
           stdio: ['ignore', 'pipe', 'pipe'],
         })
-      : spawn(process.execPath, [this.main], { cwd: REPO_ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      : spawn(process.execPath, [this.main], { cwd: this.cwd, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const collect = (data: Buffer): void => {
@@ -433,11 +436,27 @@ export class E2eStack {
     return proc;
   }
 
-  /** The agent of node `uid` (created on first use, not started). */
-  agent(uid: string): StackProcess {
+  /**
+   * The agent of node `uid` (created on first use, not started). `installed` runs another entry
+   * file instead of dist/'s (an installed agent package) in `cwd` with exactly `env`, which the
+   * caller composes (stopped, and its task processes found, like every agent of the stack).
+   */
+  agent(uid: string, installed?: { main: string; cwd: string; env: Record<string, string> }): StackProcess {
     const name = `agent-${uid}`;
     const existing = this.processes.get(name);
     if (existing) return existing;
+    if (installed) {
+      const proc = new StackProcess(
+        name,
+        installed.main,
+        installed.env,
+        '"msg":"node-agent started"',
+        path.join(this.dir, 'logs', `${name}.log`),
+        installed.cwd,
+      );
+      this.processes.set(name, proc);
+      return proc;
+    }
     // NATS is an agent's only connection: it gets no Redis URL (and no database URL).
     const { GRANULE_REDIS_URL: _redis, ...base } = this.baseEnv();
     const env = {
@@ -447,6 +466,7 @@ export class E2eStack {
       GRANULE_ROOT: this.agentRoot(uid),
       GRANULE_HEARTBEAT_SECONDS: String(this.options.heartbeatSeconds ?? 1),
       GRANULE_AGENT_HOSTNAME: `host-${uid}`,
+      ...this.options.agentEnv?.(uid),
     };
     const launch = this.options.agentLauncher?.({
       uid,
@@ -461,6 +481,7 @@ export class E2eStack {
       env,
       '"msg":"node-agent started"',
       path.join(this.dir, 'logs', `${name}.log`),
+      REPO_ROOT,
       launch,
     );
     this.processes.set(name, proc);
@@ -499,6 +520,18 @@ export class E2eStack {
         resolve({ code, stdout, stderr });
       });
     });
+  }
+
+  /**
+   * The command line and environment `granule` runs with against this stack, for a test that
+   * spawns the CLI itself (its own stdin, a pseudo-terminal, signals).
+   */
+  cliCommand(args: string[], as = 'e2e-operator'): { argv: string[]; env: Record<string, string>; cwd: string } {
+    return {
+      argv: [process.execPath, MAINS.cli, ...args],
+      env: { ...this.baseEnv(), ...this.credsEnv(as) },
+      cwd: REPO_ROOT,
+    };
   }
 
   /**

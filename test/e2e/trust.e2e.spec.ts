@@ -404,6 +404,7 @@ describe('trust: break-in attempts on an authenticated stack (whole stack)', () 
         });
       });
       stack.assertExitedOk(r as NonNullable<typeof r>, 'agent revoke');
+      expect(r?.stdout).toContain('recorded in the config-store: granule node list shows the credential of node 4');
       const agent4 = await connect({
         servers: stack.natsUrl,
         reconnect: false,

@@ -35,6 +35,30 @@ describe('granule --help - one way to write things', () => {
     for (const line of examples) expect(line).toMatch(/^ {2}(granule |# )/);
   });
 
+  // Commands that print no data: a credential file (its own format), a shell script, or what
+  // they did to a trust store. Every other leaf prints data and takes -o json|yaml.
+  const NO_DATA: Record<string, string> = {
+    'granule auth init': 'writes a trust store and says where',
+    'granule auth issue': 'prints a NATS credential file',
+    'granule agent enroll': 'prints a NATS credential file',
+    'granule agent revoke': 'says what it revoked',
+    'granule agent record': 'says what it recorded',
+    'granule completion': 'prints a shell script',
+  };
+
+  it('the commands said to print no data exist', () => {
+    expect(Object.keys(NO_DATA).filter((name) => !leaves.some((c) => c.name === name))).toEqual([]);
+  });
+
+  it.each(leaves.filter((c) => !(c.name in NO_DATA)).map((c) => [c.name, c] as const))(
+    '%s - prints its data as -o json or -o yaml too',
+    (_name, c) => {
+      const output = c.cmd.options.find((o) => o.long === '--output');
+      expect(output?.short).toBe('-o');
+      expect(`${output?.flags}: ${output?.description}`).toMatch(/\bjson\b[^]*\byaml\b|\byaml\b[^]*\bjson\b/);
+    },
+  );
+
   it.each(commands.map((c) => [c.name, c] as const))(
     '%s - no "./granule", "$ granule", or a default said twice',
     (_name, c) => {

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
 import { CallerGuard } from '@granule/nats-endpoints';
+import { nestLoggerParams, type Logger } from '@granule/service-kit';
 import { CallerContextInterceptor } from './audit/caller-context';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { API_TOKEN, ApiTokenGuard } from './http/api-token.guard';
@@ -16,9 +18,11 @@ import { ConfigStoreNatsController } from './transport/config-store.nats-control
  */
 @Module({})
 export class ConfigStoreModule {
-  static register(api: ConfigStoreApi, apiToken?: string): DynamicModule {
+  /** With `logger`, Nest's lines and every HTTP request are logged through it (nestjs-pino). */
+  static register(api: ConfigStoreApi, apiToken?: string, logger?: Logger): DynamicModule {
     return {
       module: ConfigStoreModule,
+      imports: logger ? [LoggerModule.forRoot(nestLoggerParams(logger))] : [],
       controllers: [ConfigStoreNatsController, ...(apiToken ? [ConfigStoreController, HealthController] : [])],
       providers: [
         { provide: ConfigStoreApi, useValue: api },

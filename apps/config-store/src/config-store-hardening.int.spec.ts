@@ -54,7 +54,7 @@ describe('config-store - hostile input over NATS (real PostgreSQL and NATS)', ()
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',
     });
-    runtime = await startConfigStore(config, () => undefined, { nestLogger: false });
+    runtime = await startConfigStore(config, () => undefined, { logger: false });
     nc = await connect({ servers: '127.0.0.1:4222' });
     const ok = await nats('release.install', await readPluginSourceFiles(RELEASE_DIR));
     expect(ok.ok).toBe(true);

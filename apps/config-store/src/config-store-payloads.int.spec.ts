@@ -132,7 +132,7 @@ describe('config-store over NATS - generated payloads (real PostgreSQL and NATS)
       GRANULE_PREINSTALLED_RELEASE: '',
     });
     runtime = await startConfigStore(config, (message, err) => internal.push([message, String(err)]), {
-      nestLogger: false,
+      logger: false,
     });
     nc = await connect({ servers: '127.0.0.1:4222' });
     const request = async (op: string, body: unknown) =>

@@ -52,7 +52,7 @@ async function startStore(db: TestDatabase, prefix: string, publicKey?: string):
     GRANULE_PREINSTALLED_RELEASE: '',
     ...(publicKey ? { GRANULE_SECRETS_PUBLIC_KEY: publicKey } : {}),
   });
-  return startConfigStore(config, () => undefined, { nestLogger: false });
+  return startConfigStore(config, () => undefined, { logger: false });
 }
 
 describe('config-store seals secrets before it stores them (real PostgreSQL and NATS)', () => {

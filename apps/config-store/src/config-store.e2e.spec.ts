@@ -25,6 +25,9 @@ function run(
   });
 }
 
+// Each test starts real processes (the service, the CLI): seconds each on a busy machine.
+jest.setTimeout(60_000);
+
 describe('config-store service (built, real processes)', () => {
   let db: TestDatabase;
   let service: ChildProcess;

@@ -97,7 +97,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',
     });
-    runtime = await startConfigStore(config, () => undefined, { nestLogger: false });
+    runtime = await startConfigStore(config, () => undefined, { logger: false });
     nc = await connect({ servers: '127.0.0.1:4222' });
     client = new ConfigStoreClient(nc, { prefix });
   });
@@ -313,7 +313,15 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
     });
     // node-1 has the pending role controller: its chain is planned too.
     expect(await envIds({ start: 'b', end: 'c' })).toEqual(['b', 'c']);
-    await client.request('node.assign', { uid: 'node-1', environment: 'prod', roles: ['storage'] });
+    // The release's graph is now the chains only: storage is no role of prod any more.
+    expect(
+      await refusal(client.request('node.assign', { uid: 'node-1', environment: 'prod', roles: ['storage'] })),
+    ).toMatchObject({
+      code: 'INVALID_INPUT',
+      message:
+        "roles: role 'storage' is not defined by the release or the plugins of environment 'prod'; it defines compute, controller, monitoring-agent",
+    });
+    await client.request('node.assign', { uid: 'node-1', environment: 'prod', roles: ['monitoring-agent'] });
     expect(await refusal(client.request('tasks.get', { scope: 'environment', id: 'prod', start: 'a' }))).toMatchObject({
       message: "start: the task runs on none of the planned nodes ('a')",
     });

@@ -1,19 +1,22 @@
-import { ConsoleLogger } from '@nestjs/common';
-import type { INestApplication, INestMicroservice, LoggerService } from '@nestjs/common';
+import type { INestApplication, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger as NestLogger } from 'nestjs-pino';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { GranuleError, INPUT_LIMITS } from '@granule/core';
 import { CONFIG_STORE_QUEUE } from '@granule/contracts';
 import { connectNats } from '@granule/messaging';
 import { GranuleNatsServer } from '@granule/nats-endpoints';
+import { outcomeOfCode, type RequestMetrics } from '@granule/observability';
 import { openPluginSource } from '@granule/plugin-files';
 import { ConfigStoreModule } from './app.module';
 import type { ConfigStoreConfig } from './config/config.service';
 import { jsonBodyMiddleware } from './http/json-body.middleware';
+import { requestMetricsMiddleware } from './http/request-metrics.middleware';
 import { openConfigDatabase } from './persistence/database';
 import { ConfigStoreApi } from './transport/config-store.api';
+import type { Logger } from '@granule/service-kit';
 
 /** Where the server reports internal errors (the app's logger). */
 export type ErrorLog = (message: string, err: unknown) => void;
@@ -38,7 +41,10 @@ export async function startConfigStore(
   config: Readonly<ConfigStoreConfig>,
   logError: ErrorLog,
   options: {
-    nestLogger?: LoggerService | false;
+    /** The service's logger (Nest's lines and HTTP requests go through it); false: no Nest log. */
+    logger?: Logger | false;
+    /** Counts every HTTP and NATS request by route and outcome (`granule_requests_total`). */
+    metrics?: Pick<RequestMetrics, 'answered'>;
     /** Called when NATS closes the connection for good (a credential refused at a reconnection). */
     onNatsLost?: (message: string) => void;
   } = {},
@@ -63,24 +69,29 @@ export async function startConfigStore(
       prefix: config.subjectPrefix,
       queue: CONFIG_STORE_QUEUE,
       onInternalError: (pattern, err) => logError(`${pattern} failed`, err),
+      onAnswered: (pattern, code, seconds) => options.metrics?.answered('nats', pattern, outcomeOfCode(code), seconds),
     });
-    const module = ConfigStoreModule.register(api, config.apiToken);
-    const logger =
-      options.nestLogger ?? new ConsoleLogger({ json: true, colors: false, logLevels: ['log', 'warn', 'error'] });
+    const logger = options.logger ?? false;
+    const module = ConfigStoreModule.register(api, config.apiToken, logger || undefined);
+    // Nest logs through nestjs-pino once the app is built; until then a failure is the caller's one line.
+    const logging = { logger: false as const };
     let http: NestExpressApplication | undefined;
     if (config.apiToken) {
       // Bodies are read by jsonBodyMiddleware: bounded, depth-checked, refusals in the API's format.
       http = await NestFactory.create<NestExpressApplication>(module, {
-        logger,
+        ...logging,
         abortOnError: false,
         bodyParser: false,
       });
+      if (logger) http.useLogger(http.get(NestLogger));
+      if (options.metrics) http.use(requestMetricsMiddleware(options.metrics));
       http.use(jsonBodyMiddleware(INPUT_LIMITS.httpBodyBytes));
       http.connectMicroservice({ strategy }, { inheritAppConfig: true });
       await http.startAllMicroservices();
       app = http;
     } else {
-      const microservice = await NestFactory.createMicroservice(module, { strategy, logger, abortOnError: false });
+      const microservice = await NestFactory.createMicroservice(module, { strategy, ...logging, abortOnError: false });
+      if (logger) microservice.useLogger(microservice.get(NestLogger));
       await microservice.listen();
       app = microservice;
     }

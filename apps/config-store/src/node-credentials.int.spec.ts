@@ -83,7 +83,7 @@ describe('config-store - agent credentials recorded by admins and shown on nodes
       GRANULE_NATS_URL: nats.url,
       GRANULE_NATS_CREDS: configStoreCreds,
     });
-    runtime = await startConfigStore(config, () => undefined, { nestLogger: false });
+    runtime = await startConfigStore(config, () => undefined, { logger: false });
     admin = await clientAs(adminCreds);
     operator = await clientAs(operatorCreds);
   }, 60_000);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect, createInbox, type NatsConnection } from '@nats-io/transport-node';
@@ -61,6 +62,17 @@ function compileService(out: string): string {
     writeFileSync(target, code);
   }
   return path.join(out, 'apps/graph-planner/src/main.js');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 interface Service {
@@ -367,6 +379,43 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
       message: `graph-planner did not answer on ${prefix}_nobody.planner.plan: start it with npm run start:graph-planner`,
     });
   });
+
+  it('/metrics - counts plans by outcome and planning time; every log line is JSON with the service', async () => {
+    const port = await freePort();
+    const own = `${prefix}_metrics`;
+    const service = start({
+      GRANULE_DATABASE_URL: db.url,
+      GRANULE_SUBJECT_PREFIX: own,
+      GRANULE_HEALTH_PORT: String(port),
+    });
+    const until = Date.now() + 30_000;
+    while (!service.stdout().includes(`answering ${own}.planner.plan`) && Date.now() < until) {
+      if (service.child.exitCode !== null) throw new Error(`graph-planner exited: ${service.stderr()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const planned = await requestPlan(nc, own, inlineRequest(seedTasks() as unknown as unknown[]), 30_000);
+    expect(planned.ok).toBe(true);
+    const refused = await requestPlan(nc, own, { graph: 'default' } as PlanRequestMessage, 30_000);
+    expect(refused.ok).toBe(false);
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const series = (name: string) =>
+      text
+        .split('\n')
+        .find((l) => l.startsWith(name))
+        ?.split(' ')[1];
+    expect({
+      planned: series('granule_planner_plans_total{outcome="planned",service="graph-planner"}'),
+      refused: series('granule_planner_plans_total{outcome="refused",service="graph-planner"}'),
+      timed: series('granule_planner_planning_seconds_count{service="graph-planner",outcome="planned"}'),
+      runMetrics: text.includes('granule_runs{'),
+    }).toEqual({ planned: '1', refused: '1', timed: '1', runMetrics: false });
+    const lines = service.stdout().trim().split('\n');
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.every((r) => r['service'] === 'graph-planner' && typeof r['level'] === 'string')).toBe(true);
+    expect(records.some((r) => String(r['msg']).startsWith('planned '))).toBe(true);
+    service.child.kill('SIGTERM');
+    await service.exited;
+  }, 60_000);
 
   it('wrong database URL - one line on stderr, exit 1', async () => {
     const service = start({ GRANULE_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/granule' });

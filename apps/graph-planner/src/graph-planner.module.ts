@@ -8,7 +8,10 @@ import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import { PlanStore } from '@granule/plan-store';
 import { ConfigStoreInputs } from './environment-plan-inputs';
 import { GraphPlannerConfig } from './graph-planner.config';
-import { PlanController } from './plan.controller';
+import { LoggerModule } from 'nestjs-pino';
+import type { PlannerMetrics } from '@granule/observability';
+import { nestLoggerParams, type Logger as ServiceLogger } from '@granule/service-kit';
+import { PLANNER_METRICS, PlanController } from './plan.controller';
 import { PlanRequestHandler } from './plan-request.handler';
 
 /** Injection token of the service's NATS connection. */
@@ -19,6 +22,9 @@ export interface GraphPlannerConnections {
   config: GraphPlannerConfig;
   dataSource: DataSource;
   nats: NatsConnection;
+  /** The service's logger; Nest's lines go through it (nestjs-pino). */
+  logger: ServiceLogger;
+  metrics: PlannerMetrics;
 }
 
 /** Closes NATS and the database after the endpoint has drained. */
@@ -42,11 +48,13 @@ export class GraphPlannerModule {
     const logger = new Logger('graph-planner');
     return {
       module: GraphPlannerModule,
+      imports: [LoggerModule.forRoot(nestLoggerParams(connections.logger))],
       controllers: [PlanController],
       providers: [
         { provide: GraphPlannerConfig, useValue: connections.config },
         { provide: DataSource, useValue: connections.dataSource },
         { provide: NATS_CONNECTION, useValue: connections.nats },
+        { provide: PLANNER_METRICS, useValue: connections.metrics },
         { provide: PlanStore, useFactory: (dataSource: DataSource) => new PlanStore(dataSource), inject: [DataSource] },
         {
           provide: PlanRequestHandler,

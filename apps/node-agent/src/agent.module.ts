@@ -1,12 +1,23 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { Registry } from 'prom-client';
 import { connectNats } from '@granule/messaging';
+import { registerAgentMetrics, type AgentMetrics } from '@granule/observability';
+import { nestLoggerParams } from '@granule/service-kit';
 import { AgentProcessSpawner, TaskJournal, TaskRunner } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import { AgentRegistrationService } from './agent-registration.service';
 import { AgentStateStore } from './agent-state.store';
 import { AgentLifecycle } from './agent.lifecycle';
-import { AGENT_STATE, NATS_CONNECTION, PROCESS_SPAWNER, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
+import {
+  AGENT_METRICS,
+  AGENT_STATE,
+  NATS_CONNECTION,
+  PROCESS_SPAWNER,
+  TASK_JOURNAL,
+  TASK_RUNNER,
+} from './agent.tokens';
 import { AGENT_CONFIG, agentConfigProvider } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import { DispatchHandler } from './dispatch.handler';
@@ -15,13 +26,24 @@ import { PresenceHeartbeat } from './presence.heartbeat';
 /** The node-agent: adapters (NATS, journal, state file, runners) and the services using them; NATS is its only connection. */
 @Module({})
 export class AgentModule {
-  /** `onNatsLost`: NATS closed the connection for good (the node's credential refused at a reconnection). */
-  static forRoot(config: AgentConfig, logger: AgentLogger, onNatsLost?: (message: string) => void): DynamicModule {
+  /**
+   * `onNatsLost`: NATS closed the connection for good (the node's credential refused at a
+   * reconnection). `metrics`: the figures `/metrics` serves (default: counted, not served).
+   */
+  static forRoot(
+    config: AgentConfig,
+    logger: AgentLogger,
+    onNatsLost?: (message: string) => void,
+    metrics: AgentMetrics = registerAgentMetrics(new Registry()),
+  ): DynamicModule {
     return {
       module: AgentModule,
+      // Nest's own lines through the agent's logger, warnings and errors only.
+      imports: [LoggerModule.forRoot(nestLoggerParams(logger, { nestLevel: 'warn' }))],
       providers: [
         agentConfigProvider(config),
         { provide: AGENT_LOGGER, useValue: logger },
+        { provide: AGENT_METRICS, useValue: metrics },
         {
           provide: NATS_CONNECTION,
           useFactory: (c: AgentConfig) =>

@@ -13,10 +13,12 @@ import {
 } from '@granule/task-runners';
 import type { DispatchRefusedAlert, TaskDispatchMessage } from '@granule/contracts';
 import type { JsMsg } from '@nats-io/jetstream';
+import type { AgentMetrics } from '@granule/observability';
+import { taskBindings } from '@granule/service-kit';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
 import { AgentMessaging } from './agent-messaging.adapter';
 import type { AgentStateStore } from './agent-state.store';
-import { AGENT_STATE, NATS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
+import { AGENT_METRICS, AGENT_STATE, NATS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
 import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import {
@@ -61,6 +63,7 @@ export class DispatchHandler {
   private current?: { dispatch: TaskDispatchMessage; controller: AbortController };
   private stopping = false;
   private readonly rebootTimers = new Map<string, NodeJS.Timeout>();
+  @Inject(AGENT_METRICS) private readonly metrics!: Pick<AgentMetrics, 'taskFinished'>;
   private readonly callers: CallerVerifier;
 
   constructor(
@@ -309,6 +312,7 @@ export class DispatchHandler {
     );
     await flushed;
     await this.state.forget(marker.dispatchId);
+    if (record) this.metrics.taskFinished(marker.type, outcome.status, outcome.durationMs / 1000);
     const level = outcome.status === 'succeeded' ? 'info' : 'warn';
     log[level](
       {
@@ -336,7 +340,9 @@ export class DispatchHandler {
   }
 
   private taskLog(t: { runId: string; key: string; dispatchId: string; attempt: number }): AgentLogger {
-    return this.log.child({ runId: t.runId, key: t.key, dispatchId: t.dispatchId, attempt: t.attempt });
+    // `node` is on every agent line already.
+    const { task } = taskBindings({ key: t.key });
+    return this.log.child({ runId: t.runId, task, key: t.key, dispatchId: t.dispatchId, attempt: t.attempt });
   }
 }
 

@@ -3,7 +3,9 @@ import 'reflect-metadata';
 import { mkdir } from 'node:fs/promises';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import { createMetrics, natsCheck, serveHealthChecks } from '@granule/observability';
+import { Logger as NestLogger } from 'nestjs-pino';
+import { createMetrics, natsCheck, registerAgentMetrics, serveHealthChecks } from '@granule/observability';
+import { readLogSettings, type LogFormat } from '@granule/service-kit';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { createAgentLogger, type AgentLogger } from './agent-logger';
 import { AgentModule } from './agent.module';
@@ -36,30 +38,35 @@ async function main(): Promise<void> {
   } catch (err) {
     fail(`cannot create GRANULE_ROOT '${config.rootDir}': ${(err as Error).message}`);
   }
-  const log = createAgentLogger(config);
+  let format: LogFormat;
+  try {
+    format = readLogSettings(process.env).format;
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const log = createAgentLogger(config, format);
+  const metrics = createMetrics('node-agent', {
+    runMetrics: false,
+    eventLoopPrecisionMs: AGENT_EVENT_LOOP_PRECISION_MS,
+  });
   let app: INestApplicationContext;
   try {
     const onNatsLost = (message: string): void => {
       log.fatal({}, message);
       fail(message);
     };
-    app = await NestFactory.createApplicationContext(AgentModule.forRoot(config, log, onNatsLost), {
-      logger: false,
-      abortOnError: false,
-    });
+    app = await NestFactory.createApplicationContext(
+      AgentModule.forRoot(config, log, onNatsLost, registerAgentMetrics(metrics.registry)),
+      // No Nest logger until it is built: a start-up failure is one line on stderr (`fail`).
+      { logger: false, abortOnError: false },
+    );
+    app.useLogger(app.get(NestLogger));
   } catch (err) {
     fail((err as Error).message);
   }
   const checks = [natsCheck(app.get<NatsConnection>(NATS_CONNECTION))];
   stopOnSignals(app, log);
-  await serveHealthChecks(
-    {
-      port: config.healthPort,
-      checks,
-      metrics: createMetrics('node-agent', { runMetrics: false, eventLoopPrecisionMs: AGENT_EVENT_LOOP_PRECISION_MS }),
-    },
-    (message) => log.warn(message),
-  );
+  await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => log.warn(message));
 }
 
 // Nest's own shutdown hooks re-raise the signal after closing (exit 143); a requested stop exits 0.

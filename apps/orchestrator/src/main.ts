@@ -1,11 +1,21 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { Logger as NestLogger } from 'nestjs-pino';
 import { EVENT_STORE_MIGRATIONS, EventStore } from '@granule/event-store';
 import { connectNats, connectRedis } from '@granule/messaging';
 import { GranuleNatsServer } from '@granule/nats-endpoints';
-import { createMetrics, natsCheck, postgresCheck, redisCheck, serveHealthChecks } from '@granule/observability';
+import {
+  createMetrics,
+  natsCheck,
+  outcomeOfCode,
+  postgresCheck,
+  redisCheck,
+  registerOrchestratorMetrics,
+  registerRequestMetrics,
+  serveHealthChecks,
+} from '@granule/observability';
 import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
-import { createLogger, exitService, openDatabase, runService } from '@granule/service-kit';
+import { createLogger, exitService, openDatabase, readLogSettings, runService } from '@granule/service-kit';
 import { RunMetricsFeed } from './metrics/run-metrics';
 import { loadOrchestratorConfig } from './orchestrator.config';
 import { OrchestratorModule } from './orchestrator.module';
@@ -16,7 +26,10 @@ const ORCHESTRATOR_QUEUE = 'orchestrator';
 
 runService('orchestrator', async () => {
   const config = loadOrchestratorConfig(process.env);
-  const logger = createLogger('orchestrator', config.logLevel);
+  const logger = createLogger('orchestrator', { ...readLogSettings(process.env), level: config.logLevel });
+  const metrics = createMetrics('orchestrator');
+  const counters = registerOrchestratorMetrics(metrics.registry);
+  const requests = registerRequestMetrics(metrics.registry);
   const holder = newLeaseHolder(config.instanceId);
   const dataSource = await openDatabase({
     url: config.databaseUrl,
@@ -31,30 +44,31 @@ runService('orchestrator', async () => {
   });
   const redis = await connectRedis(config.redisUrl);
   const app = await NestFactory.createMicroservice(
-    OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger, holder }),
+    OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger, holder, metrics: counters }),
     {
       strategy: new GranuleNatsServer({
         connection: nats,
         prefix: config.subjectPrefix,
         queue: ORCHESTRATOR_QUEUE,
         onInternalError: (pattern, err) => logger.error({ pattern, err: (err as Error).message }, 'request failed'),
+        onAnswered: (pattern, code, seconds) => requests.answered('nats', pattern, outcomeOfCode(code), seconds),
       }),
-      logger: ['error', 'warn'],
+      // Until the app is built, failures are main's one line (runService), not Nest's stack trace.
+      logger: false,
       abortOnError: false,
     },
   );
+  app.useLogger(app.get(NestLogger));
   await app.listen();
   logger.info(
     { instance: config.instanceId, incarnation: holder.incarnation, prefix: config.subjectPrefix },
     'orchestrator started',
   );
-  const metrics = createMetrics('orchestrator');
-  new RunMetricsFeed(metrics, {
-    nats,
-    store: new EventStore(dataSource),
-    logger,
-    subjectPrefix: config.subjectPrefix,
-  }).start();
+  new RunMetricsFeed(
+    metrics,
+    { nats, store: new EventStore(dataSource), logger, subjectPrefix: config.subjectPrefix },
+    counters,
+  ).start();
   const checks = [natsCheck(nats), postgresCheck(dataSource), redisCheck(redis)];
   await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => logger.warn(message));
   const close = async (): Promise<void> => {

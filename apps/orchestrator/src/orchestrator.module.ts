@@ -4,14 +4,16 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
+import { LoggerModule } from 'nestjs-pino';
 import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
-import type { Logger } from '@granule/service-kit';
+import type { OrchestratorMetrics } from '@granule/observability';
+import { nestLoggerParams, type Logger } from '@granule/service-kit';
 import { AgentAlertsController, AgentRegistryController } from './agents/agent-registry.controller';
 import { PresenceIntake } from './agents/presence-intake';
 import { CommandIntake } from './commands/command-intake';
 import { OrchestratorConfig } from './orchestrator.config';
-import { DATA_SOURCE, LEASE_HOLDER, LOGGER, NATS, REDIS } from './orchestrator.tokens';
+import { DATA_SOURCE, LEASE_HOLDER, LOGGER, METRICS, NATS, REDIS } from './orchestrator.tokens';
 import { OutboxKeeper } from './outbox/outbox-keeper';
 import { ResultIntake } from './results/result-intake';
 import type { LeaseHolder } from './runs/adapters/run-lease.adapter';
@@ -27,6 +29,7 @@ export interface OrchestratorConnections {
   redis: Redis;
   dataSource: DataSource;
   logger: Logger;
+  metrics: OrchestratorMetrics;
   /** Who this process is in run leases (its replica's name and its incarnation). */
   holder: LeaseHolder;
 }
@@ -55,6 +58,8 @@ export class OrchestratorModule {
   static forRoot(connections: OrchestratorConnections): DynamicModule {
     return {
       module: OrchestratorModule,
+      // Nest's own lines through the service's logger, warnings and errors only (as before).
+      imports: [LoggerModule.forRoot(nestLoggerParams(connections.logger, { nestLevel: 'warn' }))],
       controllers: [RunQueriesController, AgentRegistryController, AgentAlertsController],
       providers: [
         { provide: OrchestratorConfig, useValue: connections.config },
@@ -62,6 +67,7 @@ export class OrchestratorModule {
         { provide: REDIS, useValue: connections.redis },
         { provide: DATA_SOURCE, useValue: connections.dataSource },
         { provide: LOGGER, useValue: connections.logger },
+        { provide: METRICS, useValue: connections.metrics },
         { provide: LEASE_HOLDER, useValue: connections.holder },
         ExecutionStreams,
         PresenceIntake,

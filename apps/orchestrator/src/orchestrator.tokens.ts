@@ -3,6 +3,8 @@ export const NATS = Symbol('NATS');
 export const REDIS = Symbol('REDIS');
 export const DATA_SOURCE = Symbol('DATA_SOURCE');
 export const LOGGER = Symbol('LOGGER');
+/** The orchestrator's counters on /metrics (`OrchestratorMetrics`). */
+export const METRICS = Symbol('METRICS');
 /** This process's lease holder identity: the replica's name and this incarnation. */
 export const LEASE_HOLDER = Symbol('LEASE_HOLDER');
 /** The coordinators' ports (event log, plans, dispatcher, presence, lease, clock, logger). */

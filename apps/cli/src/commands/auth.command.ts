@@ -54,11 +54,16 @@ export function agentIdentity(nodeUid: string): string {
  * Tells nats-server to read its configuration again so that a revocation takes effect:
  * `--nats-pid` is a process id or a pid file.
  */
-function reloadNats(pidOrFile: string): number {
+/** The process id `--nats-pid` names (a pid or a pid file), checked before anything changes. */
+function natsPidOf(pidOrFile: string): number {
   const text = existsSync(pidOrFile) ? readFileSync(pidOrFile, 'utf8').trim() : pidOrFile;
   const pid = Number(text);
   if (!Number.isInteger(pid) || pid <= 0)
     throw new UsageError(`--nats-pid ${pidOrFile}: expected a process id or a file that holds one`);
+  return pid;
+}
+
+function reloadNats(pid: number, pidOrFile: string): number {
   try {
     process.kill(pid, 'SIGHUP');
   } catch (err) {
@@ -201,15 +206,18 @@ export function registerAgentCredentialCommands(program: Command): void {
       const say = (line: string): void => {
         process.stdout.write(`${line}\n`);
       };
+      const pid = opts.natsPid === undefined ? undefined : natsPidOf(opts.natsPid);
       const store = TrustStore.open(authDirOf(opts));
       const revoked = await store.revoke(uid);
       say(`revoked ${revoked.length} credential(s) of node ${uid}`);
-      if (opts.natsPid) say(`nats-server (pid ${reloadNats(opts.natsPid)}) is reloading its configuration`);
+      // Recorded before the reload: a connection made while nats-server reloads can be refused.
+      await recordOrWarn(store, uid, opts, say);
+      if (pid !== undefined && opts.natsPid !== undefined)
+        say(`nats-server (pid ${reloadNats(pid, opts.natsPid)}) is reloading its configuration`);
       else
         say(
           `apply it: reload every nats-server that includes ${store.serverIncludePath} (nats-server --signal reload)`,
         );
-      await recordOrWarn(store, uid, opts, say);
     });
 
   addConnectionOptions(agent.command('record'))

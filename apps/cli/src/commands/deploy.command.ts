@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
@@ -37,7 +37,8 @@ import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import type { PlanInputFlags } from './plan.command';
 import { describeEvent, renderRecap } from './run-format';
-import { RunProgress } from './run-progress';
+import { RunProgress, showsAboveBars } from './run-progress';
+import { WatchInterrupts } from './watch-interrupt';
 
 interface DeployOptions extends PlanInputFlags {
   env?: string;
@@ -157,24 +158,60 @@ export async function waitUntilPlanned(
 
 /**
  * Follows a run: on a terminal, progress bars (overall, per group or node), the running tasks,
- * failures as they happen; otherwise plain timestamped lines (CI friendly).
+ * failures and milestones above them as they happen, and the final state when it ends; otherwise
+ * plain timestamped lines (CI friendly). Ctrl-C asks whether to stop the run or detach (on a
+ * terminal) or detaches (elsewhere): see `WatchInterrupts`.
  */
 export async function watchWithProgress(session: NatsSession, runId: string): Promise<RunSummary> {
-  if (!process.stderr.isTTY) return watchRun(session, runId, (line) => process.stderr.write(`${line}\n`));
-  const progress = new RunProgress();
+  const stop = async (): Promise<void> => {
+    await sendCommand(session, { type: 'StopDeployment', payload: { commandId: newCommandId(), runId } });
+  };
+  if (!process.stderr.isTTY) {
+    const interrupts = new WatchInterrupts(runId, { pause: () => undefined, resume: () => undefined, stop }).install();
+    try {
+      return await watchRun(session, runId, (line) => process.stderr.write(`${line}\n`));
+    } finally {
+      interrupts.uninstall();
+    }
+  }
+  let progress: RunProgress | undefined = new RunProgress();
+  let last: RunSummary | undefined;
+  // While Ctrl-C's question is on the screen, lines wait and the bars are not drawn.
+  const held: string[] = [];
+  const interrupts = new WatchInterrupts(runId, {
+    pause: () => {
+      progress?.stop();
+      progress = undefined;
+    },
+    resume: () => {
+      progress = new RunProgress();
+      for (const line of held.splice(0)) progress.log(line);
+      if (last) progress.update(last);
+    },
+    stop,
+  }).install();
   const refresh = setInterval(() => {
     void query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId })
-      .then((s) => progress.update(s))
+      .then((s) => {
+        last = s;
+        progress?.update(s);
+      })
       .catch(() => undefined);
   }, 500);
   try {
-    const interesting = /Task(Failed|TimedOut)|NodeFailed|Strategy|Deployment|GroupTolerance/;
-    return await watchRun(session, runId, (line) => {
-      if (interesting.test(line)) progress.log(line);
+    const summary = await watchRun(session, runId, (line) => {
+      if (!showsAboveBars(line)) return;
+      if (progress) progress.log(line);
+      else held.push(line);
     });
+    // The bars end on the run's final state, not on the last half-second refresh.
+    last = summary;
+    progress?.update(summary);
+    return summary;
   } finally {
     clearInterval(refresh);
-    progress.stop();
+    interrupts.uninstall();
+    progress?.stop();
   }
 }
 
@@ -240,8 +277,21 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
   const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
   if (!opts.env && !opts.tasks?.length && !opts.release)
     throw new UsageError('say what to deploy: --env ENV, or --release DIR / --tasks PATH... with --nodes NODES.yaml');
-  if (opts.env && (opts.tasks?.length || opts.release))
-    throw new UsageError('--env plans from config-store; do not combine it with --tasks or --release');
+  const inlineOnly = [
+    opts.tasks?.length ? '--tasks' : '',
+    opts.release ? '--release' : '',
+    opts.nodes ? '--nodes' : '',
+    opts.plugin?.length ? '--plugin' : '',
+    opts.cluster ? '--cluster' : '',
+  ].filter(Boolean);
+  if (opts.env && inlineOnly.length > 0)
+    throw new UsageError(
+      `--env plans from config-store (its release, plugins, nodes and settings); do not combine it with ${inlineOnly.join(', ')}`,
+    );
+  if (opts.strategy && opts.graph !== 'default')
+    throw new UsageError(
+      `--strategy deploys the provisioning and default graphs group by group; do not combine it with --graph ${opts.graph}`,
+    );
   const filters = filtersOf(opts);
   let inline: StartDeployment['inline'];
   if (!opts.env) {
@@ -305,7 +355,7 @@ export function registerDeployCommand(program: Command): void {
     .command('deploy')
     .summary('start a deployment (and watch it)')
     .description(
-      'Publishes StartDeployment on the command stream and prints the run id once the run is planned (exit code 1 when it was refused: an unknown environment, a critical node offline, ...). With --watch, follows the run and prints a recap; the exit code is 1 unless it succeeded.',
+      'Publishes StartDeployment on the command stream and prints the run id once the run is planned (exit code 1 when it was refused: an unknown environment, a critical node offline, ...). With --watch, follows the run and prints a recap; the exit code is 1 unless it succeeded. Ctrl-C during --watch asks (on a terminal) whether to stop the run or detach; elsewhere it detaches (exit code 130, the run goes on; granule watch RUN reattaches).',
     )
     .option(
       '--env <ENV>',
@@ -314,7 +364,7 @@ export function registerDeployCommand(program: Command): void {
     .option('--nodes <NODES.yaml>', 'the nodes, with --tasks / --release');
   addPlanInputOptions(cmd)
     .option('--strategy <NAME|FILE>', 'deploy group by group: a strategy uploaded to config-store, or a strategy file')
-    .option('--dry-run', 'validate and plan, run nothing')
+    .addOption(new Option('--dry-run', 'validate and plan, run nothing').conflicts('noop'))
     .option('--noop', 'agents report what they would do (puppet --noop)')
     .option('--watch', 'follow the run until it ends, then print the recap')
     .option('--run-id <ID>', 'use this run id instead of a generated one')

@@ -1,4 +1,5 @@
 import type { PlanInstance } from '@granule/planner';
+import { parse } from 'yaml';
 import { renderGraph } from './graph.command';
 
 const inst = (task: string, node: string, requires: string[] = []): PlanInstance => ({
@@ -54,5 +55,12 @@ describe('renderGraph', () => {
       status?: string;
     })[];
     expect(json.map((i) => i.status)).toEqual([undefined, 'succeeded', undefined, undefined]);
+  });
+
+  it('yaml - the same entries as json, secrets masked', () => {
+    const secret = { ...inst('a', 'n1'), parameters: { cmd: 'x', api_token: 'clear' } };
+    const graph = { instances: [...instances, secret], statuses: { 'a@n1': 'succeeded' } };
+    expect(parse(renderGraph('yaml', graph))).toEqual(JSON.parse(renderGraph('json', graph)));
+    expect(renderGraph('yaml', graph)).not.toContain('clear');
   });
 });

@@ -30,8 +30,15 @@ const GROUPS: { names: string[]; load: () => Register[] }[] = [
   { names: ['deploy'], load: () => [require('./deploy.command').registerDeployCommand] },
   { names: ['runs', 'stop', 'resume', 'retry'], load: () => [require('./runs.command').registerRunsCommands] },
   { names: ['graph'], load: () => [require('./graph.command').registerGraphCommand] },
+  { names: ['watch'], load: () => [require('./watch.command').registerWatchCommand] },
   { names: ['auth'], load: () => [require('./auth.command').registerAuthCommand] },
-  { names: ['agent'], load: () => [require('./auth.command').registerAgentCredentialCommands] },
+  {
+    names: ['agent'],
+    load: () => [
+      require('./auth.command').registerAgentCredentialCommands,
+      require('./agent-package.command').registerAgentPackageCommand,
+    ],
+  },
   { names: ['audit'], load: () => [require('./audit.command').registerAuditCommand] },
   { names: ['completion'], load: () => [require('./completion.command').registerCompletionCommand] },
   { names: ['secrets'], load: () => [require('./secrets.command').registerSecretsCommand] },

@@ -207,6 +207,8 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
     : parseFormat(options.output, PLAN_FORMATS);
   if (options.durations && !options.simulate)
     throw new UsageError('--durations gives the seconds of a simulation: add --simulate');
+  if (options.readyOrder !== undefined && options.readyOrder !== 'longest-remaining-work' && !options.simulate)
+    throw new UsageError(`--ready-order ${options.readyOrder} orders a simulation: add --simulate`);
   const { request, warnings } = await loadPlanRequest(options);
   writeFindings(warnings);
   const tooLarge = planSizeProblems(request.tasks, request.nodes);

@@ -136,7 +136,7 @@ export function registerPluginCommand(program: Command): Command {
     .command('validate')
     .description('check a plugin directory or .tar.gz; exit 0 when valid (warnings allowed), 1 when not')
     .argument('<dir>', 'plugin directory or package (.tar.gz)')
-    .option('-o, --output <format>', 'json | text', 'text')
+    .option('-o, --output <format>', 'text | json | yaml', 'text')
     .addHelpText(
       'after',
       '\nJSON output: {"valid": bool, "errors": [{code, message, file, path, line?}], "warnings": [...], "info": [...]}\n' +
@@ -146,9 +146,11 @@ export function registerPluginCommand(program: Command): Command {
         ),
     )
     .action(async (dir: string, opts: { output: string }) => {
-      const format = parseFormat(opts.output, ['json', 'text'] as const);
+      const format = parseFormat(opts.output, ['json', 'yaml', 'text'] as const);
       const out = await validatePluginSource(dir);
-      await writeOut(format === 'json' ? toJson(out) : renderPluginValidation(out, dir));
+      await writeOut(
+        format === 'json' ? toJson(out) : format === 'yaml' ? toYaml(out) : renderPluginValidation(out, dir),
+      );
       // The report ends with its summary: exit 1 without saying it a second time.
       if (!out.valid) process.exitCode = EXIT_INVALID;
     });
@@ -190,13 +192,18 @@ export function registerPluginCommand(program: Command): Command {
     .description('validate and write a reproducible <name>-<version>.tar.gz (same input, same bytes)')
     .argument('<dir>', 'plugin directory')
     .option('--out <file>', 'package file; default: <name>-<version>.tar.gz next to the directory')
+    .option('-o, --output <format>', 'text | json | yaml ({file, sha256})', 'text')
     .addHelpText(
       'after',
       helpExamples('granule plugin build examples/plugins/example-v5 --out /tmp/example-v5-1.0.0.tar.gz'),
     )
-    .action(async (dir: string, opts: { out?: string }) => {
+    .action(async (dir: string, opts: { out?: string; output: string }) => {
+      const format = parseFormat(opts.output, ['json', 'yaml', 'text'] as const);
       const built = await buildPlugin(dir, opts.out);
-      await writeOut(`${built.file}\nsha256 ${built.sha256}\n`);
+      const data = { file: built.file, sha256: built.sha256 };
+      await writeOut(
+        format === 'json' ? toJson(data) : format === 'yaml' ? toYaml(data) : `${built.file}\nsha256 ${built.sha256}\n`,
+      );
     });
 
   plugin
@@ -205,6 +212,7 @@ export function registerPluginCommand(program: Command): Command {
     .argument('<name>', 'plugin name (lower-case letters, digits, _ and -)')
     .option('--package-version <version>', TEMPLATE_PACKAGE_VERSIONS.join(' | '), '5.0.0')
     .option('--dir <parent>', 'directory to create the plugin in', '.')
+    .option('-o, --output <format>', 'text | json | yaml ({dir, files})', 'text')
     .addHelpText(
       'after',
       helpExamples(
@@ -212,7 +220,8 @@ export function registerPluginCommand(program: Command): Command {
         'granule plugin create legacy --package-version 4.0.0',
       ),
     )
-    .action(async (name: string, opts: { packageVersion: string; dir: string }) => {
+    .action(async (name: string, opts: { packageVersion: string; dir: string; output: string }) => {
+      const format = parseFormat(opts.output, ['json', 'yaml', 'text'] as const);
       if (!(TEMPLATE_PACKAGE_VERSIONS as readonly string[]).includes(opts.packageVersion)) {
         throw new UsageError(
           `--package-version ${opts.packageVersion}: expected one of ${TEMPLATE_PACKAGE_VERSIONS.join(', ')}`,
@@ -222,7 +231,14 @@ export function registerPluginCommand(program: Command): Command {
         packageVersion: opts.packageVersion as TemplatePackageVersion,
         parent: opts.dir,
       });
-      await writeOut(`${created.dir}\n${created.files.map((f) => `  ${f}`).join('\n')}\n`);
+      const data = { dir: created.dir, files: created.files };
+      await writeOut(
+        format === 'json'
+          ? toJson(data)
+          : format === 'yaml'
+            ? toYaml(data)
+            : `${created.dir}\n${created.files.map((f) => `  ${f}`).join('\n')}\n`,
+      );
     });
 
   return plugin;

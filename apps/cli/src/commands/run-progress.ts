@@ -12,6 +12,19 @@ export function totalCount(s: RunSummary): number {
   return Object.values(s.totals).reduce((a, b) => a + b, 0);
 }
 
+// The bars count these; every other event (each failure, a node gone offline, a refused
+// dispatch, a stop, the end, and event types added later) is printed above them.
+const COUNTED_BY_THE_BARS = new Set(['TaskDispatched', 'TaskStarted', 'TaskSucceeded', 'TaskSkipped']);
+
+/**
+ * Whether a watch line (`describeEvent`'s, maybe indented for a phase run) is printed above the
+ * bars on a terminal. A line that is no event (the watch's own notices) always is.
+ */
+export function showsAboveBars(line: string): boolean {
+  const event = /^\s*\d\d:\d\d:\d\d\s+#\d+\s+([A-Za-z]+)/.exec(line);
+  return !event || !COUNTED_BY_THE_BARS.has(event[1]);
+}
+
 /**
  * Live progress on a terminal: an overall bar, a bar per strategy group (nodes done of the
  * group's nodes) or per node, the tasks running now, and failures printed above as they come.

@@ -7,6 +7,7 @@ import type {
   RunsListRequest,
   RunSummary,
 } from '@granule/contracts';
+import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { UsageError } from '@granule/core';
 import { RUN_PHASES } from '@granule/run-events';
 import { maskSealed } from '@granule/task-model';
@@ -19,6 +20,7 @@ import {
   query,
   sendCommand,
   withNats,
+  type NatsSession,
 } from '../connection/nats-session';
 import { parseTimePoint } from '../durations';
 import { helpExamples } from '../messages';
@@ -62,6 +64,27 @@ async function print<T>(format: string, data: T, table: () => string): Promise<v
   // A strategy run's events keep its inline inputs, sealed: shown as *** (ADR 0023).
   const shown = maskSealed(data);
   await writeOut(format === 'json' ? toJson(shown) : format === 'yaml' ? toYaml(shown) : table());
+}
+
+/** Prints a run's events from the first on, as they are recorded, until one ends the run. */
+async function followEvents(
+  session: NatsSession,
+  runId: string,
+  each: (entry: RunEventEntry) => Promise<void>,
+  pollMs = 300,
+): Promise<void> {
+  for (let after = 0; ;) {
+    const entries = await query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, {
+      runId,
+      after,
+    });
+    for (const entry of entries) {
+      await each(entry);
+      after = entry.version;
+    }
+    if (entries.some((e) => (TERMINAL_RUN_EVENTS as readonly string[]).includes(e.event.type))) return;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
 }
 
 export function registerRunsCommands(program: Command): void {
@@ -141,7 +164,7 @@ export function registerRunsCommands(program: Command): void {
       .argument('<RUN>', 'run id')
       .description("print a run's events; --follow keeps printing until the run ends; --at N stops at event N")
       .option('--follow', 'wait for new events until the run ends')
-      .option('--at <N>', 'print events 1..N only')
+      .addOption(new Option('--at <N>', 'print events 1..N only').conflicts('follow'))
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
       .addHelpText(
         'after',
@@ -153,6 +176,14 @@ export function registerRunsCommands(program: Command): void {
         await withNats(opts, async (s) => {
           if (opts.follow && format === 'table') {
             await watchRun(s, runId, (line) => process.stdout.write(`${line}\n`));
+            return;
+          }
+          if (opts.follow) {
+            // One JSON object per line (json) or one YAML document per event (yaml), as they come.
+            await followEvents(s, runId, async (entry) => {
+              const shown = maskSealed(entry);
+              await writeOut(format === 'json' ? `${JSON.stringify(shown)}\n` : `---\n${toYaml(shown)}`);
+            });
             return;
           }
           const events = await query<RunEventsRequest, RunEventEntry[]>(s, s.subjects.runs.events, {
@@ -199,7 +230,7 @@ export function registerRunsCommands(program: Command): void {
         ).conflicts('allUnfinished'),
       )
       .option('--all-unfinished', 'every task instance that did not succeed, including those a stop left pending')
-      .option('--watch', 'follow the new run')
+      .option('--watch', 'follow the new run (Ctrl-C: stop it or detach, as deploy --watch)')
       .option('--run-id <ID>', 'id of the new run')
       .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
       .addHelpText('after', '\nExample:\n  granule retry 20261122-101500-ab12 --failed-only --watch\n')

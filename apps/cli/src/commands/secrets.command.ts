@@ -5,7 +5,7 @@ import { SECRETS_KEY_VARIABLE, SECRETS_PUBLIC_KEY_VARIABLE } from '@granule/task
 import { addConnectionOptions, withConfigStore } from '../connection';
 import { cliEnvironment } from '../cli-environment';
 import { CliSecrets } from '../inputs/seal-inputs';
-import { parseFormat, toJson, writeOut } from '../output';
+import { parseFormat, toJson, toYaml, writeOut } from '../output';
 
 interface SealOptions {
   natsUrl?: string;
@@ -30,18 +30,20 @@ export function registerSecretsCommand(program: Command): void {
     .description(
       `prints a new key pair: ${SECRETS_KEY_VARIABLE} (the private key: the orchestrator only) and ${SECRETS_PUBLIC_KEY_VARIABLE} (config-store, the CLI)`,
     )
-    .option('-o, --output <format>', 'text (VARIABLE=value lines) | json', 'text')
+    .option('-o, --output <format>', 'text (VARIABLE=value lines) | json | yaml', 'text')
     .addHelpText('after', '\nExamples:\n  granule secrets keygen > secrets.env\n  granule secrets keygen -o json\n')
     .action(async (opts: { output: string }) => {
-      const format = parseFormat(opts.output, ['text', 'json'] as const);
+      const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
       const pair = generateSecretsKeyPair();
       const vars = { [SECRETS_KEY_VARIABLE]: pair.secretKey, [SECRETS_PUBLIC_KEY_VARIABLE]: pair.publicKey };
       await writeOut(
         format === 'json'
           ? toJson(vars)
-          : Object.entries(vars)
-              .map(([k, v]) => `${k}=${v}\n`)
-              .join(''),
+          : format === 'yaml'
+            ? toYaml(vars)
+            : Object.entries(vars)
+                .map(([k, v]) => `${k}=${v}\n`)
+                .join(''),
       );
       if (process.stderr.isTTY)
         process.stderr.write(
@@ -55,10 +57,13 @@ export function registerSecretsCommand(program: Command): void {
       .description(
         `seals the value read on stdin (a trailing newline is dropped) and prints {"$sealed": ...}, to write into a task or settings file; the key is ${SECRETS_PUBLIC_KEY_VARIABLE}, else the one config-store gives`,
       )
-      .option('-o, --output <format>', 'json', 'json')
-      .addHelpText('after', '\nExample:\n  granule secrets seal < db-password.txt\n'),
+      .option('-o, --output <format>', 'json | yaml (to paste into a YAML task or settings file)', 'json')
+      .addHelpText(
+        'after',
+        '\nExamples:\n  granule secrets seal < db-password.txt\n  granule secrets seal -o yaml < db-password.txt\n',
+      ),
   ).action(async (opts: SealOptions) => {
-    parseFormat(opts.output, ['json'] as const);
+    const format = parseFormat(opts.output, ['json', 'yaml'] as const);
     const value = (await readStdin()).replace(/\r?\n$/, '');
     const fromEnv = cliEnvironment[SECRETS_PUBLIC_KEY_VARIABLE];
     const key = fromEnv ?? (await withConfigStore(opts, (c) => new CliSecrets(c).publicKey()));
@@ -70,6 +75,7 @@ export function registerSecretsCommand(program: Command): void {
           message: `no key to seal with: set ${SECRETS_PUBLIC_KEY_VARIABLE}, or start config-store with it`,
         },
       ]);
-    await writeOut(`${JSON.stringify(new SecretSealer(key.trim()).seal(value))}\n`);
+    const sealed = new SecretSealer(key.trim()).seal(value);
+    await writeOut(format === 'yaml' ? toYaml(sealed) : `${JSON.stringify(sealed)}\n`);
   });
 }

@@ -131,8 +131,9 @@ export async function simulateStrategyFile(
 const formatFailure = (f: GroupFailure): string =>
   f.criteria === 'depends_on' ? `depends_on ${f.needed}: FAILED` : `${f.criteria}: needed ${f.needed}, got ${f.actual}`;
 
-export function renderValidate(out: ValidateOutput, file: string, format: 'json' | 'text'): string {
+export function renderValidate(out: ValidateOutput, file: string, format: 'json' | 'yaml' | 'text'): string {
   if (format === 'json') return toJson(out);
+  if (format === 'yaml') return toYaml(out);
   const lines = [...out.errors.map((e) => `error: ${e}`), ...out.warnings.map((w) => `warning: ${w}`)];
   lines.push(summaryLine(file, { errors: out.errors.length, warnings: out.warnings.length }));
   return `${lines.join('\n')}\n`;
@@ -210,13 +211,13 @@ export function registerStrategyCommand(program: Command): Command {
     .description('check a DeploymentStrategy document; exit 0 when valid, 1 when not')
     .argument('<file>', 'strategy YAML (Airship envelope or a bare {groups: [...]})')
     .option('--nodes <file>', 'NODES.yaml, to also warn about groups that select no node')
-    .option('-o, --output <format>', 'json | text', 'text')
+    .option('-o, --output <format>', 'text | json | yaml', 'text')
     .addHelpText(
       'after',
       '\nJSON output: {"valid": bool, "errors": [string], "warnings": [string]}, each entry "file:line: path: message".\n\nExample:\n  granule strategy validate examples/strategies/deployment-strategy.yaml --nodes examples/strategies/nodes.yaml -o json\n',
     )
     .action(async (file: string, opts: { nodes?: string; output: string }) => {
-      const format = parseFormat(opts.output, ['json', 'text'] as const);
+      const format = parseFormat(opts.output, ['json', 'yaml', 'text'] as const);
       const out = await validateStrategyFile(file, opts.nodes);
       await writeOut(renderValidate(out, file, format));
       // The report ends with its summary: exit 1 without saying it a second time.

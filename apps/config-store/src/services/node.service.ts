@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import {
   INPUT_LIMITS,
   InvalidInputError,
@@ -9,7 +9,7 @@ import {
   utf8Bytes,
 } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
-import { ConfigStoreError } from '@granule/config-model';
+import { ConfigStoreError, assertRolesDefined, environmentGraph } from '@granule/config-model';
 import type {
   AddNodeRequest,
   AssignNodeRequest,
@@ -17,9 +17,12 @@ import type {
   NodeView,
   UpdateNodeRequest,
 } from '@granule/contracts';
+import type { TaskDefinition } from '@granule/task-model';
 import { NodeEntity } from '../persistence/config-store.entities';
+import type { EnvironmentEntity } from '../persistence/config-store.entities';
 import type { CredentialService } from './credential.service';
 import { findEnvironment, findNode, mapDatabaseError } from './lookups';
+import { environmentLayers } from './task.service';
 import { nodeView } from './views';
 
 const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
@@ -58,6 +61,14 @@ function checkLabelTotals(labels: Record<string, string>): void {
 // A key cut for messages: a 15 MB key must not come back in the refusal.
 const quoteKey = (key: string): string => (key.length > 80 ? `${key.slice(0, 80)}…` : key);
 
+/** Every task of every graph of the environment (release, enabled plugins, overrides), merged per graph. */
+async function environmentTasks(em: EntityManager, env: EnvironmentEntity): Promise<TaskDefinition[]> {
+  const layers = await environmentLayers(em, env);
+  const types = new Set(['default', ...Object.keys(layers.release.graphs)]);
+  for (const p of layers.plugins) for (const t of Object.keys(p.graphs)) types.add(t);
+  return [...types].flatMap((type) => environmentGraph({ ...layers, type }));
+}
+
 /** Nodes: register, list, show, change, assign to an environment with roles, remove. */
 export class NodeService {
   constructor(
@@ -84,6 +95,9 @@ export class NodeService {
         if (await repo.findOneBy({ uid: req.uid }))
           throw new ConfigStoreError('CONFIG_ALREADY_EXISTS', `node '${req.uid}' already exists`);
         const env = req.environment === undefined ? undefined : await findEnvironment(em, req.environment);
+        // Roles given with an environment are planned in it: the same rule as assign.
+        if (env && (req.roles ?? []).length > 0)
+          assertRolesDefined(req.roles ?? [], await environmentTasks(em, env), env.name);
         const node = repo.create({
           uid: req.uid,
           hostname: req.hostname,
@@ -150,6 +164,7 @@ export class NodeService {
           `node '${node.uid}' is deployed in environment ${node.environmentId} with roles ${node.roles.join(', ')}; remove it and add it again to move it`,
         );
       }
+      assertRolesDefined(req.roles, await environmentTasks(em, env), env.name);
       node.environmentId = env.id;
       node.pendingRoles = [...req.roles];
       return em.getRepository(NodeEntity).save(node);

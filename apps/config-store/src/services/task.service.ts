@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
 import { environmentGraph, parseTaskRecordList, roleNodes, selectTaskRange, toTaskRecord } from '@granule/config-model';
-import type { TaskRecord } from '@granule/config-model';
+import type { EnvironmentGraphInput, TaskRecord } from '@granule/config-model';
 import type { GetTasksRequest, PutTasksRequest, TasksView } from '@granule/contracts';
 import { buildPlan } from '@granule/planner';
 import type { ClusterSpec, NodeSpec, TaskDefinition } from '@granule/task-model';
@@ -33,6 +33,30 @@ interface EnvironmentContext {
   tasks: TaskDefinition[];
   nodes: NodeSpec[];
   cluster: ClusterSpec;
+}
+
+/** What an environment's graphs are merged from: its release, enabled plugins (in order) and overrides. */
+export async function environmentLayers(
+  em: EntityManager,
+  env: EnvironmentEntity,
+): Promise<Omit<EnvironmentGraphInput, 'type'>> {
+  const release = await em.getRepository(ReleaseEntity).findOneByOrFail({ id: env.releaseId });
+  const links = await em
+    .getRepository(EnvironmentPluginEntity)
+    .find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
+  const plugins =
+    links.length === 0
+      ? []
+      : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
+  const ordered = links
+    .map((l) => plugins.find((p) => p.id === l.pluginId))
+    .filter((p): p is PluginEntity => p !== undefined);
+  return {
+    release: { label: `releases/${release.id}`, graphs: release.graphs },
+    plugins: ordered.map((p) => ({ name: p.name, graphs: pluginReleaseFor(p, release).graphs })),
+    overrides: env.taskOverrides,
+    overridesLabel: `environments/${env.id}/deployment_tasks`,
+  };
 }
 
 /**
@@ -126,24 +150,7 @@ export class TaskService {
     pending?: EnvironmentEntity,
   ): Promise<EnvironmentContext> {
     const env = pending ?? (await findEnvironment(em, ref));
-    const release = await em.getRepository(ReleaseEntity).findOneByOrFail({ id: env.releaseId });
-    const links = await em
-      .getRepository(EnvironmentPluginEntity)
-      .find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
-    const plugins =
-      links.length === 0
-        ? []
-        : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
-    const ordered = links
-      .map((l) => plugins.find((p) => p.id === l.pluginId))
-      .filter((p): p is PluginEntity => p !== undefined);
-    const tasks = environmentGraph({
-      release: { label: `releases/${release.id}`, graphs: release.graphs },
-      plugins: ordered.map((p) => ({ name: p.name, graphs: pluginReleaseFor(p, release).graphs })),
-      overrides: env.taskOverrides,
-      overridesLabel: `environments/${env.id}/deployment_tasks`,
-      type: graph,
-    });
+    const tasks = environmentGraph({ ...(await environmentLayers(em, env)), type: graph });
     const rows = await em.getRepository(NodeEntity).find({ where: { environmentId: env.id }, order: { uid: 'ASC' } });
     const envNodes: NodeSpec[] = rows.map((n) => ({
       uid: n.uid,

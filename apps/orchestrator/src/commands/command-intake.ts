@@ -27,9 +27,10 @@ import { EventStore } from '@granule/event-store';
 import { CallerVerifier, decodeJson, errorReply, okReply } from '@granule/messaging';
 import type { Caller } from '@granule/messaging';
 import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
+import { outcomeOfCode, type OrchestratorMetrics } from '@granule/observability';
 import type { Logger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
-import { LOGGER, NATS } from '../orchestrator.tokens';
+import { LOGGER, METRICS, NATS } from '../orchestrator.tokens';
 import { ResultIntake } from '../results/result-intake';
 
 const COMMAND_DTOS: Record<DeploymentCommandType, new () => object> = {
@@ -80,6 +81,7 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(EventStore) private readonly store: EventStore,
     @Inject(ResultIntake) private readonly results: ResultIntake,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(METRICS) private readonly metrics: Pick<OrchestratorMetrics, 'commands'>,
   ) {
     this.subjects = executionSubjects(config.subjectPrefix);
     this.callers = new CallerVerifier(nats);
@@ -121,13 +123,16 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
     // The reply goes where the sender waits, also for a command refused before its payload is
     // checked (a bad signature, a role that may not): the id is read from the raw message.
     let commandId = claimedCommandId(msg);
+    let commandType = 'unknown';
     let reply: CommandReply;
     try {
       const command = this.take(msg);
       commandId = command.payload.commandId;
+      commandType = command.type;
       const expiresAt = command.storedAt.getTime() + command.ttlSeconds * 1000;
       if (Date.now() > expiresAt) {
         await this.expire(command);
+        this.metrics.commands.inc({ command: commandType, outcome: 'expired' });
         reply = errorReply(
           new GranuleError(
             'COMMAND_EXPIRED',
@@ -138,9 +143,14 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
         const runId = await this.execute(command, msg);
         if (runId === undefined) return; // handed back to the queue for the orchestrator that drives the run
         reply = okReply({ runId });
+        this.metrics.commands.inc({ command: commandType, outcome: 'accepted' });
       }
     } catch (err) {
       reply = errorReply(err);
+      this.metrics.commands.inc({
+        command: commandType,
+        outcome: outcomeOfCode(reply.ok ? undefined : reply.error.code),
+      });
       if (!reply.ok) this.logger.warn({ commandId, code: reply.error.code }, reply.error.message);
     }
     if (commandId !== undefined) this.nats.publish(this.subjects.commands.replyFor(commandId), JSON.stringify(reply));

@@ -1,4 +1,4 @@
-import { createMetrics } from '@granule/observability';
+import { createMetrics, registerOrchestratorMetrics } from '@granule/observability';
 import { RunEventMetrics } from './run-metrics';
 
 let position = 0;
@@ -16,6 +16,30 @@ async function granuleLines(metrics: ReturnType<typeof createMetrics>): Promise<
 }
 
 describe('RunEventMetrics', () => {
+  it('counts runs started, runs ended by outcome and dispatches, each event once', async () => {
+    const metrics = createMetrics('orchestrator', { processMetrics: false });
+    const feed = new RunEventMetrics(metrics, registerOrchestratorMetrics(metrics.registry));
+    const requested = event('r1', 'DeploymentRequested', {});
+    feed.recordEvent(requested);
+    feed.recordEvent(requested); // the outbox delivers at least once
+    feed.recordEvent(event('r2', 'DeploymentRequested', {}));
+    feed.recordEvent(event('r1', 'TaskDispatched', { key: 'a@n1', attempt: 1, at: '2025-01-01T00:00:00Z' }));
+    feed.recordEvent(event('r1', 'TaskDispatched', { key: 'a@n1', attempt: 2, at: '2025-01-01T00:00:01Z' }));
+    feed.recordEvent(event('r1', 'DeploymentSucceeded', {}));
+    feed.recordEvent(event('r2', 'DeploymentRefused', {}));
+    feed.recordEvent(event('r3', 'DeploymentExpired', {}));
+    const lines = (await metrics.render())
+      .split('\n')
+      .filter((l) => /^granule_(runs_started|runs_ended|task_dispatches)_total/.test(l));
+    expect(lines).toEqual([
+      'granule_runs_started_total{service="orchestrator"} 2',
+      'granule_runs_ended_total{outcome="succeeded",service="orchestrator"} 1',
+      'granule_runs_ended_total{outcome="refused",service="orchestrator"} 1',
+      'granule_runs_ended_total{outcome="expired",service="orchestrator"} 1',
+      'granule_task_dispatches_total{service="orchestrator"} 2',
+    ]);
+  });
+
   it('counts finished task runs by state and the type its dispatch message gave; unknown without one', async () => {
     const metrics = createMetrics('orchestrator', { processMetrics: false });
     const feed = new RunEventMetrics(metrics);

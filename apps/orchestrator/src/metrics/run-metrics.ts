@@ -4,7 +4,7 @@ import type { RunPhaseName } from '@granule/contracts';
 import type { TaskDispatchMessage } from '@granule/contracts';
 import { NATS_OUTBOX_CONSUMER } from '@granule/event-store';
 import type { EventStore, PublishedEvent } from '@granule/event-store';
-import type { GranuleMetrics } from '@granule/observability';
+import type { GranuleMetrics, OrchestratorMetrics } from '@granule/observability';
 import type { Logger } from '@granule/service-kit';
 
 /** `granule_runs` states: the phases a run's last event gives (the same as `granule runs list`). */
@@ -16,6 +16,15 @@ const TASK_STATE_OF_EVENT: Record<string, string> = {
   TaskTimedOut: 'timed_out',
   TaskSkipped: 'skipped',
 };
+
+/** Run events that end a run: `granule_runs_ended_total{outcome}` takes the phase they give. */
+const RUN_END_EVENTS = new Set([
+  'DeploymentSucceeded',
+  'DeploymentFailed',
+  'DeploymentStopped',
+  'DeploymentRefused',
+  'DeploymentExpired',
+]);
 
 /** Bounds every map kept here: a long outage of terminal events must not grow memory without end. */
 const MAX_TRACKED = 100_000;
@@ -34,7 +43,10 @@ export class RunEventMetrics {
   private readonly startedAt = new Map<string, number>();
   private readonly seen = new Set<string>();
 
-  constructor(private readonly metrics: Pick<GranuleMetrics, 'taskRuns' | 'dispatchToStart'>) {}
+  constructor(
+    private readonly metrics: Pick<GranuleMetrics, 'taskRuns' | 'dispatchToStart'>,
+    private readonly counters?: Pick<OrchestratorMetrics, 'runsStarted' | 'runsEnded' | 'dispatches'>,
+  ) {}
 
   /** Remembers the task type of a dispatch (events carry only the key). */
   recordDispatch(message: Pick<TaskDispatchMessage, 'runId' | 'key' | 'type'>): void {
@@ -46,6 +58,9 @@ export class RunEventMetrics {
     if (!event.streamId.startsWith('run-') || this.seen.has(event.globalPosition)) return;
     remember(this.seen, event.globalPosition);
     const runId = event.streamId.slice('run-'.length);
+    if (event.type === 'DeploymentRequested') this.counters?.runsStarted.inc();
+    else if (RUN_END_EVENTS.has(event.type)) this.counters?.runsEnded.inc({ outcome: phaseAfterEvent(event.type) });
+    else if (event.type === 'TaskDispatched') this.counters?.dispatches.inc();
     const data = event.data as { key?: string; attempt?: number; at?: string };
     if (typeof data.key !== 'string') return;
     const attemptKey = `${runId}/${data.key}/${data.attempt ?? 0}`;
@@ -109,8 +124,9 @@ export class RunMetricsFeed {
   constructor(
     private readonly metrics: GranuleMetrics,
     private readonly deps: RunMetricsFeedDeps,
+    counters?: Pick<OrchestratorMetrics, 'runsStarted' | 'runsEnded' | 'dispatches'>,
   ) {
-    this.events = new RunEventMetrics(metrics);
+    this.events = new RunEventMetrics(metrics, counters);
   }
 
   start(): void {

@@ -7,3 +7,5 @@ export { environmentGraph, roleNodes, selectTaskRange } from './task-subgraph';
 export type { EnvironmentGraphInput, PluginGraphs, TaskRangeFilter } from './task-subgraph';
 export { preparePlugin } from './plugin-install';
 export type { PreparedPlugin, PreparedPluginRelease, PreparedRelease } from './plugin-install';
+export { assertRolesDefined, definedRoles, undefinedRoles } from './defined-roles';
+export type { DefinedRoles } from './defined-roles';

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { encodeUser, fmtCreds } from '@nats-io/jwt';
-import { createAccount, createUser } from '@nats-io/nkeys';
+import { createAccount, createUser, fromPublic } from '@nats-io/nkeys';
 import { IDENTITY_HEADER, SIGNATURE_HEADER, issuersOf, signMessage, verifyMessage } from './signed-requests';
 import { TrustStore } from './trust-store';
 
@@ -31,6 +32,16 @@ describe('signed messages', () => {
     });
   });
 
+  it("signs with the credential's own ed25519 key: nkeys checks the signature as NATS would", () => {
+    const signed = signMessage(alice, SUBJECT, payload);
+    const digest = createHash('sha256').update(SUBJECT).update('\n').update(payload).digest();
+    const user = fromPublic(
+      verifyMessage(headersOf({ ...signed }), SUBJECT, payload, issuersOf(orchestrator)).publicKey,
+    );
+    expect(user.verify(digest, Buffer.from(signed['Granule-Signature'], 'base64url'))).toBe(true);
+    expect(user.verify(Buffer.alloc(32), Buffer.from(signed['Granule-Signature'], 'base64url'))).toBe(false);
+  });
+
   it('refuses an unsigned message', () => {
     expect(() => verifyMessage(headersOf({}), SUBJECT, payload, issuersOf(orchestrator))).toThrow(
       /not signed by a known identity: it has no Granule-Identity and Granule-Signature headers/,
@@ -55,7 +66,7 @@ describe('signed messages', () => {
     expect(() => verifyMessage(headersOf({ ...signed }), SUBJECT, payload, issuersOf(orchestrator))).toThrow(
       /identity 'alice' was issued by an unknown key/,
     );
-  });
+  }, 30_000); // a second trust store: seconds on a busy machine
 
   it("refuses a JWT whose claims were edited (the issuer's signature no longer holds)", () => {
     const signed = signMessage(alice, SUBJECT, payload);

@@ -37,6 +37,8 @@ export interface GranuleNatsServerOptions {
   verifier?: CallerVerifier;
   /** An internal error answered as INTERNAL, for the service's log. */
   onInternalError?: (pattern: string, err: unknown) => void;
+  /** Every answered request: its pattern, the reply's error code (none when ok) and the time it took (metrics). */
+  onAnswered?: (pattern: string, code: string | undefined, seconds: number) => void;
 }
 
 /**
@@ -88,7 +90,11 @@ export class GranuleNatsServer extends ServerNats {
   }
 
   override async handleMessage(pattern: string, msg: Msg): Promise<void> {
-    const respond = (reply: Reply<unknown>): void => this.respond(msg, reply);
+    const started = performance.now();
+    const respond = (reply: Reply<unknown>): void => {
+      this.respond(msg, reply);
+      this.granule.onAnswered?.(pattern, reply.ok ? undefined : reply.error.code, (performance.now() - started) / 1000);
+    };
     let payload: unknown;
     try {
       payload = parseRequestJson(msg.data, pattern);

@@ -17,3 +17,23 @@ export { DEFAULT_EVENT_LOOP_PRECISION_MS, DISPATCH_TO_START_BUCKETS, createMetri
 export type { CreateMetricsOptions, GranuleMetrics, MetricsCollector } from './granule-metrics';
 export { RepeatedFailureLog } from './repeated-failure-log';
 export type { FailureLogger, RepeatedFailureLogOptions } from './repeated-failure-log';
+export {
+  PLANNING_SECONDS_BUCKETS,
+  TASK_DURATION_BUCKETS,
+  outcomeOfCode,
+  outcomeOfStatus,
+  registerAgentMetrics,
+  registerOrchestratorMetrics,
+  registerPlannerMetrics,
+  registerRequestMetrics,
+} from './service-metrics';
+export type {
+  AgentMetrics,
+  ArtifactFetchCounter,
+  ArtifactFetchOutcome,
+  OrchestratorMetrics,
+  PlannerMetrics,
+  RequestMetrics,
+  RequestOutcome,
+  RunEndOutcome,
+} from './service-metrics';
