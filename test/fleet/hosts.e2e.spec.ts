@@ -5,12 +5,15 @@ import path from 'node:path';
 import { createTestDatabase, DEFAULT_TEST_ADMIN_URL } from '@granule/event-store';
 import { Client } from 'pg';
 import { dataOf, E2eStack, keysOf, REPO_ROOT, sleep, waitUntil } from '../e2e/stack';
-import { Fleet, fleetUnsupportedReason, HOST_AGENT_CREDS, startReaper } from './netns';
+import { buildAgentPackage } from '../e2e/agent-package';
+import { agentFromDist, agentFromPackage, Fleet, fleetUnsupportedReason, HOST_AGENT_CREDS, startReaper } from './netns';
 
 // Four hosts, each a network namespace on a bridge with a root file system of its own; the
 // control plane stays in the machine's namespaces and its nats-server listens on the bridge
 // (test/fleet/README.md). Tasks run by each host's agent report what that host sees.
 const UIDS = ['1', '2', '3', '4'];
+/** The host whose agent is the agent package (`granule agent package`) installed with install.sh --root; the others run dist/. */
+const PACKAGE_HOST = '4';
 /** How long host 3 stays cut off: beyond the presence TTL and the server's stale-connection check. */
 const OUTAGE_MS = 8000;
 const unsupported = fleetUnsupportedReason();
@@ -45,7 +48,12 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
   let inputs: string;
 
   beforeAll(async () => {
-    fleet = await Fleet.create({ uids: UIDS });
+    let pkgFile = '';
+    fleet = await Fleet.create({
+      uids: UIDS,
+      install: (uid) => (uid === PACKAGE_HOST ? agentFromPackage(pkgFile) : agentFromDist),
+    });
+    pkgFile = buildAgentPackage(fleet.controlDir);
     inputs = fleet.controlDir;
     stack = await E2eStack.start({
       name: fleet.stackName,
@@ -163,6 +171,15 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
         ].join('\n'),
       );
     }
+    // Host 4's agent is the installed package, started from the host's own disk; the others run dist/ bound read-only.
+    const opt = await Promise.all(UIDS.map((u) => fleet.exec(u, 'ls /opt')));
+    expect(opt.map((o) => o.stdout)).toEqual(['granule\n', 'granule\n', 'granule\n', 'granule-agent\n']);
+    expect(fleet.readHostFile(PACKAGE_HOST, '/etc/granule/agent.env')?.toString('utf8')).toContain(
+      `GRANULE_NODE_UID=${PACKAGE_HOST}\n`,
+    );
+    expect(existsSync(fleet.hostPath(PACKAGE_HOST, '/var/lib/granule-agent/.granule'))).toBe(true);
+    expect(existsSync(fleet.hostPath(PACKAGE_HOST, '/var/lib/granule/.granule'))).toBe(false);
+    expect(existsSync(fleet.hostPath('1', '/var/lib/granule/.granule'))).toBe(true);
     expect(fleet.hostsWithout('/tmp/common', Buffer.from('the same bytes on every host\n'))).toEqual([]);
     expect(fleet.hostsWithout('/tmp/common', Buffer.from('other bytes\n'))).toEqual(UIDS);
 

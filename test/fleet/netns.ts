@@ -19,6 +19,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TEST_ADMIN_URL } from '@granule/event-store';
+import { extractAgentPackage, installAgentPackage } from '../e2e/agent-package';
 import type { AgentLaunchRequest, ProcessLaunch } from '../e2e/stack';
 import { REPO_ROOT } from '../e2e/stack';
 
@@ -46,14 +47,14 @@ export interface AgentCommand {
 }
 
 /**
- * How an agent gets onto a host, run once per host before its agent starts. `agentFromDist`
- * binds the built tree read-only; the one-file agent package (issue 21.3) adds an install that
- * runs its `install.sh --root` inside the host (`fleet.exec`) and returns the installed command
- * with no binds at all.
+ * How an agent gets onto a host, run when the stack creates the host's agent (it then knows the
+ * NATS URL, the subject prefix and the credential). `agentFromDist` binds the built tree
+ * read-only; `agentFromPackage` installs the one-file agent package on the host's disk with its
+ * `install.sh --root` and runs it with no binds at all.
  */
 export interface AgentInstall {
   readonly name: string;
-  install(fleet: Fleet, uid: string): Promise<AgentCommand>;
+  install(fleet: Fleet, request: AgentLaunchRequest): AgentCommand;
 }
 
 /** The agent from this checkout's dist/ and node_modules, bound read-only at /opt/granule (nothing else of the checkout). */
@@ -67,14 +68,40 @@ export const agentFromDist: AgentInstall = {
     // The machine's /usr is every host's; a Node.js installed elsewhere is bound where it is.
     const node = realpathSync(process.execPath);
     if (!node.startsWith('/usr/')) binds.push({ source: path.dirname(node), target: path.dirname(node) });
-    return Promise.resolve({ binds, command: [node, '/opt/granule/dist/apps/node-agent/src/main.js'] });
+    return { binds, command: [node, '/opt/granule/dist/apps/node-agent/src/main.js'] };
   },
 };
+
+/**
+ * The agent package `file` (`granule agent package`), extracted in the fleet's control-plane
+ * folder and installed on the host's disk by its `install.sh --root <disk>` with the host's NATS
+ * settings and credential, as an operator installs it on a host (ADR 0027). The host runs what
+ * the install wrote: `/opt/granule-agent/current/app/node-agent.js` with the settings of
+ * `/etc/granule/agent.env` (its own state directory among them) — nothing of the checkout.
+ */
+export function agentFromPackage(file: string): AgentInstall {
+  return {
+    name: `the agent package ${path.basename(file)} installed with install.sh --root`,
+    install: (fleet, request) => {
+      const pkg = extractAgentPackage(file, path.join(fleet.controlDir, `agent-package-${request.uid}`));
+      installAgentPackage(pkg, fleet.disk(request.uid), {
+        nodeUid: request.uid,
+        natsUrl: request.natsUrl,
+        subjectPrefix: request.subjectPrefix,
+        ...(request.credsFile ? { creds: request.credsFile } : {}),
+        args: ['--no-start'],
+      });
+      // What the unit's EnvironmentFile= and ExecStart= do, without systemd.
+      const start = 'set -a; . /etc/granule/agent.env; set +a; exec "$0" /opt/granule-agent/current/app/node-agent.js';
+      return { binds: [], command: ['/bin/sh', '-c', start, realpathSync(process.execPath)] };
+    },
+  };
+}
 
 export interface FleetOptions {
   /** Node uids, one host each (letters and digits, at most 3 characters: they end interface names). */
   uids: string[];
-  /** How each host gets its agent (default `agentFromDist`). */
+  /** How each host gets its agent (default `agentFromDist`), asked when its agent is created. */
   install?: (uid: string) => AgentInstall;
 }
 
@@ -222,10 +249,10 @@ export function startReaper(dir: string, owner = process.pid): ChildProcess {
  * namespaces.
  */
 export class Fleet {
-  readonly hosts = new Map<string, AgentCommand>();
   private destroyed = false;
 
   private constructor(
+    private readonly options: FleetOptions,
     readonly uids: string[],
     readonly subnet: string,
     /** The fleet's directory on the control plane's side: `hosts/<uid>` (each host's disk) and `control/` (no host sees either but its own disk). */
@@ -233,8 +260,8 @@ export class Fleet {
     private readonly reaper: ChildProcess,
   ) {}
 
-  /** Creates the bridge, every host's namespace, link and disk, and installs each agent. */
-  static async create(options: FleetOptions): Promise<Fleet> {
+  /** Creates the bridge and every host's namespace, link and disk. */
+  static create(options: FleetOptions): Promise<Fleet> {
     for (const uid of options.uids)
       if (!/^[A-Za-z0-9]{1,3}$/.test(uid))
         throw new Error(`fleet: node uid '${uid}': expected 1 to 3 letters or digits`);
@@ -242,22 +269,18 @@ export class Fleet {
     const left = removeFleetLeftovers();
     if (left.length > 0) process.stderr.write(`fleet: removed leftovers of an earlier run: ${left.join(', ')}\n`);
     const dir = mkdtempSync(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
-    const fleet = new Fleet(options.uids, pickSubnet(), dir, startReaper(dir));
+    const fleet = new Fleet(options, options.uids, pickSubnet(), dir, startReaper(dir));
     try {
       mkdirSync(fleet.controlDir, { recursive: true, mode: 0o700 });
       run('ip', ['link', 'add', fleet.bridge, 'type', 'bridge']);
       run('ip', ['addr', 'add', `${fleet.bridgeAddress}/24`, 'dev', fleet.bridge]);
       run('ip', ['link', 'set', fleet.bridge, 'up']);
       options.uids.forEach((uid, i) => fleet.addHost(uid, i));
-      for (const uid of options.uids) {
-        const install = options.install?.(uid) ?? agentFromDist;
-        fleet.hosts.set(uid, await install.install(fleet, uid));
-      }
     } catch (err) {
       fleet.destroySync();
       throw err;
     }
-    return fleet;
+    return Promise.resolve(fleet);
   }
 
   /**
@@ -377,8 +400,9 @@ export class Fleet {
    * credential copied to the host's /etc/granule and an environment of NATS settings only.
    */
   readonly launcher = (request: AgentLaunchRequest): ProcessLaunch => {
-    const agent = this.hosts.get(request.uid);
-    if (!agent) throw new Error(`fleet: no host for node ${request.uid} (hosts: ${this.uids.join(', ')})`);
+    if (!this.uids.includes(request.uid))
+      throw new Error(`fleet: no host for node ${request.uid} (hosts: ${this.uids.join(', ')})`);
+    const agent = (this.options.install?.(request.uid) ?? agentFromDist).install(this, request);
     const env: Record<string, string> = {
       GRANULE_NATS_URL: request.natsUrl,
       GRANULE_SUBJECT_PREFIX: request.subjectPrefix,
