@@ -54,6 +54,28 @@ export const EXAMPLE_RELEASE = path.join(REPO_ROOT, 'examples/releases/example-r
 export const EXAMPLE_NODES = path.join(EXAMPLE_RELEASE, 'nodes.yaml');
 export const EXAMPLE_V4_PLUGIN = path.join(REPO_ROOT, 'examples/plugins/example-v4');
 
+/** What an agent launcher is told about the agent it starts. */
+export interface AgentLaunchRequest {
+  uid: string;
+  natsUrl: string;
+  subjectPrefix: string;
+  /** The agent's `.creds` file on the control plane's side (absent without auth). */
+  credsFile?: string;
+  heartbeatSeconds: number;
+}
+
+/** How to start a process instead of `node <main>` in the control plane's environment. */
+export interface ProcessLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /**
+   * The pid that signals go to, given the pid of the started command (default: that pid), for a
+   * command such as `unshare --fork` that does not pass signals on.
+   */
+  signalTarget?: (pid: number) => number | undefined;
+}
+
 export interface StackOptions {
   /** Names the database and the temporary directory (letters, digits, `_`). */
   name: string;
@@ -86,6 +108,14 @@ export interface StackOptions {
   auth?: boolean;
   /** Extra environment for the config-store (e.g. its HTTP port and API token). */
   configStoreEnv?: Record<string, string>;
+  /** The address the stack's own nats-server listens on (default 127.0.0.1): every process connects there. */
+  natsHost?: string;
+  /**
+   * Starts each agent some other way than as a child process beside the services, e.g. inside a
+   * network namespace and a private root of its own (test/fleet/netns.ts). It gets nothing of
+   * the stack's environment but what it is told.
+   */
+  agentLauncher?: (request: AgentLaunchRequest) => ProcessLaunch;
 }
 
 /** An exited CLI run. */
@@ -144,6 +174,7 @@ export class StackProcess {
     private readonly readyLine: string,
     private readonly logFile: string,
     private readonly cwd: string = REPO_ROOT,
+    private readonly launch?: ProcessLaunch,
   ) {}
 
   get pid(): number | undefined {
@@ -166,11 +197,13 @@ export class StackProcess {
     this.starts++;
     this.log ??= createWriteStream(this.logFile, { flags: 'a' });
     this.log.write(`--- start ${this.starts} at ${new Date().toISOString()}\n`);
-    const child = spawn(process.execPath, [this.main], {
-      cwd: this.cwd,
-      env: this.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = this.launch
+      ? spawn(this.launch.command, this.launch.args, {
+          cwd: '/',
+          env: this.launch.env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(process.execPath, [this.main], { cwd: this.cwd, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const collect = (data: Buffer): void => {
@@ -192,7 +225,13 @@ export class StackProcess {
   async kill(signal: NodeJS.Signals = 'SIGKILL', graceMs = 5000): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return;
-    child.kill(signal);
+    const target = child.pid !== undefined && signal !== 'SIGKILL' ? this.launch?.signalTarget?.(child.pid) : undefined;
+    try {
+      if (target === undefined) child.kill(signal);
+      else process.kill(target, signal);
+    } catch {
+      // The target ended between the look-up and the signal: the wait below sees the exit.
+    }
     let timer: NodeJS.Timeout | undefined;
     const gone = await Promise.race([
       this.exited?.then(() => true),
@@ -289,6 +328,7 @@ export class E2eStack {
       this.natsServer = await startPrivateNats({
         include: this.trust.serverIncludePath,
         ...(this.options.natsSettings ? { settings: this.options.natsSettings } : {}),
+        ...(this.options.natsHost ? { host: this.options.natsHost } : {}),
       });
     if (!this.options.redisUrl)
       this.redisServer = await startPrivateRedis({ password: randomBytes(12).toString('hex') });
@@ -428,12 +468,21 @@ export class E2eStack {
       GRANULE_AGENT_HOSTNAME: `host-${uid}`,
       ...this.options.agentEnv?.(uid),
     };
+    const launch = this.options.agentLauncher?.({
+      uid,
+      natsUrl: this.natsUrl,
+      subjectPrefix: this.prefix,
+      ...(this.trust ? { credsFile: this.credsFile(name) } : {}),
+      heartbeatSeconds: this.options.heartbeatSeconds ?? 1,
+    });
     const proc = new StackProcess(
       name,
       MAINS['node-agent'],
       env,
       '"msg":"node-agent started"',
       path.join(this.dir, 'logs', `${name}.log`),
+      REPO_ROOT,
+      launch,
     );
     this.processes.set(name, proc);
     return proc;

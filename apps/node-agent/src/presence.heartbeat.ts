@@ -38,7 +38,14 @@ export class PresenceHeartbeat {
     if (!this.watching) {
       this.watching = true;
       void (async () => {
-        for await (const s of this.nc.status()) if (s.type === 'reconnect') this.beat();
+        for await (const s of this.nc.status()) {
+          // An operator reading a host's journal sees when it was cut off from the bus and when it came back.
+          if (s.type === 'disconnect') this.log.warn({ server: s.server }, 'lost the NATS connection; reconnecting');
+          if (s.type === 'reconnect') {
+            this.log.info({ server: s.server }, 'the NATS connection is back');
+            this.beat();
+          }
+        }
       })().catch(() => undefined);
     }
   }

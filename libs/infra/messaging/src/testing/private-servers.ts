@@ -39,6 +39,12 @@ export interface PrivateNatsOptions {
   include?: string;
   /** Lines of server configuration (e.g. `max_payload: 65536`). */
   settings?: string[];
+  /**
+   * The address it listens on (default 127.0.0.1): another of this machine's addresses, such as
+   * the bridge of the multi-host tier's network namespaces (test/fleet), for clients that cannot
+   * reach the loopback.
+   */
+  host?: string;
 }
 
 /**
@@ -60,16 +66,17 @@ export function startPrivateRedis(options: { password?: string } = {}): Promise<
 /** A NATS server with JetStream of its own, its store in a temporary directory kept across restarts. */
 export function startPrivateNats(options: PrivateNatsOptions = {}): Promise<PrivateServer> {
   const store = mkdtempSync(path.join(os.tmpdir(), 'granule-private-nats-'));
+  const host = options.host ?? '127.0.0.1';
   return startPrivate(
     'nats-server',
     (port) => {
       if (options.include === undefined && options.settings === undefined)
-        return ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store];
+        return ['-a', host, '-p', String(port), '-js', '-sd', store];
       const file = path.join(store, 'server.conf');
       writeFileSync(
         file,
         [
-          'host: 127.0.0.1',
+          `host: ${host}`,
           `port: ${port}`,
           `jetstream { store_dir: ${JSON.stringify(path.join(store, 'js'))} }`,
           ...(options.settings ?? []),
@@ -80,8 +87,9 @@ export function startPrivateNats(options: PrivateNatsOptions = {}): Promise<Priv
       );
       return ['-c', file];
     },
-    (port) => `nats://127.0.0.1:${port}`,
+    (port) => `nats://${host}:${port}`,
     store,
+    host,
   );
 }
 
@@ -90,8 +98,9 @@ async function startPrivate(
   args: (port: number) => string[],
   url: (port: number) => string,
   store?: string,
+  host = '127.0.0.1',
 ): Promise<PrivateServer> {
-  const port = await freePort();
+  const port = await freePort(host);
   let child: ChildProcess | undefined;
   let output = '';
   const launch = async (): Promise<void> => {
@@ -101,7 +110,7 @@ async function startPrivate(
     c.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     c.stderr?.on('data', (d: Buffer) => (output += d.toString()));
     const deadline = Date.now() + 15_000;
-    while (!(await accepts(port))) {
+    while (!(await accepts(host, port))) {
       if (c.exitCode !== null || c.signalCode !== null)
         throw new Error(`${command} on port ${port} exited at start: ${output.trim().slice(-1000)}`);
       if (Date.now() > deadline)
@@ -162,21 +171,21 @@ async function startPrivate(
   };
 }
 
-/** A port nothing listens on now (the kernel's pick for an ephemeral listener). */
-function freePort(): Promise<number> {
+/** A port nothing listens on now at `host` (the kernel's pick for an ephemeral listener). */
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
   });
 }
 
-function accepts(port: number): Promise<boolean> {
+function accepts(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
+    const socket = createConnection({ host, port });
     socket.once('connect', () => {
       socket.destroy();
       resolve(true);
