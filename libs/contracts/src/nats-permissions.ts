@@ -45,6 +45,13 @@ export const CONFIG_READ_OPERATIONS = CONFIG_OPERATIONS.filter(
   (op) => op === 'ping' || op.endsWith('.list') || op.endsWith('.get'),
 );
 
+/**
+ * How many messages one request's answer may take: a responder's credential may publish that
+ * many to the requester's reply subject (NATS `resp.max`), and an answer is chunked into at most
+ * that many (larger ones are refused with REPLY_TOO_LARGE).
+ */
+export const MAX_REPLY_MESSAGES = 64;
+
 export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectPermissions {
   const p = ctx.prefix;
   const s = executionSubjects(p);

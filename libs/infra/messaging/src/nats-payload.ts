@@ -1,7 +1,9 @@
+import { MAX_REPLY_MESSAGES } from '@granule/contracts';
 import { InvalidInputError, parseJsonText } from '@granule/core';
 
 /** Most chunks one reply may take (64 MiB at NATS' default 1 MiB max_payload). */
-export const MAX_REPLY_CHUNKS = 64;
+/** At most this many chunks per answer: what a responder's credential may send to one requester. */
+export const MAX_REPLY_CHUNKS = MAX_REPLY_MESSAGES;
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();

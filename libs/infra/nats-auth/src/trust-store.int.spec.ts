@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
-import { executionSubjects } from '@granule/contracts';
+import { MAX_REPLY_MESSAGES, executionSubjects } from '@granule/contracts';
 import {
   ensureInputsBucket,
   startPrivateNats,
@@ -188,6 +188,27 @@ describe('NATS authorization by role', () => {
     await expect(jsm.streams.purge(bucketStream)).rejects.toThrow(/[Pp]ermission/);
     await expect(jsm.streams.delete(bucketStream)).rejects.toThrow(/[Pp]ermission/);
     expect(await new StoredInputs(await planner.connect(), PREFIX).get(ref)).toEqual(inputs);
+  }, 30_000);
+
+  it("a service's answer in several chunks reaches the requester whole (as many as MAX_REPLY_MESSAGES)", async () => {
+    const viewer = await issue('frank', 'viewer');
+    const responder = await (await issue('chunky-config-store', 'config-store')).connect();
+    responder.subscribe(`${PREFIX}.config.node.list`, {
+      callback: (_e, m) => {
+        for (let k = 0; k < MAX_REPLY_MESSAGES; k++) m.respond(String(k));
+      },
+    });
+    await responder.flush();
+    const received: string[] = [];
+    const replies = await (
+      await viewer.connect()
+    ).requestMany(`${PREFIX}.config.node.list`, '', {
+      strategy: 'count',
+      maxMessages: MAX_REPLY_MESSAGES,
+      maxWait: 3000,
+    });
+    for await (const m of replies) received.push(m.string());
+    expect(received).toEqual(Array.from({ length: MAX_REPLY_MESSAGES }, (_, k) => String(k)));
   }, 30_000);
 
   it('a viewer gets its replies on its own inbox', async () => {

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import path from 'node:path';
 import { decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, type Account } from '@nats-io/jwt';
 import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
-import { inboxPrefixFor, NATS_ROLES, permissionsFor, type NatsRole } from '@granule/contracts';
+import { inboxPrefixFor, MAX_REPLY_MESSAGES, NATS_ROLES, permissionsFor, type NatsRole } from '@granule/contracts';
 import { NatsAuthError } from './nats-auth.errors';
 
 /**
@@ -173,7 +173,8 @@ export class TrustStore {
         issuer_account: account.getPublicKey(),
         pub: { allow: perms.pub },
         sub: { allow: perms.sub },
-        ...(perms.respond ? { resp: { max: 1, ttl: 0 } } : {}),
+        // An answer may come in chunks (MAX_REPLY_MESSAGES), each one a reply message.
+        ...(perms.respond ? { resp: { max: MAX_REPLY_MESSAGES, ttl: 0 } } : {}),
         tags: [`role:${request.role}`, ...(request.node ? [`node:${request.node}`] : [])],
       },
       exp !== undefined ? { exp } : {},
