@@ -1,3 +1,4 @@
+import { ArtifactStore, ensureArtifactsBucket } from '@granule/artifacts';
 import { ConsoleLogger } from '@nestjs/common';
 import type { INestApplication, INestMicroservice, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -52,12 +53,17 @@ export async function startConfigStore(
   let nc: NatsConnection | undefined;
   let app: INestApplication | INestMicroservice | undefined;
   try {
-    const api = new ConfigStoreApi(dataSource, config.subjectPrefix, { secretsPublicKey: config.secretsPublicKey });
+    nc = await connectNats(config, 'config-store', options.onNatsLost ? { onLost: options.onNatsLost } : {});
+    // config-store keeps the deployment files of what it installs (ADR 0026).
+    await ensureArtifactsBucket(nc, config.subjectPrefix);
+    const api = new ConfigStoreApi(dataSource, config.subjectPrefix, {
+      secretsPublicKey: config.secretsPublicKey,
+      artifacts: new ArtifactStore(nc, config.subjectPrefix),
+    });
     if (config.preinstalledRelease) {
       const source = config.preinstalledRelease;
       notes.push(await api.catalog.preinstallRelease(() => openPluginSource(source), source));
     }
-    nc = await connectNats(config, 'config-store', options.onNatsLost ? { onLost: options.onNatsLost } : {});
     const strategy = new GranuleNatsServer({
       connection: nc,
       prefix: config.subjectPrefix,

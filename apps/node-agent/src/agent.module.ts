@@ -10,6 +10,7 @@ import { AGENT_STATE, NATS_CONNECTION, PROCESS_SPAWNER, TASK_JOURNAL, TASK_RUNNE
 import { AGENT_CONFIG, agentConfigProvider } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import { DispatchHandler } from './dispatch.handler';
+import { PackageFiles } from './package-files';
 import { PresenceHeartbeat } from './presence.heartbeat';
 
 /** The node-agent: adapters (NATS, journal, state file, runners) and the services using them; NATS is its only connection. */
@@ -58,6 +59,7 @@ export class AgentModule {
           inject: [AGENT_CONFIG, PROCESS_SPAWNER],
         },
         AgentMessaging,
+        PackageFiles,
         PresenceHeartbeat,
         AgentRegistrationService,
         DispatchHandler,

@@ -41,6 +41,10 @@ export class ReleaseEntity {
   @Column({ name: 'plugin_version', type: 'text' })
   pluginVersion!: string;
 
+  /** SHA-256 (hex) of its deployment files in the artifacts bucket; null when it has none (ADR 0026). */
+  @Column({ name: 'artifact_digest', type: 'text', nullable: true })
+  artifactDigest!: string | null;
+
   @Column({ name: 'attributes', type: 'jsonb' })
   attributes!: Record<string, unknown>;
 
@@ -89,6 +93,10 @@ export class PluginEntity {
   /** The folder or package it was installed from, as the installer named it. */
   @Column({ name: 'source', type: 'text' })
   source!: string;
+
+  /** SHA-256 (hex) of its deployment files in the artifacts bucket; null when it has none (ADR 0026). */
+  @Column({ name: 'artifact_digest', type: 'text', nullable: true })
+  artifactDigest!: string | null;
 
   @CreateDateColumn({ name: 'installed_at', type: 'timestamptz' })
   installedAt!: Date;

@@ -1,3 +1,4 @@
+import type { ArtifactStore } from '@granule/artifacts';
 import type { DataSource } from 'typeorm';
 import { CONFIG_READ_OPERATIONS } from '@granule/contracts';
 import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
@@ -36,11 +37,11 @@ export class ConfigStoreApi {
   constructor(
     dataSource: DataSource,
     subjectPrefix: string,
-    options: { secretsPublicKey?: string; clock?: Clock } = {},
+    options: { secretsPublicKey?: string; clock?: Clock; artifacts?: ArtifactStore } = {},
   ) {
     const { secretsPublicKey } = options;
     const sealing = new SecretSealing(secretsPublicKey ? new SecretSealer(secretsPublicKey).seal : undefined);
-    this.catalog = new CatalogService(dataSource, sealing);
+    this.catalog = new CatalogService(dataSource, sealing, options.artifacts);
     this.environments = new EnvironmentService(dataSource, sealing);
     this.credentials = new CredentialService(dataSource, options.clock);
     this.nodes = new NodeService(dataSource, this.credentials);
@@ -56,12 +57,12 @@ export class ConfigStoreApi {
       'release.list': () => this.catalog.listReleases(),
       'release.get': (r) => this.catalog.getRelease(r.id),
       'release.install': (r) =>
-        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release', r.scriptsDir),
+        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release', artifactOf(r)),
       'release.remove': (r) => this.catalog.removeRelease(r.id),
       'plugin.list': () => this.catalog.listPlugins(),
       'plugin.get': (r) => this.catalog.getPlugin(r.id),
       'plugin.install': (r) =>
-        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin', r.scriptsDir),
+        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin', artifactOf(r)),
       'plugin.remove': (r) => this.catalog.removePlugin(r.id),
       'env.create': (r) => this.environments.create(r),
       'env.list': () => this.environments.list(),
@@ -112,8 +113,21 @@ export class ConfigStoreApi {
 }
 
 /** HTTP status of an error code: bad input 400, unknown 404, conflicts 409, internal 500. */
+/** The stored deployment files an install request names, if any. */
+function artifactOf(r: {
+  artifact_digest?: string;
+  artifact_size?: number;
+}): { digest: string; size?: number } | undefined {
+  if (r.artifact_digest === undefined) return undefined;
+  return r.artifact_size === undefined
+    ? { digest: r.artifact_digest }
+    : { digest: r.artifact_digest, size: r.artifact_size };
+}
+
 export function httpStatusFor(code: string): number {
   switch (code) {
+    case 'ARTIFACT_NOT_FOUND':
+    case 'ARTIFACT_DAMAGED':
     case 'INVALID_INPUT':
     case 'PLAN_CYCLE':
     case 'USAGE':
@@ -128,7 +142,11 @@ export function httpStatusFor(code: string): number {
     case 'CONFIG_AMBIGUOUS':
     case 'CONFIG_INCOMPATIBLE':
     case 'CONFIG_WRONG_KIND':
+    case 'ARTIFACT_IN_USE':
       return 409;
+    case 'ARTIFACT_UNREADABLE':
+    case 'ARTIFACT_NOT_STORED':
+      return 503;
     case 'INTERNAL':
       return 500;
     default:

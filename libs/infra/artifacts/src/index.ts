@@ -6,3 +6,4 @@ export { ArtifactStore, artifactsBucket, ensureArtifactsBucket } from './artifac
 export type { ArtifactInfo } from './artifact-store';
 export { ArtifactError } from './artifact.errors';
 export type { ArtifactErrorCode } from './artifact.errors';
+export { storePluginArtifact } from './plugin-artifact';
