@@ -4,6 +4,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
+import { ensureArtifactsBucket } from '@granule/artifacts';
 import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { Logger } from '@granule/service-kit';
@@ -42,6 +43,8 @@ class ExecutionStreams implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     await ensureExecutionStreams(this.nats, this.config.subjectPrefix);
     await ensureInputsBucket(this.nats, this.config.subjectPrefix);
+    // A deploy of plugin folders stores their files before any config-store may have started.
+    await ensureArtifactsBucket(this.nats, this.config.subjectPrefix);
   }
 }
 

@@ -34,6 +34,7 @@ import { readInputFile } from '../inputs/read-input';
 import { CliSecrets } from '../inputs/seal-inputs';
 import { writeFindings } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
+import { LocalPackages } from '../inputs/local-packages';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import type { PlanInputFlags } from './plan.command';
 import { describeEvent, renderRecap } from './run-format';
@@ -243,6 +244,20 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
   if (opts.env && (opts.tasks?.length || opts.release))
     throw new UsageError('--env plans from config-store; do not combine it with --tasks or --release');
   const filters = filtersOf(opts);
+  const packages = new LocalPackages();
+  try {
+    await deployWith(opts, format, filters, packages);
+  } finally {
+    await packages.dispose();
+  }
+}
+
+async function deployWith(
+  opts: DeployOptions,
+  format: 'text' | 'json' | 'yaml',
+  filters: ReturnType<typeof filtersOf>,
+  packages: LocalPackages,
+): Promise<void> {
   let inline: StartDeployment['inline'];
   if (!opts.env) {
     if (!opts.nodes) throw new UsageError('--nodes NODES.yaml is needed with --tasks or --release');
@@ -252,7 +267,10 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     let base: Awaited<ReturnType<typeof loadPlanRequest>>['request'] | undefined;
     for (const graph of wanted) {
       try {
-        const { request, warnings } = await loadPlanRequest({ ...opts, graph, nodes: opts.nodes, output: 'json' });
+        const { request, warnings } = await loadPlanRequest(
+          { ...opts, graph, nodes: opts.nodes, output: 'json' },
+          packages,
+        );
         if (!base) writeFindings(warnings);
         graphs[graph] = request.tasks;
         base = request;
@@ -279,6 +297,8 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     noop: !!opts.noop,
   };
   await withNats(opts, async (session) => {
+    // The folders' deployment files go first: the agents fetch them by the digests the tasks name.
+    await packages.storeAll(new (await import('@granule/artifacts')).ArtifactStore(session.nc, session.prefix));
     if (command.inline) command.inline = await sealInline(command.inline, session, opts.cluster);
     const ttl = commandTtl(opts.commandTtl);
     // Inputs too large for one message are stored first and named in the command.
