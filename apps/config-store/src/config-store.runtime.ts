@@ -1,3 +1,4 @@
+import { ARTIFACT_SWEEP_INTERVAL_MS } from './services/artifact-retention';
 import { ArtifactStore, ensureArtifactsBucket } from '@granule/artifacts';
 import { ConsoleLogger } from '@nestjs/common';
 import type { INestApplication, INestMicroservice, LoggerService } from '@nestjs/common';
@@ -91,6 +92,14 @@ export async function startConfigStore(
       app = microservice;
     }
     await nc.flush();
+    // Removed packages whose runs have ended since are deleted from the bucket (ADR 0026).
+    const retention = api.retention;
+    const sweeper = retention
+      ? setInterval(() => {
+          retention.sweep().catch((err: unknown) => logError('deleting removed packages failed', err));
+        }, ARTIFACT_SWEEP_INTERVAL_MS)
+      : undefined;
+    sweeper?.unref();
     const conn = nc;
     const nest = app;
     return {
@@ -110,6 +119,7 @@ export async function startConfigStore(
         }
       },
       async stop() {
+        clearInterval(sweeper);
         await nest.close();
         await conn.drain();
         await dataSource.destroy();

@@ -304,6 +304,23 @@ export class NodeCredentialEntity {
 }
 
 /** Every entity of the config-store, for the DataSource. */
+/**
+ * The deployment files of a removed plugin or release, kept in the artifacts bucket until
+ * every run that was not ended when it was removed has ended (ADR 0026).
+ */
+@Entity({ name: 'config_artifact_removals' })
+export class ArtifactRemovalEntity {
+  @PrimaryColumn({ primaryKeyConstraintName: 'pk_config_artifact_removals', name: 'digest', type: 'text' })
+  digest!: string;
+
+  /** The event log's last global position when it was removed: runs requested up to there may use it. */
+  @Column({ name: 'log_position', type: 'bigint' })
+  logPosition!: string;
+
+  @CreateDateColumn({ name: 'removed_at', type: 'timestamptz' })
+  removedAt!: Date;
+}
+
 export const CONFIG_STORE_ENTITIES = [
   ReleaseEntity,
   PluginEntity,
@@ -314,4 +331,5 @@ export const CONFIG_STORE_ENTITIES = [
   StoreFlagEntity,
   ConfigAuditEntity,
   NodeCredentialEntity,
+  ArtifactRemovalEntity,
 ];

@@ -24,6 +24,7 @@ import {
   StoreFlagEntity,
 } from '../persistence/config-store.entities';
 import { findPlugin, findRelease, mapDatabaseError } from './lookups';
+import { recordArtifactRemoval } from './artifact-retention';
 import { SecretSealing } from './secret-sealing';
 import { pluginView, releaseView } from './views';
 
@@ -169,6 +170,7 @@ export class CatalogService {
         );
       }
       await em.getRepository(ReleaseEntity).delete({ id: release.id });
+      await recordArtifactRemoval(em, release.artifactDigest);
       return releaseView(release);
     });
   }
@@ -204,6 +206,7 @@ export class CatalogService {
         );
       }
       await em.getRepository(PluginEntity).delete({ id: plugin.id });
+      await recordArtifactRemoval(em, plugin.artifactDigest);
       return pluginView(plugin, []);
     });
   }

@@ -1,4 +1,5 @@
 import type { ArtifactStore } from '@granule/artifacts';
+import { ArtifactRetention } from '../services/artifact-retention';
 import type { DataSource } from 'typeorm';
 import { CONFIG_READ_OPERATIONS } from '@granule/contracts';
 import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
@@ -32,6 +33,8 @@ export class ConfigStoreApi {
   readonly tasks: TaskService;
   readonly strategies: StrategyService;
   readonly audit: AuditService;
+  /** Deletes removed packages' files once no run needs them; absent without an artifacts bucket. */
+  readonly retention?: ArtifactRetention;
   private readonly handlers: Handlers;
 
   constructor(
@@ -42,6 +45,7 @@ export class ConfigStoreApi {
     const { secretsPublicKey } = options;
     const sealing = new SecretSealing(secretsPublicKey ? new SecretSealer(secretsPublicKey).seal : undefined);
     this.catalog = new CatalogService(dataSource, sealing, options.artifacts);
+    if (options.artifacts) this.retention = new ArtifactRetention(dataSource, options.artifacts);
     this.environments = new EnvironmentService(dataSource, sealing);
     this.credentials = new CredentialService(dataSource, options.clock);
     this.nodes = new NodeService(dataSource, this.credentials);
@@ -58,12 +62,12 @@ export class ConfigStoreApi {
       'release.get': (r) => this.catalog.getRelease(r.id),
       'release.install': (r) =>
         this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release', artifactOf(r)),
-      'release.remove': (r) => this.catalog.removeRelease(r.id),
+      'release.remove': async (r) => this.swept(await this.catalog.removeRelease(r.id)),
       'plugin.list': () => this.catalog.listPlugins(),
       'plugin.get': (r) => this.catalog.getPlugin(r.id),
       'plugin.install': (r) =>
         this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin', artifactOf(r)),
-      'plugin.remove': (r) => this.catalog.removePlugin(r.id),
+      'plugin.remove': async (r) => this.swept(await this.catalog.removePlugin(r.id)),
       'env.create': (r) => this.environments.create(r),
       'env.list': () => this.environments.list(),
       'env.get': (r) => this.environments.get(r.id),
@@ -88,6 +92,15 @@ export class ConfigStoreApi {
   }
 
   /** True for a known operation name. */
+  /**
+   * A removal answers once its transaction committed; the removed package's files are deleted
+   * now if no run needs them (else by a later sweep). A failed sweep does not fail the removal.
+   */
+  private async swept<T>(removed: T): Promise<T> {
+    await this.retention?.sweep().catch(() => undefined);
+    return removed;
+  }
+
   isOperation(name: string): name is ConfigOperation {
     return Object.prototype.hasOwnProperty.call(CONFIG_STORE_REQUESTS, name);
   }
