@@ -12,9 +12,10 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { ArtifactStore } from '@granule/artifacts';
+import { ArtifactStore, packDirectory } from '@granule/artifacts';
+import { readPluginSourceFiles } from '@granule/config-store-client';
 import type { RunSummary } from '@granule/contracts';
-import { E2eStack, EXAMPLE_RELEASE, EXAMPLE_V4_PLUGIN } from './stack';
+import { E2eStack, EXAMPLE_RELEASE, EXAMPLE_V4_PLUGIN, REPO_ROOT, waitUntil } from './stack';
 
 // Deployment files reach the agents from the artifacts bucket, not from the disk they were
 // installed from (ADR 0026): the release folder and the plugin package are deleted before the
@@ -23,12 +24,18 @@ import { E2eStack, EXAMPLE_RELEASE, EXAMPLE_V4_PLUGIN } from './stack';
 describe('package artifacts: deployment files travel over NATS to the agents', () => {
   let stack: E2eStack;
   let work: string;
+  const token = `e2e-${randomBytes(12).toString('hex')}`;
+  const port = 20000 + Math.floor(Math.random() * 20000);
   const blob = randomBytes(700 * 1024); // several object store chunks
   const appConf = readFileSync(path.join(EXAMPLE_RELEASE, 'deployment_scripts/files/configs/app.conf'));
   const postSh = readFileSync(path.join(EXAMPLE_V4_PLUGIN, 'deployment_scripts/post.sh'));
 
   beforeAll(async () => {
-    stack = await E2eStack.start({ name: 'artifacts', agents: ['1', '2', '3', '4'] });
+    stack = await E2eStack.start({
+      name: 'artifacts',
+      agents: ['1', '2', '3', '4'],
+      configStoreEnv: { GRANULE_API_TOKEN: token, GRANULE_HTTP_PORT: String(port) },
+    });
     await stack.service('config-store').start();
     work = mkdtempSync(path.join(os.tmpdir(), 'granule-e2e-packages-'));
   }, 120_000);
@@ -181,4 +188,47 @@ describe('package artifacts: deployment files travel over NATS to the agents', (
     );
     expect(stateFile('2', 'blob.bin')).toBeUndefined();
   }, 200_000);
+
+  it('over HTTP: PUT /artifacts/<digest> streams the files in and checks them, POST /plugins names them', async () => {
+    const http = (method: string, url: string, body: string | Buffer | undefined, type: string): Promise<Response> =>
+      fetch(`http://127.0.0.1:${port}${url}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': type },
+        body,
+      });
+    await waitUntil(
+      () =>
+        http('GET', '/plugins', undefined, 'text/plain').then(
+          (r) => r.ok,
+          () => false,
+        ),
+      'the config-store HTTP API',
+      20_000,
+    );
+    const plugin = path.join(REPO_ROOT, 'examples/plugins/example-v5');
+    const packed = await packDirectory(path.join(plugin, 'deployment_scripts'), path.join(work, 'v5.tar'));
+    const tar = readFileSync(packed.file);
+
+    const wrong = await http('PUT', `/artifacts/${'a'.repeat(64)}`, tar, 'application/x-tar');
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe('ARTIFACT_DAMAGED');
+    const stored = await http('PUT', `/artifacts/${packed.digest}`, tar, 'application/x-tar');
+    expect([stored.status, await stored.json()]).toEqual([201, { digest: packed.digest, size: packed.size }]);
+
+    const body = {
+      ...(await readPluginSourceFiles(plugin)),
+      artifact_digest: packed.digest,
+      artifact_size: packed.size,
+    };
+    const installed = await http('POST', '/plugins', JSON.stringify(body), 'application/json');
+    expect(installed.status).toBe(201);
+    const [row]: { artifact_digest: string }[] = await stack.dataSource.query(
+      `SELECT artifact_digest FROM config_plugins WHERE name = 'example-v5'`,
+    );
+    expect(row.artifact_digest).toBe(packed.digest);
+    expect(await new ArtifactStore(await stack.natsConnection(), stack.prefix).info(packed.digest)).toEqual({
+      digest: packed.digest,
+      size: packed.size,
+    });
+  }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { ArtifactError } from '@granule/artifacts';
 import type { ArtifactStore } from '@granule/artifacts';
 import { ArtifactRetention } from '../services/artifact-retention';
 import type { DataSource } from 'typeorm';
@@ -6,6 +7,8 @@ import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@g
 import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts/dto';
 import { SecretSealer } from '@granule/secrets';
 import { AuditService } from '../audit/audit.service';
+import { InvalidInputError } from '@granule/core';
+import type { Diagnostic } from '@granule/core';
 import { currentCaller } from '../audit/caller-context';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
 import { CredentialService } from '../services/credential.service';
@@ -35,6 +38,7 @@ export class ConfigStoreApi {
   readonly audit: AuditService;
   /** Deletes removed packages' files once no run needs them; absent without an artifacts bucket. */
   readonly retention?: ArtifactRetention;
+  private readonly artifacts?: ArtifactStore;
   private readonly handlers: Handlers;
 
   constructor(
@@ -45,6 +49,7 @@ export class ConfigStoreApi {
     const { secretsPublicKey } = options;
     const sealing = new SecretSealing(secretsPublicKey ? new SecretSealer(secretsPublicKey).seal : undefined);
     this.catalog = new CatalogService(dataSource, sealing, options.artifacts);
+    this.artifacts = options.artifacts;
     if (options.artifacts) this.retention = new ArtifactRetention(dataSource, options.artifacts);
     this.environments = new EnvironmentService(dataSource, sealing);
     this.credentials = new CredentialService(dataSource, options.clock);
@@ -99,6 +104,41 @@ export class ConfigStoreApi {
   private async swept<T>(removed: T): Promise<T> {
     await this.retention?.sweep().catch(() => undefined);
     return removed;
+  }
+
+  /** HTTP upload of deployment files (`PUT /artifacts/<digest>`), checked as they stream in. */
+  async storeArtifact(
+    digest: string,
+    contentLength: string | undefined,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<{ digest: string; size: number }> {
+    const problems: Diagnostic[] = [];
+    const size = Number(contentLength);
+    if (!/^[0-9a-f]{64}$/.test(digest))
+      problems.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: 'digest',
+        message: `expected a SHA-256 in 64 lowercase hex digits, got '${digest.slice(0, 80)}'`,
+      });
+    if (contentLength === undefined || !Number.isSafeInteger(size) || size < 0)
+      problems.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: 'content-length',
+        message: 'expected the size of the tar in a Content-Length header',
+      });
+    if (problems.length > 0) throw new InvalidInputError(problems);
+    if (!this.artifacts)
+      throw new ArtifactError(
+        'ARTIFACT_NOT_STORED',
+        'this config-store keeps no deployment files (it has no artifacts bucket)',
+      );
+    const present = await this.artifacts.info(digest);
+    if (present?.size !== size) await this.artifacts.putStream({ digest, size }, body);
+    const caller = currentCaller();
+    await this.audit.record(caller, 'artifact.store', { digest, size }, 'ok').catch(() => undefined);
+    return { digest, size };
   }
 
   isOperation(name: string): name is ConfigOperation {
