@@ -96,57 +96,52 @@ describe('one validation path - every invalid fixture, every entry point', () =>
     expect(INVALID.length).toBeGreaterThanOrEqual(20);
   });
 
-  it.each(INVALID)(
-    '%s - refused with the same report by validate, plan, deploy, install and HTTP',
-    async (name) => {
-      const plugin = path.join(dir, name);
-      const [validate, plan, deploy, install] = await Promise.all([
-        stack.granule(['plugin', 'validate', plugin]),
-        stack.granule(['plan', '--tasks', tasks, '--nodes', nodes, '--plugin', plugin]),
-        stack.granule(['deploy', '--tasks', tasks, '--nodes', nodes, '--plugin', plugin, '--run-id', `never-${name}`]),
-        stack.granule(['plugin', 'install', plugin]),
-      ]);
+  it.each(INVALID)('%s - refused with the same report by validate, plan, deploy, install and HTTP', async (name) => {
+    const plugin = path.join(dir, name);
+    const [validate, plan, deploy, install] = await Promise.all([
+      stack.granule(['plugin', 'validate', plugin]),
+      stack.granule(['plan', '--tasks', tasks, '--nodes', nodes, '--plugin', plugin]),
+      stack.granule(['deploy', '--tasks', tasks, '--nodes', nodes, '--plugin', plugin, '--run-id', `never-${name}`]),
+      stack.granule(['plugin', 'install', plugin]),
+    ]);
 
-      // The validator's report: what the fixture says must be found, each finding naming the plugin's file.
-      expect(validate.code).toBe(1);
-      const report = reportLines(validate.stdout);
-      for (const want of readFixture(name).expect?.diagnostics ?? []) {
-        const [severity, , ...rest] = want.split(' ');
-        if (severity !== 'info') expect(report).toContain(`${severity}: ${plugin}/${rest.join(' ')}`);
-      }
-      expect(validate.stdout.trimEnd().split('\n').pop()).toMatch(new RegExp(`^${plugin}: invalid \\(`));
+    // The validator's report: what the fixture says must be found, each finding naming the plugin's file.
+    expect(validate.code).toBe(1);
+    const report = reportLines(validate.stdout);
+    for (const want of readFixture(name).expect?.diagnostics ?? []) {
+      const [severity, , ...rest] = want.split(' ');
+      if (severity !== 'info') expect(report).toContain(`${severity}: ${plugin}/${rest.join(' ')}`);
+    }
+    expect(validate.stdout.trimEnd().split('\n').pop()).toMatch(new RegExp(`^${plugin}: invalid \\(`));
 
-      // Every other entry point prints exactly those lines, and nothing else.
-      for (const [what, run] of [
-        ['plan', plan],
-        ['deploy', deploy],
-        ['plugin install', install],
-      ] as const) {
-        expect({ what, code: run.code, stderr: run.stderr.split('\n').filter(Boolean) }).toEqual({
-          what,
-          code: 1,
-          stderr: report,
-        });
-      }
-
-      const http = await fetch(`http://127.0.0.1:${port}/plugins`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify(await readPluginSourceFiles(plugin)),
+    // Every other entry point prints exactly those lines, and nothing else.
+    for (const [what, run] of [
+      ['plan', plan],
+      ['deploy', deploy],
+      ['plugin install', install],
+    ] as const) {
+      expect({ what, code: run.code, stderr: run.stderr.split('\n').filter(Boolean) }).toEqual({
+        what,
+        code: 1,
+        stderr: report,
       });
-      const body = (await http.json()) as { error: { code: string; message: string; diagnostics: Diagnostic[] } };
-      expect(http.status).toBe(400);
-      expect(rendered(body.error.diagnostics)).toEqual(report);
-      expect(body.error.message).toBe(
-        report
-          .filter((l) => l.startsWith('error: '))
-          .map((l) => l.slice('error: '.length))
-          .join('\n'),
-      );
-      // Four CLI processes and an HTTP request, on a shared machine.
-    },
-    30_000,
-  );
+    }
+
+    const http = await fetch(`http://127.0.0.1:${port}/plugins`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(await readPluginSourceFiles(plugin)),
+    });
+    const body = (await http.json()) as { error: { code: string; message: string; diagnostics: Diagnostic[] } };
+    expect(http.status).toBe(400);
+    expect(rendered(body.error.diagnostics)).toEqual(report);
+    expect(body.error.message).toBe(
+      report
+        .filter((l) => l.startsWith('error: '))
+        .map((l) => l.slice('error: '.length))
+        .join('\n'),
+    );
+  });
 
   it('nothing was installed and no run was started', async () => {
     const plugins = await stack.granule(['plugin', 'list', '-o', 'json']);
