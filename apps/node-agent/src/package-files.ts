@@ -13,7 +13,8 @@ import type { AgentConfig } from './config/agent-config';
 export const ARTIFACTS_DIR_NAME = 'artifacts';
 
 /** The code of a task failed because its package could not be had. */
-export type PackageProblemCode = 'ARTIFACT_NOT_FOUND' | 'ARTIFACT_DAMAGED' | 'ARTIFACT_UNREADABLE' | 'AGENT_INVALID_DISPATCH';
+export type PackageProblemCode =
+  'ARTIFACT_NOT_FOUND' | 'ARTIFACT_DAMAGED' | 'ARTIFACT_UNREADABLE' | 'AGENT_INVALID_DISPATCH';
 
 /**
  * Gives a task the files of the package it names (`$package`: plugin name, version, digest):
