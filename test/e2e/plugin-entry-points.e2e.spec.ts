@@ -43,6 +43,9 @@ const rendered = (diagnostics: Diagnostic[]): string[] =>
     diagnostics.filter((d) => d.severity === s).map((d) => `${s}: ${formatDiagnostic(d)}`),
   );
 
+// Each case runs four CLI processes and an HTTP request: seconds each on a busy machine.
+jest.setTimeout(60_000);
+
 describe('one validation path - every invalid fixture, every entry point', () => {
   const token = `e2e-${randomBytes(12).toString('hex')}`;
   const port = 20000 + Math.floor(Math.random() * 20000);

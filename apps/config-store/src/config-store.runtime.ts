@@ -1,3 +1,5 @@
+import { ARTIFACT_SWEEP_INTERVAL_MS } from './services/artifact-retention';
+import { ArtifactStore, ensureArtifactsBucket } from '@granule/artifacts';
 import type { INestApplication, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -58,12 +60,17 @@ export async function startConfigStore(
   let nc: NatsConnection | undefined;
   let app: INestApplication | INestMicroservice | undefined;
   try {
-    const api = new ConfigStoreApi(dataSource, config.subjectPrefix, { secretsPublicKey: config.secretsPublicKey });
+    nc = await connectNats(config, 'config-store', options.onNatsLost ? { onLost: options.onNatsLost } : {});
+    // config-store keeps the deployment files of what it installs (ADR 0026).
+    await ensureArtifactsBucket(nc, config.subjectPrefix);
+    const api = new ConfigStoreApi(dataSource, config.subjectPrefix, {
+      secretsPublicKey: config.secretsPublicKey,
+      artifacts: new ArtifactStore(nc, config.subjectPrefix),
+    });
     if (config.preinstalledRelease) {
       const source = config.preinstalledRelease;
       notes.push(await api.catalog.preinstallRelease(() => openPluginSource(source), source));
     }
-    nc = await connectNats(config, 'config-store', options.onNatsLost ? { onLost: options.onNatsLost } : {});
     const strategy = new GranuleNatsServer({
       connection: nc,
       prefix: config.subjectPrefix,
@@ -96,6 +103,14 @@ export async function startConfigStore(
       app = microservice;
     }
     await nc.flush();
+    // Removed packages whose runs have ended since are deleted from the bucket (ADR 0026).
+    const retention = api.retention;
+    const sweeper = retention
+      ? setInterval(() => {
+          retention.sweep().catch((err: unknown) => logError('deleting removed packages failed', err));
+        }, ARTIFACT_SWEEP_INTERVAL_MS)
+      : undefined;
+    sweeper?.unref();
     const conn = nc;
     const nest = app;
     return {
@@ -115,6 +130,7 @@ export async function startConfigStore(
         }
       },
       async stop() {
+        clearInterval(sweeper);
         await nest.close();
         await conn.drain();
         await dataSource.destroy();

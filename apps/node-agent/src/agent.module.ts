@@ -21,6 +21,7 @@ import {
 import { AGENT_CONFIG, agentConfigProvider } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 import { DispatchHandler } from './dispatch.handler';
+import { PackageFiles } from './package-files';
 import { PresenceHeartbeat } from './presence.heartbeat';
 
 /** The node-agent: adapters (NATS, journal, state file, runners) and the services using them; NATS is its only connection. */
@@ -80,6 +81,7 @@ export class AgentModule {
           inject: [AGENT_CONFIG, PROCESS_SPAWNER],
         },
         AgentMessaging,
+        PackageFiles,
         PresenceHeartbeat,
         AgentRegistrationService,
         DispatchHandler,

@@ -27,6 +27,7 @@ import { AgentMessaging } from './agent-messaging.adapter';
 import type { AgentStateStore } from './agent-state.store';
 import { AGENT_METRICS, AGENT_STATE, NATS_CONNECTION, TASK_JOURNAL, TASK_RUNNER } from './agent.tokens';
 import { AGENT_CONFIG } from './config/agent-config.provider';
+import { PackageFiles } from './package-files';
 import type { AgentConfig } from './config/agent-config';
 import {
   AGENT_STOPPED_ERROR,
@@ -82,6 +83,7 @@ export class DispatchHandler {
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(AGENT_LOGGER) private readonly log: AgentLogger,
     @Inject(NATS_CONNECTION) nats: NatsConnection,
+    private readonly packages: PackageFiles,
   ) {
     this.callers = new CallerVerifier(nats);
   }
@@ -275,7 +277,12 @@ export class DispatchHandler {
             log.error({ err: err.message, pgid: group.pgid }, 'cannot record the task process group'),
           );
       };
-      outcome = await this.runner.run(executionOf(d), onOutput, controller.signal, { onSpawn, onTryFailed });
+      // A task whose files are in a package runs on the agent's checked copy of it, or not at all.
+      const prepared = await this.packages.prepare(executionOf(d));
+      outcome =
+        'outcome' in prepared
+          ? prepared.outcome
+          : await this.runner.run(prepared.execution, onOutput, controller.signal, { onSpawn, onTryFailed });
     } finally {
       clearInterval(working);
       clearTimeout(startedTimer);

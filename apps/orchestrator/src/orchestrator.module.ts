@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { TaskLogStore } from '@granule/event-store';
 import { LoggerModule } from 'nestjs-pino';
+import { ensureArtifactsBucket } from '@granule/artifacts';
 import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { OrchestratorMetrics } from '@granule/observability';
@@ -49,6 +50,8 @@ class ExecutionStreams implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     await ensureExecutionStreams(this.nats, this.config.subjectPrefix);
     await ensureInputsBucket(this.nats, this.config.subjectPrefix);
+    // A deploy of plugin folders stores their files before any config-store may have started.
+    await ensureArtifactsBucket(this.nats, this.config.subjectPrefix);
   }
 }
 

@@ -64,8 +64,9 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
       // Drives runs: consumes commands and results, publishes dispatches and events, owns the streams.
       return { pub: [`${p}.>`, jsApi, '$JS.ACK.>'], sub: [`${p}.>`, inbox], respond: true };
     case 'config-store':
+      // Keeps the artifacts bucket (ADR 0026): creates it, stores and checks deployment files.
       return {
-        pub: [jsApi, '$JS.ACK.>', `${p}.config.>`],
+        pub: [jsApi, '$JS.ACK.>', `${p}.config.>`, `$O.${s.artifacts.bucket}.>`],
         sub: [configSubjectWildcard(p), inbox],
         respond: true,
       };
@@ -76,9 +77,11 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
         respond: true,
       };
     case 'operator': {
-      // Storing inline inputs too large for a command (ADR 0029): the bucket's info, an object's
-      // info (is it there already), its chunks and its metadata. No delete, no purge.
+      // Storing inline inputs too large for a command (ADR 0029) and the deployment files of a
+      // plugin it installs (ADR 0026): a bucket's info, an object's info (is it there already),
+      // its chunks and its metadata. No delete, no purge.
       const inputs = s.inputs.bucket;
+      const artifacts = s.artifacts.bucket;
       return {
         pub: [
           s.commands.all,
@@ -91,6 +94,10 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           `$JS.API.STREAM.MSG.GET.OBJ_${inputs}`,
           `$O.${inputs}.C.*`,
           `$O.${inputs}.M.*`,
+          `$JS.API.STREAM.INFO.OBJ_${artifacts}`,
+          `$JS.API.STREAM.MSG.GET.OBJ_${artifacts}`,
+          `$O.${artifacts}.C.*`,
+          `$O.${artifacts}.M.*`,
         ],
         sub: [s.events.all, s.output.all, s.logs.all, `${p}.reply.cmd.*`, inbox],
         respond: false,
@@ -115,6 +122,9 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
       if (!node) throw new Error('an agent identity is bound to a node');
       const stream = s.dispatch.stream;
       const consumer = s.dispatch.consumerFor(node);
+      // Reading a package from the artifacts bucket (ADR 0026): the bucket's and the object's
+      // info, and an ordered consumer of the object's chunks. Nothing that writes or deletes.
+      const artifacts = `OBJ_${s.artifacts.bucket}`;
       return {
         pub: [
           s.results.fromNode(node),
@@ -127,6 +137,13 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,
           `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`,
           `$JS.ACK.${stream}.${consumer}.>`,
+          `$JS.API.STREAM.INFO.${artifacts}`,
+          `$JS.API.STREAM.MSG.GET.${artifacts}`,
+          `$JS.API.CONSUMER.CREATE.${artifacts}`,
+          `$JS.API.CONSUMER.CREATE.${artifacts}.>`,
+          `$JS.API.CONSUMER.MSG.NEXT.${artifacts}.*`,
+          `$JS.API.CONSUMER.INFO.${artifacts}.*`,
+          `$JS.API.CONSUMER.DELETE.${artifacts}.*`,
         ],
         sub: [inbox],
         respond: false,

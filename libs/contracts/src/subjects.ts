@@ -114,6 +114,13 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
     inputs: {
       bucket: stream('INPUTS'),
     },
+    /**
+     * The deployment files of installed plugins and releases, one deterministic tar per object
+     * named by its SHA-256 (hex): config-store keeps them, agents fetch them (ADR 0026).
+     */
+    artifacts: {
+      bucket: stream('ARTIFACTS'),
+    },
     /** graph-planner request/reply. */
     planner: {
       plan: `${p}.planner.plan`,

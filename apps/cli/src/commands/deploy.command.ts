@@ -34,6 +34,7 @@ import { readInputFile } from '../inputs/read-input';
 import { CliSecrets } from '../inputs/seal-inputs';
 import { writeFindings } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
+import { LocalPackages } from '../inputs/local-packages';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import type { PlanInputFlags } from './plan.command';
 import { describeEvent, queuedDetail, renderRecap } from './run-format';
@@ -301,6 +302,20 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
       `--strategy deploys the provisioning and default graphs group by group; do not combine it with --graph ${opts.graph}`,
     );
   const filters = filtersOf(opts);
+  const packages = new LocalPackages();
+  try {
+    await deployWith(opts, format, filters, packages);
+  } finally {
+    await packages.dispose();
+  }
+}
+
+async function deployWith(
+  opts: DeployOptions,
+  format: 'text' | 'json' | 'yaml',
+  filters: ReturnType<typeof filtersOf>,
+  packages: LocalPackages,
+): Promise<void> {
   let inline: StartDeployment['inline'];
   if (!opts.env) {
     if (!opts.nodes) throw new UsageError('--nodes NODES.yaml is needed with --tasks or --release');
@@ -310,7 +325,10 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     let base: Awaited<ReturnType<typeof loadPlanRequest>>['request'] | undefined;
     for (const graph of wanted) {
       try {
-        const { request, warnings } = await loadPlanRequest({ ...opts, graph, nodes: opts.nodes, output: 'json' });
+        const { request, warnings } = await loadPlanRequest(
+          { ...opts, graph, nodes: opts.nodes, output: 'json' },
+          packages,
+        );
         if (!base) writeFindings(warnings);
         graphs[graph] = request.tasks;
         base = request;
@@ -338,6 +356,8 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     ...(opts.wait ? { waitForLocks: true } : {}),
   };
   await withNats(opts, async (session) => {
+    // The folders' deployment files go first: the agents fetch them by the digests the tasks name.
+    await packages.storeAll(new (await import('@granule/artifacts')).ArtifactStore(session.nc, session.prefix));
     if (command.inline) command.inline = await sealInline(command.inline, session, opts.cluster);
     const ttl = commandTtl(opts.commandTtl);
     // Inputs too large for one message are stored first and named in the command.

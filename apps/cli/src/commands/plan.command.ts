@@ -26,6 +26,7 @@ import {
   loadTaskPaths,
   selectGraph,
 } from '../inputs/plan-inputs';
+import { LocalPackages } from '../inputs/local-packages';
 import type { LoadedTasks } from '../inputs/plan-inputs';
 import { closest, writeFindings } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
@@ -69,16 +70,17 @@ export function filtersOf(options: Pick<PlanInputFlags, 'start' | 'end' | 'skip'
 /** Everything `granule plan` reads, loaded and checked. */
 export async function loadPlanRequest(
   options: PlanCommandOptions,
+  packages: LocalPackages,
 ): Promise<{ tasks: TaskDefinition[]; request: Parameters<typeof buildPlan>[0]; warnings: Diagnostic[] }> {
   if (!options.tasks?.length && !options.release)
     throw new UsageError('give the tasks with --tasks PATH... or --release DIR');
   const [release, nodes, cluster, plugins] = await Promise.all([
     options.release
-      ? loadReleaseWithExtraTasks(options.release, options.tasks ?? [])
+      ? loadReleaseWithExtraTasks(options.release, options.tasks ?? [], packages)
       : loadTaskPaths(options.tasks ?? []),
     loadNodes(options.nodes),
     options.cluster ? loadCluster(options.cluster) : Promise.resolve(undefined),
-    Promise.all((options.plugin ?? []).map(loadPlugin)),
+    Promise.all((options.plugin ?? []).map((p) => loadPlugin(p, packages))),
   ]);
   const selected = selectGraph(
     release,
@@ -102,9 +104,13 @@ export async function loadPlanRequest(
 }
 
 /** A release plugin's graphs, with `--tasks` files added to the graphs their names give. */
-async function loadReleaseWithExtraTasks(release: string, extra: string[]): Promise<LoadedTasks> {
+async function loadReleaseWithExtraTasks(
+  release: string,
+  extra: string[],
+  packages: LocalPackages,
+): Promise<LoadedTasks> {
   const [fromRelease, fromFiles] = await Promise.all([
-    loadReleasePlugin(release),
+    loadReleasePlugin(release, packages),
     extra.length ? loadTaskPaths(extra) : undefined,
   ]);
   for (const [graph, tasks] of fromFiles?.graphs ?? [])
@@ -209,7 +215,9 @@ export async function runPlanCommand(options: PlanCommandOptions): Promise<void>
     throw new UsageError('--durations gives the seconds of a simulation: add --simulate');
   if (options.readyOrder !== undefined && options.readyOrder !== 'longest-remaining-work' && !options.simulate)
     throw new UsageError(`--ready-order ${options.readyOrder} orders a simulation: add --simulate`);
-  const { request, warnings } = await loadPlanRequest(options);
+  // The plan names each folder's package by digest, as the deploy would send it.
+  const packages = new LocalPackages();
+  const { request, warnings } = await loadPlanRequest(options, packages).finally(() => packages.dispose());
   writeFindings(warnings);
   const tooLarge = planSizeProblems(request.tasks, request.nodes);
   if (tooLarge.length > 0) throw new InvalidInputError(tooLarge);

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { PluginView } from '@granule/contracts';
-import { readPluginSourceFiles } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
-import { CliSecrets } from '../inputs/seal-inputs';
+import { readPluginSourceFiles } from '@granule/config-store-client';
+import { installRequest } from '../inputs/install-request';
 import { helpExamples } from '../messages';
 
 interface ServiceOptions {
@@ -37,8 +37,8 @@ export function registerPluginServiceCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  granule plugin install examples/plugins/example-v5')
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
-      const result = await withConfigStore(opts, async (c) =>
-        c.request('plugin.install', await new CliSecrets(c).pluginFiles(body)),
+      const result = await withConfigStore(opts, async (c, nc) =>
+        c.request('plugin.install', await installRequest(body, c, nc)),
       );
       await printResult(
         result,

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { ReleaseView } from '@granule/contracts';
-import { readPluginSourceFiles } from '@granule/config-store-client';
 import { addConnectionOptions, printResult, withConfigStore } from '../connection';
-import { CliSecrets } from '../inputs/seal-inputs';
+import { readPluginSourceFiles } from '@granule/config-store-client';
+import { installRequest } from '../inputs/install-request';
 import { helpExamples } from '../messages';
 
 interface ServiceOptions {
@@ -54,8 +54,8 @@ export function registerReleaseCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  granule release install examples/releases/example-release')
     .action(async (source: string, opts: ServiceOptions) => {
       const body = await readPluginSourceFiles(source);
-      const result = await withConfigStore(opts, async (c) =>
-        c.request('release.install', await new CliSecrets(c).pluginFiles(body)),
+      const result = await withConfigStore(opts, async (c, nc) =>
+        c.request('release.install', await installRequest(body, c, nc)),
       );
       await printResult(
         result,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Command } from 'commander';
 import { parse } from 'yaml';
 import { InvalidInputError } from '@granule/core';
@@ -168,12 +169,12 @@ export async function connectionSettings(flags: ConnectionFlags): Promise<Connec
 /** Connects as the flags, environment and config file say, runs `fn` with a config-store client, and disconnects. */
 export async function withConfigStore<T>(
   flags: ConnectionFlags,
-  fn: (client: ConfigStoreClient) => Promise<T>,
+  fn: (client: ConfigStoreClient, nc: NatsConnection) => Promise<T>,
 ): Promise<T> {
   const settings = await connectionSettings(flags);
   const nc = await connectNats(settings, 'granule-cli');
   try {
-    return await fn(new ConfigStoreClient(nc, { prefix: settings.subjectPrefix }));
+    return await fn(new ConfigStoreClient(nc, { prefix: settings.subjectPrefix }), nc);
   } finally {
     await nc.close();
   }

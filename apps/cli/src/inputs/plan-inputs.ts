@@ -1,12 +1,13 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { mergeTaskLayers } from '@granule/planner';
 import type { PluginTasks } from '@granule/planner';
+import type { PackageRef } from '@granule/plugin';
 import { mergeParseResults, parseNodesFile, parseTaskData, parseTaskFile } from '@granule/task-model';
 import type { ClusterSpec, NodeSpec, ParseResult, TaskDefinition } from '@granule/task-model';
 import { expandYamlPaths, parseYamlText, readInputFile, throwOnErrors } from './read-input';
+import type { LocalPackages } from './local-packages';
 import { releaseFolderOf, type ReleaseFolder } from './release-graphs';
 
 /** `provisioning_graph.yaml` belongs to graph `provisioning`; `deployment_graph.yaml` and all other files to `default`. */
@@ -123,33 +124,36 @@ export async function loadCluster(
   };
 }
 
-/** The scripts folder of a plugin folder (not of a package, which has no place on disk). */
-async function scriptsDirOf(source: string): Promise<string | undefined> {
-  const dir = path.resolve(source, 'deployment_scripts');
-  return (await stat(dir).catch(() => undefined))?.isDirectory() ? dir : undefined;
-}
-
 // Plugin loading pulls in tar and glob code: load it only when a plugin or release is given.
 const pluginLibs = async () => ({ ...(await import('@granule/plugin')), ...(await import('@granule/plugin-files')) });
 
-async function anchored(tasks: TaskDefinition[], scripts: string | undefined): Promise<TaskDefinition[]> {
-  return scripts ? (await pluginLibs()).anchorScriptPaths(tasks, scripts) : tasks;
+/** The tasks, each naming the package its relative paths belong to (ADR 0026). */
+async function marked(tasks: TaskDefinition[], ref: PackageRef | undefined): Promise<TaskDefinition[]> {
+  return ref ? (await pluginLibs()).markPackageTasks(tasks, ref) : tasks;
 }
 
-/** A plugin folder or package (`.tar.gz`): its name and its default graph's tasks, fully loaded and validated. */
-export async function loadPlugin(source: string): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
-  const [set, scripts] = await Promise.all([(await pluginLibs()).loadPluginForPlan(source), scriptsDirOf(source)]);
+/**
+ * A plugin folder or package (`.tar.gz`): its name and its default graph's tasks, fully loaded
+ * and validated; tasks whose paths are relative to its deployment files name its package.
+ */
+export async function loadPlugin(
+  source: string,
+  packages: LocalPackages,
+): Promise<{ plugin: PluginTasks; warnings: Diagnostic[] }> {
+  const set = await (await pluginLibs()).loadPluginForPlan(source);
+  const ref = await packages.refOf(source, set.name);
   return {
-    plugin: { name: set.name, tasks: await anchored(set.tasks, scripts) },
+    plugin: { name: set.name, tasks: await marked(set.tasks, ref) },
     warnings: set.diagnostics.filter((d) => d.severity === 'warning'),
   };
 }
 
 /** A release-as-a-plugin folder or package: every graph it defines. */
-export async function loadReleasePlugin(source: string): Promise<LoadedTasks> {
-  const [set, scripts] = await Promise.all([(await pluginLibs()).loadPluginForPlan(source), scriptsDirOf(source)]);
+export async function loadReleasePlugin(source: string, packages: LocalPackages): Promise<LoadedTasks> {
+  const set = await (await pluginLibs()).loadPluginForPlan(source);
+  const ref = await packages.refOf(source, set.name);
   const graphs = await Promise.all(
-    Object.entries(set.graphs).map(async ([graph, tasks]) => [graph, await anchored(tasks, scripts)] as const),
+    Object.entries(set.graphs).map(async ([graph, tasks]) => [graph, await marked(tasks, ref)] as const),
   );
   return {
     graphs: new Map(graphs),

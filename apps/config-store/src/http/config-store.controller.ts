@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import {
   Body,
   Controller,
@@ -10,6 +11,7 @@ import {
   Post,
   Put,
   Query,
+  Req,
   UseGuards,
 } from '@nestjs/common';
 import { InvalidInputError } from '@granule/core';
@@ -76,6 +78,17 @@ export class ConfigStoreController {
   @Post('releases')
   installRelease(@Body() body: unknown) {
     return this.api.handle('release.install', body);
+  }
+
+  /**
+   * Stores deployment files (the deterministic tar of `deployment_scripts/`) under their
+   * SHA-256, streamed from the request body; `Content-Length` is required. An install then
+   * names them with `artifact_digest` (ADR 0026).
+   */
+  @Put('artifacts/:digest')
+  @HttpCode(201)
+  putArtifact(@Param('digest') digest: string, @Req() req: IncomingMessage) {
+    return this.api.storeArtifact(digest, req.headers['content-length'], req);
   }
 
   @Get('releases/:id')

@@ -4,6 +4,9 @@ import type { Diagnostic } from '@granule/core';
 
 type Next = (err?: unknown) => void;
 
+/** `PUT /artifacts/<digest>`: a raw tar body, passed on unread. */
+export const ARTIFACT_UPLOAD_PATH = '/artifacts/';
+
 function refuse(res: ServerResponse, status: number, diagnostics: Diagnostic[]): void {
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
@@ -28,6 +31,11 @@ function refuse(res: ServerResponse, status: number, diagnostics: Diagnostic[]):
 export function jsonBodyMiddleware(limitBytes: number = INPUT_LIMITS.httpBodyBytes) {
   return (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: Next): void => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' || req.method === 'OPTIONS') {
+      next();
+      return;
+    }
+    // Deployment files are streamed to the artifacts bucket as they arrive, never buffered.
+    if (req.method === 'PUT' && req.url?.startsWith(ARTIFACT_UPLOAD_PATH)) {
       next();
       return;
     }

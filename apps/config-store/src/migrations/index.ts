@@ -4,12 +4,14 @@ import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
 import { ConfigAudit1796000000000 } from './config-audit.migration';
 import { ConfigStoreSchema1733000000000 } from './config-store-schema.migration';
 import { NodeCredentials1797000000000 } from './node-credentials.migration';
+import { PackageArtifacts1798000000000 } from './package-artifacts.migration';
 
 /** The config-store's own migrations, in order. */
 export const CONFIG_STORE_MIGRATIONS: Array<new () => MigrationInterface> = [
   ConfigStoreSchema1733000000000,
   ConfigAudit1796000000000,
   NodeCredentials1797000000000,
+  PackageArtifacts1798000000000,
 ];
 
 /** The timestamp TypeORM orders migrations by: the last 13 digits of the class name. */

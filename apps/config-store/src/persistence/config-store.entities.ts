@@ -41,6 +41,10 @@ export class ReleaseEntity {
   @Column({ name: 'plugin_version', type: 'text' })
   pluginVersion!: string;
 
+  /** SHA-256 (hex) of its deployment files in the artifacts bucket; null when it has none (ADR 0026). */
+  @Column({ name: 'artifact_digest', type: 'text', nullable: true })
+  artifactDigest!: string | null;
+
   @Column({ name: 'attributes', type: 'jsonb' })
   attributes!: Record<string, unknown>;
 
@@ -89,6 +93,10 @@ export class PluginEntity {
   /** The folder or package it was installed from, as the installer named it. */
   @Column({ name: 'source', type: 'text' })
   source!: string;
+
+  /** SHA-256 (hex) of its deployment files in the artifacts bucket; null when it has none (ADR 0026). */
+  @Column({ name: 'artifact_digest', type: 'text', nullable: true })
+  artifactDigest!: string | null;
 
   @CreateDateColumn({ name: 'installed_at', type: 'timestamptz' })
   installedAt!: Date;
@@ -296,6 +304,23 @@ export class NodeCredentialEntity {
 }
 
 /** Every entity of the config-store, for the DataSource. */
+/**
+ * The deployment files of a removed plugin or release, kept in the artifacts bucket until
+ * every run that was not ended when it was removed has ended (ADR 0026).
+ */
+@Entity({ name: 'config_artifact_removals' })
+export class ArtifactRemovalEntity {
+  @PrimaryColumn({ primaryKeyConstraintName: 'pk_config_artifact_removals', name: 'digest', type: 'text' })
+  digest!: string;
+
+  /** The event log's last global position when it was removed: runs requested up to there may use it. */
+  @Column({ name: 'log_position', type: 'bigint' })
+  logPosition!: string;
+
+  @CreateDateColumn({ name: 'removed_at', type: 'timestamptz' })
+  removedAt!: Date;
+}
+
 export const CONFIG_STORE_ENTITIES = [
   ReleaseEntity,
   PluginEntity,
@@ -306,4 +331,5 @@ export const CONFIG_STORE_ENTITIES = [
   StoreFlagEntity,
   ConfigAuditEntity,
   NodeCredentialEntity,
+  ArtifactRemovalEntity,
 ];

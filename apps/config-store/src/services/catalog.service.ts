@@ -12,6 +12,8 @@ import type { Diagnostic } from '@granule/core';
 import { ConfigStoreError, preparePlugin } from '@granule/config-model';
 import type { GraphRecords, PreparedPlugin } from '@granule/config-model';
 import type { InstallResult, PluginView, ReleaseView } from '@granule/contracts';
+import { ArtifactError, storePluginArtifact } from '@granule/artifacts';
+import type { ArtifactStore } from '@granule/artifacts';
 import { MemoryPluginFiles } from '@granule/plugin';
 import type { PluginFiles } from '@granule/plugin';
 import {
@@ -22,6 +24,7 @@ import {
   StoreFlagEntity,
 } from '../persistence/config-store.entities';
 import { findPlugin, findRelease, mapDatabaseError } from './lookups';
+import { recordArtifactRemoval } from './artifact-retention';
 import { SecretSealing } from './secret-sealing';
 import { pluginView, releaseView } from './views';
 
@@ -142,6 +145,8 @@ export class CatalogService {
   constructor(
     private readonly ds: DataSource,
     private readonly sealing = new SecretSealing(),
+    /** The artifacts bucket; without it (tests of the catalog alone) deployment files are refused. */
+    private readonly artifacts?: ArtifactStore,
   ) {}
 
   async listReleases(): Promise<ReleaseView[]> {
@@ -165,6 +170,7 @@ export class CatalogService {
         );
       }
       await em.getRepository(ReleaseEntity).delete({ id: release.id });
+      await recordArtifactRemoval(em, release.artifactDigest);
       return releaseView(release);
     });
   }
@@ -200,6 +206,7 @@ export class CatalogService {
         );
       }
       await em.getRepository(PluginEntity).delete({ id: plugin.id });
+      await recordArtifactRemoval(em, plugin.artifactDigest);
       return pluginView(plugin, []);
     });
   }
@@ -212,9 +219,13 @@ export class CatalogService {
     files: PluginFiles,
     source: string,
     expected: 'plugin' | 'release',
-    scriptsDir?: string,
+    artifact?: { digest: string; size?: number },
   ): Promise<InstallResult> {
-    const prepared = this.sealPrepared(await preparePlugin(files, { scriptsDir }), source);
+    if (artifact) await this.checkArtifact(artifact, source);
+    const prepared = this.sealPrepared(
+      await preparePlugin(files, artifact ? { artifactDigest: artifact.digest } : {}),
+      source,
+    );
     checkPreparedPlugin(prepared, source);
     if (prepared.kind !== expected) {
       throw new ConfigStoreError(
@@ -246,6 +257,7 @@ export class CatalogService {
                 pluginVersion: prepared.version,
                 attributes: r.attributes,
                 graphs: r.graphs,
+                artifactDigest: prepared.artifactDigest ?? null,
               }),
             );
             releases.push(releaseView(saved));
@@ -271,6 +283,7 @@ export class CatalogService {
             isHotpluggable: prepared.isHotpluggable,
             releases: prepared.pluginReleases,
             source,
+            artifactDigest: prepared.artifactDigest ?? null,
           }),
         );
         return { kind: 'plugin', plugin: pluginView(saved, []), releases: [], warnings: prepared.warnings };
@@ -278,6 +291,24 @@ export class CatalogService {
     } catch (err) {
       throw mapDatabaseError(err, `${prepared.kind} '${prepared.name}' version ${prepared.version}`);
     }
+  }
+
+  /**
+   * Reads the stored deployment files an install names in full and checks them against their
+   * digest, so a plugin is never recorded with files the agents could not fetch.
+   */
+  private async checkArtifact(artifact: { digest: string; size?: number }, source: string): Promise<void> {
+    if (!this.artifacts)
+      throw new ArtifactError(
+        'ARTIFACT_UNREADABLE',
+        `${source}: this config-store keeps no deployment files (it has no artifacts bucket)`,
+      );
+    const found = await this.artifacts.read(artifact.digest, async () => undefined);
+    if (artifact.size !== undefined && found.size !== artifact.size)
+      throw new ArtifactError(
+        'ARTIFACT_DAMAGED',
+        `${source}: the stored deployment files are ${found.size} bytes, not ${artifact.size}: install again`,
+      );
   }
 
   /**
@@ -289,7 +320,8 @@ export class CatalogService {
     if (await flags.findOneBy({ name: PREINSTALLED_RELEASE_FLAG })) return 'basic release: pre-installed earlier';
     let message: string;
     try {
-      const result = await this.install(await open(), source, 'release');
+      const artifact = this.artifacts ? await storePluginArtifact(this.artifacts, source) : undefined;
+      const result = await this.install(await open(), source, 'release', artifact);
       message = `basic release: installed ${result.releases.map((r) => `${r.name} ${r.version} (id ${r.id})`).join(', ')} from ${source}`;
     } catch (err) {
       if (!(err instanceof ConfigStoreError && err.code === 'CONFIG_ALREADY_EXISTS')) throw err;

@@ -1,9 +1,14 @@
+import { ArtifactError } from '@granule/artifacts';
+import type { ArtifactStore } from '@granule/artifacts';
+import { ArtifactRetention } from '../services/artifact-retention';
 import type { DataSource } from 'typeorm';
 import { CONFIG_READ_OPERATIONS } from '@granule/contracts';
 import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@granule/contracts';
 import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts/dto';
 import { SecretSealer } from '@granule/secrets';
 import { AuditService } from '../audit/audit.service';
+import { InvalidInputError } from '@granule/core';
+import type { Diagnostic } from '@granule/core';
 import { currentCaller } from '../audit/caller-context';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
 import { CredentialService } from '../services/credential.service';
@@ -31,16 +36,21 @@ export class ConfigStoreApi {
   readonly tasks: TaskService;
   readonly strategies: StrategyService;
   readonly audit: AuditService;
+  /** Deletes removed packages' files once no run needs them; absent without an artifacts bucket. */
+  readonly retention?: ArtifactRetention;
+  private readonly artifacts?: ArtifactStore;
   private readonly handlers: Handlers;
 
   constructor(
     dataSource: DataSource,
     subjectPrefix: string,
-    options: { secretsPublicKey?: string; clock?: Clock } = {},
+    options: { secretsPublicKey?: string; clock?: Clock; artifacts?: ArtifactStore } = {},
   ) {
     const { secretsPublicKey } = options;
     const sealing = new SecretSealing(secretsPublicKey ? new SecretSealer(secretsPublicKey).seal : undefined);
-    this.catalog = new CatalogService(dataSource, sealing);
+    this.catalog = new CatalogService(dataSource, sealing, options.artifacts);
+    this.artifacts = options.artifacts;
+    if (options.artifacts) this.retention = new ArtifactRetention(dataSource, options.artifacts);
     this.environments = new EnvironmentService(dataSource, sealing);
     this.credentials = new CredentialService(dataSource, options.clock);
     this.nodes = new NodeService(dataSource, this.credentials);
@@ -56,13 +66,13 @@ export class ConfigStoreApi {
       'release.list': () => this.catalog.listReleases(),
       'release.get': (r) => this.catalog.getRelease(r.id),
       'release.install': (r) =>
-        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release', r.scriptsDir),
-      'release.remove': (r) => this.catalog.removeRelease(r.id),
+        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'release', artifactOf(r)),
+      'release.remove': async (r) => this.swept(await this.catalog.removeRelease(r.id)),
       'plugin.list': () => this.catalog.listPlugins(),
       'plugin.get': (r) => this.catalog.getPlugin(r.id),
       'plugin.install': (r) =>
-        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin', r.scriptsDir),
-      'plugin.remove': (r) => this.catalog.removePlugin(r.id),
+        this.catalog.install(pluginFilesFromMap(r.files, r.source), r.source, 'plugin', artifactOf(r)),
+      'plugin.remove': async (r) => this.swept(await this.catalog.removePlugin(r.id)),
       'env.create': (r) => this.environments.create(r),
       'env.list': () => this.environments.list(),
       'env.get': (r) => this.environments.get(r.id),
@@ -87,6 +97,50 @@ export class ConfigStoreApi {
   }
 
   /** True for a known operation name. */
+  /**
+   * A removal answers once its transaction committed; the removed package's files are deleted
+   * now if no run needs them (else by a later sweep). A failed sweep does not fail the removal.
+   */
+  private async swept<T>(removed: T): Promise<T> {
+    await this.retention?.sweep().catch(() => undefined);
+    return removed;
+  }
+
+  /** HTTP upload of deployment files (`PUT /artifacts/<digest>`), checked as they stream in. */
+  async storeArtifact(
+    digest: string,
+    contentLength: string | undefined,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<{ digest: string; size: number }> {
+    const problems: Diagnostic[] = [];
+    const size = Number(contentLength);
+    if (!/^[0-9a-f]{64}$/.test(digest))
+      problems.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: 'digest',
+        message: `expected a SHA-256 in 64 lowercase hex digits, got '${digest.slice(0, 80)}'`,
+      });
+    if (contentLength === undefined || !Number.isSafeInteger(size) || size < 0)
+      problems.push({
+        severity: 'error',
+        code: 'CONFIG_BAD_FIELD',
+        path: 'content-length',
+        message: 'expected the size of the tar in a Content-Length header',
+      });
+    if (problems.length > 0) throw new InvalidInputError(problems);
+    if (!this.artifacts)
+      throw new ArtifactError(
+        'ARTIFACT_NOT_STORED',
+        'this config-store keeps no deployment files (it has no artifacts bucket)',
+      );
+    const present = await this.artifacts.info(digest);
+    if (present?.size !== size) await this.artifacts.putStream({ digest, size }, body);
+    const caller = currentCaller();
+    await this.audit.record(caller, 'artifact.store', { digest, size }, 'ok').catch(() => undefined);
+    return { digest, size };
+  }
+
   isOperation(name: string): name is ConfigOperation {
     return Object.prototype.hasOwnProperty.call(CONFIG_STORE_REQUESTS, name);
   }
@@ -112,8 +166,21 @@ export class ConfigStoreApi {
 }
 
 /** HTTP status of an error code: bad input 400, unknown 404, conflicts 409, internal 500. */
+/** The stored deployment files an install request names, if any. */
+function artifactOf(r: {
+  artifact_digest?: string;
+  artifact_size?: number;
+}): { digest: string; size?: number } | undefined {
+  if (r.artifact_digest === undefined) return undefined;
+  return r.artifact_size === undefined
+    ? { digest: r.artifact_digest }
+    : { digest: r.artifact_digest, size: r.artifact_size };
+}
+
 export function httpStatusFor(code: string): number {
   switch (code) {
+    case 'ARTIFACT_NOT_FOUND':
+    case 'ARTIFACT_DAMAGED':
     case 'INVALID_INPUT':
     case 'PLAN_CYCLE':
     case 'USAGE':
@@ -128,7 +195,11 @@ export function httpStatusFor(code: string): number {
     case 'CONFIG_AMBIGUOUS':
     case 'CONFIG_INCOMPATIBLE':
     case 'CONFIG_WRONG_KIND':
+    case 'ARTIFACT_IN_USE':
       return 409;
+    case 'ARTIFACT_UNREADABLE':
+    case 'ARTIFACT_NOT_STORED':
+      return 503;
     case 'INTERNAL':
       return 500;
     default:

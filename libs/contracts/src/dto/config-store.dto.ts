@@ -54,13 +54,19 @@ export class InstallPluginRequest {
   files!: Record<string, string>;
 
   /**
-   * Absolute path of the plugin's deployment scripts as the nodes see it: relative manifests,
-   * sync sources and shell working directories of its tasks are anchored there.
+   * SHA-256 (hex) of the plugin's deployment files, packed as a deterministic tar and stored
+   * first in the artifacts bucket (ADR 0026). Tasks whose paths are relative to the package
+   * name it, and agents fetch it by this digest. Absent: the plugin has no deployment files.
    */
   @IsOptional()
-  @Matches(/^\//, { message: 'scriptsDir must be an absolute path' })
-  @MaxBytes(4096)
-  scriptsDir?: string;
+  @Matches(/^[0-9a-f]{64}$/, { message: 'artifact_digest must be a SHA-256 in 64 lowercase hex digits' })
+  artifact_digest?: string;
+
+  /** Size in bytes of the stored artifact (with `artifact_digest`). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  artifact_size?: number;
 }
 
 export class CreateEnvironmentRequest {

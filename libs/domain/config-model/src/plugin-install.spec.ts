@@ -36,18 +36,21 @@ const files = new MemoryPluginFiles(
 );
 
 describe('preparePlugin', () => {
-  it('anchors relative script paths at the scripts folder the nodes see', async () => {
-    const prepared = await preparePlugin(files, { scriptsDir: '/srv/plugins/anchored/deployment_scripts' });
+  it('names the stored package in tasks whose paths are relative to it, and keeps the paths as written', async () => {
+    const digest = '0'.repeat(64);
+    const prepared = await preparePlugin(files, { artifactDigest: digest });
     const task = (
       prepared.pluginReleases[0].graphs.default as { id: string; parameters: Record<string, unknown> }[]
     ).find((t) => t.id === 'configure');
     expect(task?.parameters).toMatchObject({
-      puppet_manifest: '/srv/plugins/anchored/deployment_scripts/manifests/site.pp',
-      puppet_modules: '/srv/plugins/anchored/deployment_scripts/modules',
+      puppet_manifest: 'manifests/site.pp',
+      puppet_modules: 'modules',
+      $package: { name: 'anchored', version: prepared.version, digest },
     });
+    expect(JSON.stringify(prepared)).not.toMatch(/"\//);
   });
 
-  it('keeps the paths as written without a scripts folder (a package)', async () => {
+  it('keeps the paths as written without stored files', async () => {
     const prepared = await preparePlugin(files);
     const task = (
       prepared.pluginReleases[0].graphs.default as { id: string; parameters: Record<string, unknown> }[]

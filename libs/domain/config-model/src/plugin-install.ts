@@ -2,13 +2,13 @@ import { InvalidInputError } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import {
   CONF_KEYS,
-  anchorScriptPaths,
+  markPackageTasks,
   assertValidPlugin,
   loadPlugin,
   loadPluginTasks,
   releaseOs,
 } from '@granule/plugin';
-import type { PluginFiles, PluginTaskOptions } from '@granule/plugin';
+import type { PackageRef, PluginFiles, PluginTaskOptions } from '@granule/plugin';
 import type { GraphRecords } from './config-model';
 import { toGraphRecords } from './task-record';
 
@@ -45,6 +45,8 @@ export interface PreparedPlugin {
   releases: PreparedRelease[];
   /** Warnings and notes of validation; errors never get here. */
   warnings: Diagnostic[];
+  /** The SHA-256 (hex) of its deployment files, when they were stored. */
+  artifactDigest?: string;
 }
 
 const text = (v: unknown): string | undefined =>
@@ -53,27 +55,26 @@ const text = (v: unknown): string | undefined =>
 async function graphsFor(
   files: PluginFiles,
   query: PluginTaskOptions,
-  scriptsDir: string | undefined,
+  pkg: PackageRef | undefined,
 ): Promise<GraphRecords> {
   // The validator already reported every warning; only a release the query cannot select is new here.
   const set = await loadPluginTasks(files, query);
   if (set.diagnostics.some((d) => d.severity === 'error')) throw new InvalidInputError(set.diagnostics);
-  const graphs = scriptsDir
-    ? Object.fromEntries(
-        Object.entries(set.graphs).map(([type, tasks]) => [type, anchorScriptPaths(tasks, scriptsDir)]),
-      )
-    : set.graphs;
-  return toGraphRecords(graphs);
+  return toGraphRecords(
+    Object.fromEntries(Object.entries(set.graphs).map(([type, tasks]) => [type, markPackageTasks(tasks, pkg)])),
+  );
 }
 
 /**
  * Validates a plugin (folder or package, read through the port) with `assertValidPlugin` and
  * loads its tasks for every release it names. Throws `InvalidInputError` with every problem
- * when anything is wrong, so nothing is stored for an invalid plugin.
+ * when anything is wrong, so nothing is stored for an invalid plugin. With `artifactDigest`
+ * (its deployment files, stored under that SHA-256), every task whose paths are relative to
+ * the package names it (`$package`: the plugin's name, version and the digest; ADR 0026).
  */
 export async function preparePlugin(
   files: PluginFiles,
-  options: { scriptsDir?: string } = {},
+  options: { artifactDigest?: string } = {},
 ): Promise<PreparedPlugin> {
   const validation = await assertValidPlugin(files);
   const warnings = validation.diagnostics.filter((d) => d.severity !== 'error');
@@ -89,6 +90,11 @@ export async function preparePlugin(
     releases: [],
     warnings,
   };
+  if (options.artifactDigest !== undefined) prepared.artifactDigest = options.artifactDigest;
+  const pkg: PackageRef | undefined =
+    options.artifactDigest === undefined
+      ? undefined
+      : { name: prepared.name, version: prepared.version, digest: options.artifactDigest };
   if (text(meta.title) !== undefined) prepared.title = text(meta.title);
   if (text(meta.description) !== undefined) prepared.description = text(meta.description);
 
@@ -116,7 +122,7 @@ export async function preparePlugin(
         version,
         operatingSystem: os,
         attributes,
-        graphs: await graphsFor(files, { release: name }, options.scriptsDir),
+        graphs: await graphsFor(files, { release: name }, pkg),
       };
       if (text(rec.description) !== undefined) release.description = text(rec.description);
       prepared.releases.push(release);
@@ -124,7 +130,7 @@ export async function preparePlugin(
       prepared.pluginReleases.push({
         os,
         version,
-        graphs: await graphsFor(files, { os, releaseVersion: version }, options.scriptsDir),
+        graphs: await graphsFor(files, { os, releaseVersion: version }, pkg),
       });
     }
   }

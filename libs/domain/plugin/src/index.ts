@@ -43,4 +43,13 @@ export { TEMPLATE_NAME_RE, TEMPLATE_PACKAGE_VERSIONS, pluginTemplate } from './p
 export type { TemplatePackageVersion } from './plugin-template';
 export { PluginError } from './plugin.errors';
 export type { PluginErrorCode } from './plugin.errors';
-export { anchorScriptPaths } from './script-paths';
+export {
+  PACKAGE_DIGEST_RE,
+  PACKAGE_PARAMETER,
+  anchorParameters,
+  anchorScriptPaths,
+  markPackageTasks,
+  needsPackage,
+  packageOf,
+} from './script-paths';
+export type { PackageRef } from './script-paths';

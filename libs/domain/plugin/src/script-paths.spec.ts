@@ -1,5 +1,5 @@
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
-import { anchorScriptPaths } from './script-paths';
+import { PACKAGE_PARAMETER, anchorScriptPaths, markPackageTasks, packageOf } from './script-paths';
 
 describe('anchorScriptPaths', () => {
   const tasks = assertNoErrors(
@@ -35,5 +35,41 @@ describe('anchorScriptPaths', () => {
     expect(anchored.get('remote')?.src).toBe('rsync://master/plugins/x/');
     expect(anchored.get('cp')?.files).toEqual([{ src: '/opt/p/deployment_scripts/files/a.conf', dst: 'state/a.conf' }]);
     expect(anchored.get('up')).toEqual({ path: 'state/m', data: 'x' });
+  });
+});
+
+describe('markPackageTasks', () => {
+  const ref = { name: 'p', version: '1.0.0', digest: 'a'.repeat(64) };
+  const tasks = assertNoErrors(
+    parseTaskFile(
+      `
+- {id: sh, type: shell, roles: '*', parameters: {cmd: ./deploy.sh}}
+- {id: sh-abs, type: shell, roles: '*', parameters: {cmd: ls, cwd: /var/tmp}}
+- {id: pp-abs, type: puppet, roles: '*', parameters: {puppet_manifest: /etc/site.pp, puppet_modules: /etc/m, cwd: /}}
+- {id: pp, type: puppet, roles: '*', parameters: {puppet_manifest: site.pp, cwd: /}}
+- {id: rs, type: sync, roles: '*', parameters: {src: files/, dst: x/}}
+- {id: remote, type: sync, roles: '*', parameters: {src: 'rsync://master/x/', dst: x/}}
+- {id: cp, type: copy_files, roles: '*', parameters: {files: [{src: /etc/hosts, dst: a}, {src: a.conf, dst: b}]}}
+- {id: up, type: upload_file, roles: '*', parameters: {path: m, data: x, $package: {name: q, version: '1', digest: forged}}}
+`,
+      'deployment_tasks.yaml',
+    ),
+  );
+  const marked = new Map(markPackageTasks(tasks, ref).map((t) => [t.id, t.parameters[PACKAGE_PARAMETER]]));
+
+  it('names the package in every task whose paths are relative to it, and in no other', () => {
+    expect([...marked].filter(([, v]) => v !== undefined).map(([id]) => id)).toEqual(['sh', 'pp', 'rs', 'cp']);
+    expect(marked.get('sh')).toEqual(ref);
+  });
+
+  it('drops a $package a task file wrote itself', () => {
+    expect(marked.has('up')).toBe(true);
+    expect(marked.get('up')).toBeUndefined();
+  });
+
+  it('reads a dispatched reference and says what is wrong with a bad one', () => {
+    expect(packageOf({ [PACKAGE_PARAMETER]: ref })).toEqual(ref);
+    expect(packageOf({})).toBeUndefined();
+    expect(packageOf({ [PACKAGE_PARAMETER]: { ...ref, digest: 'x' } })).toMatch(/expected \{name, version, digest/);
   });
 });

@@ -7,8 +7,6 @@ import { isPackageFile, readPackageEntries } from '@granule/plugin-files';
 /** An install request's body: where the plugin came from and its files. */
 export interface PluginSourceFiles {
   source: string;
-  /** A folder's deployment_scripts/, as an absolute path (packages have none on disk). */
-  scriptsDir?: string;
   /** Path → text; data files (YAML/JSON) with their content, other files empty, directories end in `/`. */
   files: Record<string, string>;
 }
@@ -28,8 +26,9 @@ async function walk(root: string, rel: string, out: Record<string, string>): Pro
 
 /**
  * Reads a plugin folder or `.tar.gz` package for an install request. Only the configuration
- * and task files travel with their content: the config-store keeps a plugin's data, not its
- * scripts or repositories (paths are kept so checks that they exist still work).
+ * and task files travel with their content (paths of the others are kept so checks that they
+ * exist still work); the deployment files go to the artifacts bucket on their own
+ * (`storePluginArtifact`, ADR 0026).
  */
 export async function readPluginSourceFiles(source: string): Promise<PluginSourceFiles> {
   const files: Record<string, string> = {};
@@ -53,6 +52,5 @@ export async function readPluginSourceFiles(source: string): Promise<PluginSourc
           : (err as Error).message;
     throw new InvalidInputError([{ severity: 'error', code: 'PLUGIN_NOT_FOUND', message, file: source }]);
   }
-  const scripts = path.resolve(source, 'deployment_scripts');
-  return { source, files, ...(files['deployment_scripts/'] !== undefined ? { scriptsDir: scripts } : {}) };
+  return { source, files };
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -11,6 +11,7 @@ import {
   StoredInputsError,
   type PrivateServer,
 } from '@granule/messaging';
+import { ArtifactCache, ArtifactStore, ensureArtifactsBucket, packDirectory } from '@granule/artifacts';
 import { readCredentials } from './credentials';
 import { TrustStore } from './trust-store';
 
@@ -210,6 +211,46 @@ describe('NATS authorization by role', () => {
     for await (const m of replies) received.push(m.string());
     expect(received).toEqual(Array.from({ length: MAX_REPLY_MESSAGES }, (_, k) => String(k)));
   }, 30_000);
+  it('config-store and an operator store deployment files, an agent fetches them but cannot write or delete any', async () => {
+    const configStore = await issue('config-store-artifacts', 'config-store');
+    const operator = await issue('ivan', 'operator');
+    const agent = await issue('node-e1', 'agent', 'e1');
+    await ensureArtifactsBucket(await configStore.connect(), PREFIX);
+    const scripts = path.join(dir, 'scripts');
+    mkdirSync(scripts);
+    // Several chunks, so the agent's consumer is asked for more than one batch.
+    writeFileSync(path.join(scripts, 'big.bin'), Buffer.alloc(3 * 1024 * 1024, 7));
+    const packed = await packDirectory(scripts, path.join(dir, 'scripts.tar'));
+    expect(await new ArtifactStore(await operator.connect(), PREFIX).putFile(packed.file, packed)).toEqual({
+      stored: true,
+    });
+    await new ArtifactStore(await configStore.connect(), PREFIX).read(packed.digest, async () => undefined);
+
+    const agentNc = await agent.connect();
+    const cache = new ArtifactCache(path.join(dir, 'agent-cache'), new ArtifactStore(agentNc, PREFIX));
+    const at = await cache.ensure({ name: 'p', version: '1', digest: packed.digest });
+    expect(statSync(path.join(at, 'big.bin')).size).toBe(3 * 1024 * 1024);
+
+    const bucket = s.artifacts.bucket;
+    await expect(
+      new ArtifactStore(agentNc, PREFIX).putFile(packed.file, { ...packed, digest: 'a'.repeat(64) }),
+    ).rejects.toThrow(
+      /could not be stored in object store AUTHZ_ARTIFACTS: NATS refused publish on \S+ for this identity/,
+    );
+    expect(await new ArtifactStore(await configStore.connect(), PREFIX).info('a'.repeat(64))).toBeUndefined();
+    expect(await delivered(await agent.connect(), `$O.${bucket}.M.${packed.digest}`)).toBe(false);
+    const jsm = await jetstreamManager(await agent.connect());
+    await expect(jsm.streams.purge(`OBJ_${bucket}`)).rejects.toThrow(/[Pp]ermission/);
+    await expect(jsm.streams.deleteMessage(`OBJ_${bucket}`, 1)).rejects.toThrow(/[Pp]ermission/);
+    await expect(jsm.streams.delete(`OBJ_${bucket}`)).rejects.toThrow(/[Pp]ermission/);
+    const operatorJsm = await jetstreamManager(await operator.connect());
+    await expect(operatorJsm.streams.purge(`OBJ_${bucket}`)).rejects.toThrow(/[Pp]ermission/);
+    // Still there, whole.
+    expect(await new ArtifactStore(await configStore.connect(), PREFIX).info(packed.digest)).toEqual({
+      digest: packed.digest,
+      size: packed.size,
+    });
+  }, 60_000);
 
   it('a viewer gets its replies on its own inbox', async () => {
     const viewer = await issue('erin', 'viewer');

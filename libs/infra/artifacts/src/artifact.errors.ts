@@ -1,0 +1,16 @@
+import { GranuleError } from '@granule/core';
+
+export type ArtifactErrorCode =
+  /** No object of that digest in the artifacts bucket (or no bucket). */
+  | 'ARTIFACT_NOT_FOUND'
+  /** The bytes read are not what the digest says. */
+  | 'ARTIFACT_DAMAGED'
+  /** The bucket could not be read (permissions, connection). */
+  | 'ARTIFACT_UNREADABLE'
+  /** The artifact could not be stored. */
+  | 'ARTIFACT_NOT_STORED'
+  /** A run that is not over still needs it. */
+  | 'ARTIFACT_IN_USE';
+
+/** A package's deployment files could not be stored, found, read or trusted. */
+export class ArtifactError extends GranuleError<ArtifactErrorCode> {}

@@ -1,0 +1,9 @@
+export { ARTIFACT_MTIME, digestFile, packDirectory } from './artifact-pack';
+export type { PackedArtifact } from './artifact-pack';
+export { ArtifactCache, CACHE_MARKER } from './artifact-cache';
+export type { ArtifactCacheEvents, ArtifactSource } from './artifact-cache';
+export { ArtifactStore, artifactsBucket, ensureArtifactsBucket } from './artifact-store';
+export type { ArtifactInfo } from './artifact-store';
+export { ArtifactError } from './artifact.errors';
+export type { ArtifactErrorCode } from './artifact.errors';
+export { storePluginArtifact } from './plugin-artifact';
