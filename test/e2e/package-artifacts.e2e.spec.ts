@@ -35,6 +35,7 @@ describe('package artifacts: deployment files travel over NATS to the agents', (
       name: 'artifacts',
       agents: ['1', '2', '3', '4'],
       configStoreEnv: { GRANULE_API_TOKEN: token, GRANULE_HTTP_PORT: String(port) },
+      agentEnv: (uid): Record<string, string> => (uid === '1' ? { GRANULE_HEALTH_PORT: String(port + 1) } : {}),
     });
     await stack.service('config-store').start();
     work = mkdtempSync(path.join(os.tmpdir(), 'granule-e2e-packages-'));
@@ -166,6 +167,15 @@ describe('package artifacts: deployment files travel over NATS to the agents', (
     const summary = (await deploy('pkg-2')) as RunSummary & { exitCode: number };
     expect(summary.phase).toBe('succeeded');
     expect(fetches()).toEqual(before);
+    // Agent 1 counts the same on /metrics: two downloads in all, and copies it already had since.
+    const metrics = await (await fetch(`http://127.0.0.1:${port + 1}/metrics`)).text();
+    const count = (outcome: string): number =>
+      Number(
+        new RegExp(`^granule_agent_artifact_fetches_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)$`, 'm').exec(
+          metrics,
+        )?.[1] ?? 0,
+      );
+    expect([count('fetched'), count('cached') > 0, count('failed')]).toEqual([2, true, 0]);
   }, 200_000);
 
   it('a package that is gone fails its tasks with the reason, on a node without a copy; nothing stale runs', async () => {

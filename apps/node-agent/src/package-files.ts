@@ -5,7 +5,8 @@ import { ArtifactCache, ArtifactError, ArtifactStore } from '@granule/artifacts'
 import { PACKAGE_PARAMETER, anchorParameters, packageOf } from '@granule/plugin';
 import type { TaskExecution, TaskOutcome } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
-import { NATS_CONNECTION } from './agent.tokens';
+import type { ArtifactFetchCounter } from '@granule/observability';
+import { AGENT_METRICS, NATS_CONNECTION } from './agent.tokens';
 import { AGENT_CONFIG } from './config/agent-config.provider';
 import type { AgentConfig } from './config/agent-config';
 
@@ -30,6 +31,7 @@ export class PackageFiles {
     @Inject(NATS_CONNECTION) nats: NatsConnection,
     @Inject(AGENT_CONFIG) config: AgentConfig,
     @Inject(AGENT_LOGGER) log: AgentLogger,
+    @Inject(AGENT_METRICS) private readonly metrics: ArtifactFetchCounter,
   ) {
     this.cache = new ArtifactCache(
       path.join(config.stateDir, ARTIFACTS_DIR_NAME),
@@ -63,9 +65,12 @@ export class PackageFiles {
     if (exec.noop) return { execution: { ...exec, parameters } };
     const started = performance.now();
     let dir: string;
+    const fetchesBefore = this.cache.fetches;
     try {
       dir = await this.cache.ensure(ref);
+      this.metrics.artifactFetched(this.cache.fetches > fetchesBefore ? 'fetched' : 'cached');
     } catch (err) {
+      this.metrics.artifactFetched('failed');
       const code =
         err instanceof ArtifactError && err.code !== 'ARTIFACT_NOT_STORED' && err.code !== 'ARTIFACT_IN_USE'
           ? err.code
