@@ -73,6 +73,7 @@ describe('run metrics from the event log and the outbox feed', () => {
   it('counts runs by the state their last event gives, every state present', async () => {
     expect(await countRunsByState(store)).toEqual({
       requested: 1,
+      queued: 0,
       running: 1,
       stopping: 0,
       succeeded: 1,
@@ -144,6 +145,7 @@ describe('run metrics from the event log and the outbox feed', () => {
         .filter((l) => /^granule_(runs|event_log|dispatch_to_start_seconds_(sum|count))/.test(l));
       expect(lines).toEqual([
         'granule_runs{state="requested",service="orchestrator"} 1',
+        'granule_runs{state="queued",service="orchestrator"} 0',
         'granule_runs{state="running",service="orchestrator"} 1',
         'granule_runs{state="stopping",service="orchestrator"} 0',
         'granule_runs{state="succeeded",service="orchestrator"} 1',
