@@ -1,12 +1,40 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, DEFAULT_TEST_ADMIN_URL } from '@granule/event-store';
 import { Client } from 'pg';
-import { dataOf, E2eStack, keysOf, REPO_ROOT, sleep, waitUntil } from '../e2e/stack';
+import type { RunSummary } from '@granule/contracts';
+import {
+  dataOf,
+  E2eStack,
+  EXAMPLE_RELEASE,
+  EXAMPLE_V4_PLUGIN,
+  keysOf,
+  REPO_ROOT,
+  sleep,
+  waitUntil,
+} from '../e2e/stack';
 import { buildAgentPackage } from '../e2e/agent-package';
-import { agentFromDist, agentFromPackage, Fleet, fleetUnsupportedReason, HOST_AGENT_CREDS, startReaper } from './netns';
+import {
+  agentFromDist,
+  agentFromPackage,
+  Fleet,
+  fleetUnsupportedReason,
+  HOST_AGENT_CREDS,
+  HOST_AGENT_ROOT,
+  startReaper,
+} from './netns';
 
 // Four hosts, each a network namespace on a bridge with a root file system of its own; the
 // control plane stays in the machine's namespaces and its nats-server listens on the bridge
@@ -41,6 +69,9 @@ function step(id: string, roles: string, requires: string, then = ':'): string {
 }
 
 const sorted = (list: string[]): string[] => [...list].sort();
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+/** Where host `uid`'s agent works (GRANULE_ROOT): the installed package keeps its state under its own folder. */
+const agentRootOf = (uid: string): string => (uid === PACKAGE_HOST ? '/var/lib/granule-agent' : HOST_AGENT_ROOT);
 
 describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their only connection`, () => {
   let fleet: Fleet;
@@ -190,6 +221,139 @@ describeFleet(`a fleet of ${UIDS.length} hosts in network namespaces, NATS their
     const after = await fleet.exec('1', 'ls /mnt/package');
     expect([after.code, after.stdout]).toEqual([0, '']);
   }, 90_000);
+
+  it('packages installed from deleted folders and a .tar.gz - puppet, shell, upload_file, copy_files and sync files reach every host byte for byte; a second deploy fetches nothing', async () => {
+    await stack.service('config-store').start();
+    const cli = async (...args: string[]): Promise<string> => {
+      const r = await stack.granule(args, { timeoutMs: 120_000 });
+      stack.assertExitedOk(r, `granule ${args.join(' ')}`);
+      return r.stdout;
+    };
+    // The release from a folder, with a binary file (several object store chunks) a copy_files
+    // task takes from the package; example-v4 from a folder; example-v5 from a .tar.gz.
+    const blob = randomBytes(700 * 1024);
+    const release = path.join(inputs, 'example-release');
+    cpSync(EXAMPLE_RELEASE, release, { recursive: true });
+    writeFileSync(path.join(release, 'deployment_scripts/files/blob.bin'), blob);
+    appendFileSync(
+      path.join(release, 'graphs/deployment/20-roles.yaml'),
+      [
+        '',
+        '- id: copy-blob',
+        '  type: copy_files',
+        '  version: 2.0.0',
+        "  roles: ['*']",
+        '  requires: [hello-shell]',
+        '  required_for: [deploy_end]',
+        '  parameters:',
+        '    files:',
+        '      - {src: files/blob.bin, dst: state/blob.bin}',
+        '',
+      ].join('\n'),
+    );
+    const v4 = path.join(inputs, 'example-v4');
+    cpSync(EXAMPLE_V4_PLUGIN, v4, { recursive: true });
+    const v5 = path.join(inputs, 'example-v5.tar.gz');
+    await cli('plugin', 'build', path.join(REPO_ROOT, 'examples/plugins/example-v5'), '--out', v5);
+    await cli('release', 'install', release);
+    await cli('plugin', 'install', v4);
+    await cli('plugin', 'install', v5);
+    const appConf = readFileSync(path.join(release, 'deployment_scripts/files/configs/app.conf'));
+    rmSync(release, { recursive: true });
+    rmSync(v4, { recursive: true });
+    rmSync(v5);
+
+    await cli(
+      'env',
+      'create',
+      'fleet',
+      '--release',
+      'example-release',
+      '--plugin',
+      'example-v4',
+      '--plugin',
+      'example-v5',
+    );
+    // Every host has every role, so every task type runs on every host.
+    for (const uid of UIDS)
+      await cli(
+        'node',
+        'add',
+        uid,
+        '--hostname',
+        fleet.hostname(uid),
+        '--roles',
+        'controller,compute,storage,monitoring-agent',
+        '--env',
+        'fleet',
+      );
+    const deploy = async (runId: string): Promise<void> => {
+      const r = await stack.granule(['deploy', '--env', 'fleet', '--watch', '--run-id', runId, '-o', 'json'], {
+        timeoutMs: 150_000,
+      });
+      stack.assertExitedOk(r, `granule deploy ${runId}`);
+      expect((JSON.parse(r.stdout) as RunSummary).phase).toBe('succeeded');
+      const failed = (await stack.events(runId)).filter((e) => e.type === 'TaskFailed');
+      expect(failed.map((e) => [e.data.key, e.data.error])).toEqual([]);
+    };
+    /** Per host, the "package fetched" lines its agent logged. */
+    const fetches = (): Record<string, number> =>
+      Object.fromEntries(
+        UIDS.map((u) => [
+          u,
+          stack
+            .agent(u)
+            .text.split('\n')
+            .filter((l) => l.includes('"msg":"package fetched"')).length,
+        ]),
+      );
+    const before = fetches();
+    await deploy('pkg-1');
+
+    const events = await stack.events('pkg-1');
+    const types = keysOf(events, 'TaskSucceeded').map((key) => key.split('@')[0]);
+    for (const task of ['hello-shell', 'puppet-motd', 'sync-configs', 'upload-marker', 'copy-blob'])
+      expect([task, types.filter((t) => t === task).length]).toEqual([task, UIDS.length]);
+    const expected: Record<string, Buffer> = {
+      'state/blob.bin': blob, // copy_files, release folder
+      'state/configs/app.conf': appConf, // sync, release folder
+      'state/motd': Buffer.from('Welcome to a controller of example-release\n'), // puppet manifest, release folder
+      'state/deployed.marker': Buffer.from('deployed by example-release\n'), // upload_file, release folder
+      'state/monitoring-agent.conf': Buffer.from('interval = 10\n'), // upload_file, .tar.gz plugin
+    };
+    for (const uid of UIDS) {
+      const root = agentRootOf(uid);
+      for (const [rel, bytes] of Object.entries(expected))
+        expect([uid, rel, fleet.readHostFile(uid, `${root}/${rel}`)?.equals(bytes)]).toEqual([uid, rel, true]);
+      const text = (rel: string): string | undefined => fleet.readHostFile(uid, `${root}/${rel}`)?.toString('utf8');
+      // Scripts of the packages ran on the host: post.sh of the deleted folder, install-agent.sh of the .tar.gz.
+      expect(text('state/example-v4.log')).toContain(`post 6000 on ${fleet.hostname(uid)}\n`);
+      expect(text('state/example-v5.log')).toContain(`monitoring agent installed on ${fleet.hostname(uid)}\n`);
+      expect(text('state/hello.log')).toBe(`hello from ${fleet.hostname(uid)}\n`);
+      // The same, seen from inside the host; and no path of the control plane's folder is there.
+      const inside = await fleet.exec(
+        uid,
+        `cd ${root}/state && sha256sum blob.bin configs/app.conf motd; for p in ${fleet.controlDir} ${release} ${v4} ${v5}; do if [ -e "$p" ]; then echo "visible $p"; fi; done; ls ${root}/.granule/artifacts | grep -c '^[0-9a-f]\\{64\\}$'`,
+      );
+      expect([inside.code, inside.stderr]).toEqual([0, '']);
+      expect(inside.stdout).toBe(
+        [
+          `${sha256(blob)}  blob.bin`,
+          `${sha256(appConf)}  configs/app.conf`,
+          `${sha256(expected['state/motd'])}  motd`,
+          '3',
+          '',
+        ].join('\n'),
+      );
+    }
+    // Every agent fetched each of the three packages once.
+    const first = fetches();
+    expect(UIDS.map((u) => first[u] - before[u])).toEqual(UIDS.map(() => 3));
+
+    // The second deploy finds every package in each host's cache.
+    await deploy('pkg-2');
+    expect(fetches()).toEqual(first);
+  }, 240_000);
 
   it('a host whose link goes down mid-run - its task fails as offline, the group tolerates it, the run ends; back online, its agent rejoins by itself and a retry finishes', async () => {
     const tasks = path.join(inputs, 'cut');

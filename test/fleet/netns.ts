@@ -5,9 +5,11 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   copyFileSync,
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -33,6 +35,8 @@ const REAP_FLEET = path.join(__dirname, 'reap-fleet.sh');
 export const HOST_AGENT_ROOT = '/var/lib/granule';
 export const HOST_AGENT_CREDS = '/etc/granule/agent.creds';
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** State folders of packages installed in the machine's /usr, which every host's /var gets empty (when the machine has them). */
+const PACKAGE_VAR_DIRS = ['/var/lib/puppet', '/var/cache/puppet'];
 
 /** A read-only bind of a control-plane path into a host's root. */
 export interface HostBind {
@@ -203,6 +207,17 @@ export function removeFleetLeftovers(): string[] {
   return removed;
 }
 
+/** Makes the folders of `source` (not its files) at `target`, with their modes and owners; nothing when `source` is missing. */
+function copyDirectoryTree(source: string, target: string): void {
+  const info = lstatSync(source, { throwIfNoEntry: false });
+  if (!info?.isDirectory()) return;
+  mkdirSync(target, { recursive: true });
+  chmodSync(target, info.mode & 0o7777);
+  chownSync(target, info.uid, info.gid);
+  for (const entry of readdirSync(source, { withFileTypes: true }))
+    if (entry.isDirectory()) copyDirectoryTree(path.join(source, entry.name), path.join(target, entry.name));
+}
+
 function killNetnsProcesses(netns: string): void {
   const pids = spawnSync('ip', ['netns', 'pids', netns], { encoding: 'utf8' }).stdout ?? '';
   for (const pid of pids.split('\n').filter(Boolean)) {
@@ -358,6 +373,10 @@ export class Fleet {
     cpSync('/etc', path.join(disk, 'etc'), { recursive: true, verbatimSymlinks: true });
     for (const d of ['root', 'tmp', 'var/tmp', 'var/lib', 'var/log', 'srv', 'opt', 'run', 'etc/granule'])
       mkdirSync(path.join(disk, d), { recursive: true });
+    // The directories the packages of the shared /usr made under /var when they were installed
+    // (Debian's puppet, run as root, keeps its ssl and public folders there), as a host that has
+    // them installed has them: the folders only, nothing in them.
+    for (const d of PACKAGE_VAR_DIRS) copyDirectoryTree(d, path.join(disk, d));
     chmodSync(path.join(disk, 'tmp'), 0o1777);
     chmodSync(path.join(disk, 'var/tmp'), 0o1777);
     chmodSync(path.join(disk, 'root'), 0o700);
