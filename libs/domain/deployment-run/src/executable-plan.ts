@@ -140,8 +140,14 @@ export class ExecutablePlanBuilder {
       planSkipped[i] = (f >> 1) & 1;
       failOnError[i] = (f >> 2) & 1;
     }
-    const succ: number[][] = Array.from({ length: size }, () => []);
-    for (let i = 0; i < size; i++) for (const p of preds[i]) succ[p].push(i);
+    // Sized before filled: an array grown by push keeps spare room (17 slots for one element),
+    // which at millions of instances is hundreds of MiB.
+    const succCount = new Int32Array(size);
+    for (let i = 0; i < size; i++) for (const p of preds[i]) succCount[p]++;
+    const succ: number[][] = new Array<number[]>(size);
+    for (let i = 0; i < size; i++) succ[i] = succCount[i] === 0 ? [] : new Array<number>(succCount[i]);
+    succCount.fill(0);
+    for (let i = 0; i < size; i++) for (const p of preds[i]) succ[p][succCount[p]++] = i;
     const anySucc = new Map<number, [number, number][]>();
     for (const [consumer, groups] of anyPreds) {
       groups.forEach((g, gi) => {
