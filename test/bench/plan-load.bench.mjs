@@ -3,7 +3,8 @@
 // node) is planned through the real CLI (`granule plan -o json`), gzipped as the plan store
 // keeps it, then decoded as a stream (`decodePlanStream`) into `ExecutablePlanBuilder`, in a
 // child process of the orchestrator's default heap. Prints time and peak heap/RSS per size.
-// BENCH_SIZES (default 1000,10000) picks the node counts; BENCH_LEGACY=1 also times the old
+// BENCH_SIZES (default 1000,10000) picks the node counts, BENCH_TASKS the release's tasks (default
+// 330: ~300 instances per node); BENCH_LEGACY=1 also times the old
 // way (whole JSON string, JSON.parse, toExecutablePlan), which fails past ~512 MiB of JSON.
 import { spawnSync } from 'node:child_process';
 import {
@@ -72,7 +73,8 @@ async function main() {
   const modes = process.env.BENCH_LEGACY === '1' ? ['stream', 'legacy'] : ['stream'];
   const work = mkdtempSync(path.join(tmpdir(), 'granule-plan-load-'));
   try {
-    writeSyntheticRelease(path.join(work, 'release'), { everyNode: true });
+    const taskCount = Number(process.env.BENCH_TASKS ?? 330);
+    writeSyntheticRelease(path.join(work, 'release'), { everyNode: true, taskCount });
     for (const size of sizes) {
       const nodesFile = path.join(work, `nodes-${size}.yaml`);
       writeNodes(nodesFile, size);
@@ -102,7 +104,7 @@ async function main() {
       const jsonMiB = statSync(jsonFile).size / MiB;
       rmSync(jsonFile);
       console.log(
-        `${size} nodes: planned in ${planSeconds.toFixed(1)} s, ${jsonMiB.toFixed(0)} MiB of JSON, ` +
+        `${size} nodes x ${taskCount} tasks: planned in ${planSeconds.toFixed(1)} s, ${jsonMiB.toFixed(0)} MiB of JSON, ` +
           `${(statSync(gzFile).size / MiB).toFixed(1)} MiB gzip (${((Date.now() - started) / 1000).toFixed(1)} s)`,
       );
       for (const mode of modes) {

@@ -59,7 +59,7 @@ describe('npm run bench:plan-load (small)', () => {
   it('plans 50 nodes, loads the stored plan streamed and the old way, the same instances both ways', async () => {
     const r = await runBench([], { BENCH_SIZES: '50', BENCH_LEGACY: '1' }, 'test/bench/plan-load.bench.mjs');
     expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(r.stdout).toMatch(/^50 nodes: planned in [\d.]+ s, \d+ MiB of JSON, [\d.]+ MiB gzip/m);
+    expect(r.stdout).toMatch(/^50 nodes x 330 tasks: planned in [\d.]+ s, \d+ MiB of JSON, [\d.]+ MiB gzip/m);
     const loaded = [
       ...r.stdout.matchAll(/^ {2}(stream|legacy): (\d+) instances loaded in [\d.]+ s; peak heap \d+ MiB/gm),
     ];
