@@ -12,7 +12,8 @@ function prng(seed) {
   };
 }
 
-export function writeSyntheticRelease(dir, { taskCount = 300, seed = 42 } = {}) {
+// `everyNode: true` puts every deploy task on every node (roles '*'): ~300 instances per node.
+export function writeSyntheticRelease(dir, { taskCount = 300, seed = 42, everyNode = false } = {}) {
   mkdirSync(dir, { recursive: true });
   const rand = prng(seed);
   const pick = (list) => list[Math.floor(rand() * list.length)];
@@ -69,8 +70,9 @@ export function writeSyntheticRelease(dir, { taskCount = 300, seed = 42 } = {}) 
   const deployCount = taskCount - groups.length - staged.length;
   for (let i = 0; i < deployCount; i++) {
     const r = rand();
-    const taskRoles =
-      r < 0.3
+    const taskRoles = everyNode
+      ? '*'
+      : r < 0.3
         ? '*'
         : r < 0.55
           ? ['primary-controller', 'controller']

@@ -8,9 +8,10 @@ import { REPO_ROOT, assertBuilt } from './stack';
 function runBench(
   args: string[],
   env: Record<string, string>,
+  script = 'test/bench/orchestrator.bench.mjs',
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'test/bench/orchestrator.bench.mjs'), ...args], {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, script), ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,4 +51,20 @@ describe('npm run bench:orchestrator (small)', () => {
       /CPU per task run \(ms\):\s+orchestrator [\d.]+ {3}postgres [\d.]+ {3}nats [\d.]+ {3}planner [\d.]+ {3}hollow nodes [\d.]+/,
     );
   }, 180_000);
+});
+
+describe('npm run bench:plan-load (small)', () => {
+  beforeAll(() => assertBuilt());
+
+  it('plans 50 nodes, loads the stored plan streamed and the old way, the same instances both ways', async () => {
+    const r = await runBench([], { BENCH_SIZES: '50', BENCH_LEGACY: '1' }, 'test/bench/plan-load.bench.mjs');
+    expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/^50 nodes x 330 tasks: planned in [\d.]+ s, \d+ MiB of JSON, [\d.]+ MiB gzip/m);
+    const loaded = [
+      ...r.stdout.matchAll(/^ {2}(stream|legacy): (\d+) instances loaded in [\d.]+ s; peak heap \d+ MiB/gm),
+    ];
+    expect(loaded.map((m) => m[1])).toEqual(['stream', 'legacy']);
+    expect(Number(loaded[0][2])).toBeGreaterThan(50 * 250);
+    expect(loaded[1][2]).toBe(loaded[0][2]);
+  }, 120_000);
 });

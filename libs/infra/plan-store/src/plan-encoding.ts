@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { gunzip, gzipSync } from 'node:zlib';
-import { promisify } from 'node:util';
+import { createGunzip, gzipSync } from 'node:zlib';
 import { writePlanJson } from '@granule/planner';
 import type { Plan, PlanGroup, PlanInstance } from '@granule/planner';
+import { PlanDocumentInvalidError } from './plan-store.errors';
 
 /** A stored plan as `granule plan -o json` prints it. */
 export interface PlanDocument {
@@ -28,8 +28,6 @@ export interface EncodePlanOptions {
   /** Uncompressed bytes per gzip member; default 1 MiB. */
   batchBytes?: number;
 }
-
-const gunzipAsync = promisify(gunzip);
 
 /**
  * Writes the plan's JSON (exactly `writePlanJson`'s output) as gzip, hashing it on the way.
@@ -64,8 +62,149 @@ export function encodePlan(plan: Plan, options: EncodePlanOptions = {}): Encoded
   return { gzip: Buffer.concat(members), hash: hash.digest('hex'), jsonBytes };
 }
 
-/** Unpacks what `encodePlan` wrote. The whole JSON becomes one string: fine up to a few hundred MB. */
-export async function decodePlanDocument(gzip: Buffer): Promise<PlanDocument> {
-  const json = await gunzipAsync(gzip);
-  return JSON.parse(json.toString('utf8')) as PlanDocument;
+/** What a plan holds beside its instances. */
+export interface PlanTrailer {
+  groups: PlanGroup[];
+  concurrency: Record<string, number>;
+}
+
+export interface DecodePlanOptions {
+  /** Compressed bytes handed to gunzip at a time; default 1 MiB (tests make it small). */
+  chunkBytes?: number;
+}
+
+const HEAD = '{"instances":[';
+const PARAMS = '"parameters":';
+const SKIPPED = ',"skipped":';
+
+/**
+ * Reads what `encodePlan` wrote as a stream, calling `onInstance` for each instance in order and
+ * returning the groups and concurrency. The JSON never becomes one string (V8 caps a string at
+ * ~512 MiB; a 10,000 × 300 plan is ~730 MiB of JSON): `writePlanJson` puts one instance per line,
+ * so the gunzipped text is cut at newlines and each line parsed alone.
+ *
+ * Repeated parts are shared, so memory per instance is small: every instance of a task carries
+ * the same `parameters` text, parsed once into one object all of them hold (treat it as read-only);
+ * task, node, type and stage names are one string each.
+ */
+export async function decodePlanStream(
+  gzip: Buffer,
+  onInstance: (instance: PlanInstance, index: number) => void,
+  options: DecodePlanOptions = {},
+): Promise<PlanTrailer> {
+  const chunkBytes = options.chunkBytes ?? 1 << 20;
+  const params = new Map<string, Record<string, unknown>>();
+  const names = new Map<string, string>();
+  const intern = (s: string): string => {
+    const known = names.get(s);
+    if (known !== undefined) return known;
+    names.set(s, s);
+    return s;
+  };
+  let state: 'head' | 'instances' | 'trailer' = 'head';
+  let count = 0;
+  let trailer = '';
+  let lineNo = 0;
+  const fail = (why: string): never => {
+    throw new PlanDocumentInvalidError(`stored plan is not what encodePlan writes: line ${lineNo} ${why}`);
+  };
+  const onLine = (raw: string): void => {
+    lineNo++;
+    if (state === 'head') {
+      if (raw !== HEAD) fail(`expected '${HEAD}', found '${raw.slice(0, 40)}'`);
+      state = 'instances';
+      return;
+    }
+    if (state === 'trailer') {
+      trailer += raw;
+      return;
+    }
+    if (raw.startsWith(']')) {
+      state = 'trailer';
+      trailer = raw.slice(1);
+      return;
+    }
+    const line = raw.endsWith(',') ? raw.slice(0, -1) : raw;
+    // The parameters' text sits between the first `"parameters":` and the last `,"skipped":`
+    // (every field before and after them is a JSON string, in which a quote is escaped).
+    const from = line.indexOf(PARAMS);
+    const to = line.lastIndexOf(SKIPPED);
+    let inst: PlanInstance;
+    try {
+      if (from > 0 && to > from) {
+        const text = line.slice(from + PARAMS.length, to);
+        let shared = params.get(text);
+        if (shared === undefined) {
+          shared = JSON.parse(text) as Record<string, unknown>;
+          params.set(text, shared);
+        }
+        inst = JSON.parse(line.slice(0, from + PARAMS.length) + '0' + line.slice(to)) as PlanInstance;
+        inst.parameters = shared;
+      } else {
+        inst = JSON.parse(line) as PlanInstance;
+      }
+    } catch (err) {
+      return fail(`is not a plan instance (${(err as Error).message})`);
+    }
+    inst.task = intern(inst.task);
+    inst.node = intern(inst.node);
+    inst.type = intern(inst.type) as PlanInstance['type'];
+    inst.stage = intern(inst.stage) as PlanInstance['stage'];
+    onInstance(inst, count++);
+  };
+  let rest = '';
+  await new Promise<void>((resolve, reject) => {
+    const gunzip = createGunzip();
+    gunzip.setEncoding('utf8');
+    gunzip.on('data', (text: string) => {
+      try {
+        let start = 0;
+        let nl = text.indexOf('\n');
+        if (nl < 0) {
+          rest += text;
+          return;
+        }
+        onLine(rest + text.slice(0, nl));
+        rest = '';
+        start = nl + 1;
+        while ((nl = text.indexOf('\n', start)) >= 0) {
+          onLine(text.slice(start, nl));
+          start = nl + 1;
+        }
+        rest = text.slice(start);
+      } catch (err) {
+        gunzip.destroy(err as Error);
+      }
+    });
+    gunzip.on('error', reject);
+    gunzip.on('end', resolve);
+    const write = (offset: number): void => {
+      while (offset < gzip.length) {
+        const next = Math.min(offset + chunkBytes, gzip.length);
+        const more = gunzip.write(gzip.subarray(offset, next));
+        offset = next;
+        if (!more) {
+          gunzip.once('drain', () => write(offset));
+          return;
+        }
+      }
+      gunzip.end();
+    };
+    write(0);
+  });
+  if (rest) onLine(rest);
+  if ((state as string) !== 'trailer') fail('ends before the instances list is closed');
+  try {
+    const parsed = JSON.parse(`{${trailer.replace(/^,/, '')}`) as PlanTrailer;
+    return { groups: parsed.groups, concurrency: parsed.concurrency };
+  } catch (err) {
+    return fail(`has groups and concurrency that are not JSON (${(err as Error).message})`);
+  }
+}
+
+/** Unpacks what `encodePlan` wrote into the whole document (by `decodePlanStream`: any size that fits in memory). */
+export async function decodePlanDocument(gzip: Buffer, options: DecodePlanOptions = {}): Promise<PlanDocument> {
+  const instances: PlanInstance[] = [];
+  const trailer = await decodePlanStream(gzip, (inst) => instances.push(inst), options);
+  return { instances, ...trailer };
 }

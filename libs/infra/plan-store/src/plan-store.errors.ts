@@ -6,3 +6,10 @@ export class PlanNotFoundError extends GranuleError<'PLAN_NOT_FOUND'> {
     super('PLAN_NOT_FOUND', `plan '${planId}' not found in the plan store`);
   }
 }
+
+/** A stored plan's bytes are not what `encodePlan` writes (says which line and what was found). */
+export class PlanDocumentInvalidError extends GranuleError<'PLAN_DOCUMENT_INVALID'> {
+  constructor(message: string) {
+    super('PLAN_DOCUMENT_INVALID', message);
+  }
+}

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import { buildPlan, planInstances, writePlanJson } from '@granule/planner';
 import type { Plan } from '@granule/planner';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { NodeSpec } from '@granule/task-model';
 import { PLAN_STORE_MIGRATIONS } from './plan-store-schema.migration';
-import { PlanNotFoundError } from './plan-store.errors';
+import { decodePlanDocument, decodePlanStream, encodePlan } from './plan-encoding';
+import { PlanDocumentInvalidError, PlanNotFoundError } from './plan-store.errors';
 import { PlanStore } from './plan-store';
 
 const SEED_TASKS_FILE = path.join(__dirname, '../../../domain/planner/src/__fixtures__/seed-002-deployment_tasks.yaml');
@@ -108,5 +109,64 @@ describe('PlanStore (PostgreSQL)', () => {
     expect(doc.instances).toHaveLength(big.order.length);
     expect(doc.instances).toEqual(planInstances(big));
     expect(createHash('sha256').update(gunzipSync(raw)).digest('hex')).toBe(saved.planHash);
+  });
+
+  it('streamed decode - gives exactly what parsing the whole JSON gave, parameters shared per task', async () => {
+    const plan = buildPlan({ tasks: seedTasks, nodes: nodes(40) });
+    const encoded = encodePlan(plan, { batchBytes: 16 * 1024 });
+    const whole = JSON.parse(gunzipSync(encoded.gzip).toString('utf8')) as unknown;
+    const doc = await decodePlanDocument(encoded.gzip);
+    expect(doc).toEqual(whole);
+    const byTask = new Map<string, unknown>();
+    for (const inst of doc.instances) {
+      if (inst.type === 'group' || inst.node === 'sync') continue;
+      const seen = byTask.get(inst.task);
+      if (seen) expect(inst.parameters).toBe(seen);
+      else byTask.set(inst.task, inst.parameters);
+    }
+  });
+
+  it('streamed decode - a plan many times the chunk size comes back whole, lines cut across chunks', async () => {
+    const big = buildPlan({ tasks: seedTasks, nodes: nodes(300) });
+    const saved = await store.save(big);
+    const raw = await store.loadRaw(saved.planId);
+    const json = planJson(big);
+    // 256 compressed bytes per chunk: lines and multi-byte characters are split at any byte.
+    expect(raw.length).toBeGreaterThan(20 * 256);
+    expect(json.length).toBeGreaterThan(200 * 1024);
+    const seen: number[] = [];
+    const trailer = await decodePlanStream(raw, (_inst, i) => seen.push(i), { chunkBytes: 256 });
+    expect(seen).toEqual(Array.from({ length: big.order.length }, (_, i) => i));
+    const doc = await decodePlanDocument(raw, { chunkBytes: 256 });
+    expect(doc).toEqual(JSON.parse(json));
+    expect(trailer).toEqual({ groups: doc.groups, concurrency: doc.concurrency });
+    const streamed: unknown[] = [];
+    const fromStore = await store.streamDocument(saved.planId, (inst) => streamed.push(inst));
+    expect({ instances: streamed, ...fromStore }).toEqual(doc);
+  }, 60_000);
+
+  it('streamed decode - parameters with newlines, quotes and a "skipped" key survive', async () => {
+    const json =
+      '{"instances":[\n' +
+      '{"task":"t\\"1","node":"n é","type":"shell","stage":"deploy","priority":1,"requires":[],' +
+      '"parameters":{"cmd":"a\\nb \\",\\"skipped\\":","x":{"a":1,"skipped":true}},"skipped":false,"plugin":"p"}\n' +
+      '],\n"groups":[],\n"concurrency":{"n é":2}}\n';
+    expect(await decodePlanDocument(gzipSync(Buffer.from(json)), { chunkBytes: 7 })).toEqual(JSON.parse(json));
+  });
+
+  it('streamed decode - bytes that are not a stored plan give PLAN_DOCUMENT_INVALID naming the line', async () => {
+    const bad = async (json: string) =>
+      decodePlanDocument(gzipSync(Buffer.from(json))).catch((e: unknown) => e as PlanDocumentInvalidError);
+    expect(await bad('{"instances": []}')).toMatchObject({
+      code: 'PLAN_DOCUMENT_INVALID',
+      message: `stored plan is not what encodePlan writes: line 1 expected '{"instances":[', found '{"instances": []}'`,
+    });
+    expect(await bad('{"instances":[\n{"task":\n],\n"groups":[],\n"concurrency":{}}\n')).toMatchObject({
+      code: 'PLAN_DOCUMENT_INVALID',
+      message: expect.stringMatching(/^stored plan is not what encodePlan writes: line 2 is not a plan instance/),
+    });
+    expect(await bad('{"instances":[\n')).toMatchObject({
+      message: 'stored plan is not what encodePlan writes: line 1 ends before the instances list is closed',
+    });
   });
 });

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { SYNC_NODE } from '@granule/planner';
 import type { Plan } from '@granule/planner';
-import { decodePlanDocument, encodePlan } from './plan-encoding';
-import type { EncodePlanOptions, PlanDocument } from './plan-encoding';
+import { decodePlanDocument, decodePlanStream, encodePlan } from './plan-encoding';
+import type { EncodePlanOptions, PlanDocument, PlanTrailer } from './plan-encoding';
+import type { PlanInstance } from '@granule/planner';
 import { PlanNotFoundError } from './plan-store.errors';
 
 /** What `PlanStore.save` records beside the plan. */
@@ -75,6 +76,17 @@ export class PlanStore {
   /** The plan as `granule plan -o json` prints it. Throws `PlanNotFoundError`. */
   async loadDocument(planId: string): Promise<PlanDocument> {
     return decodePlanDocument(await this.loadRaw(planId));
+  }
+
+  /**
+   * The plan's instances one at a time, in order, then its groups and concurrency: for a plan
+   * too large to hold as a document twice (the orchestrator builds its executable plan this way).
+   */
+  async streamDocument(
+    planId: string,
+    onInstance: (instance: PlanInstance, index: number) => void,
+  ): Promise<PlanTrailer> {
+    return decodePlanStream(await this.loadRaw(planId), onInstance);
   }
 
   /** The stored gzip bytes (serve with `Content-Encoding: gzip`). Throws `PlanNotFoundError`. */

@@ -53,9 +53,8 @@ describe('StoredPlanSource waiting for a graph-planner (NATS)', () => {
 describe('StoredPlanSource plan cache', () => {
   it('keeps at most maxCachedPlans, dropping the least recently used; a dropped plan is read again', async () => {
     const reads: string[] = [];
-    const doc = (id: string) => ({ instances: [], groups: [], concurrency: {}, id });
     const store = {
-      loadDocument: async (id: string) => (reads.push(id), doc(id)),
+      streamDocument: async (id: string) => (reads.push(id), { groups: [], concurrency: {} }),
     } as unknown as PlanStore;
     const source = new StoredPlanSource({} as NatsConnection, 'unused', store, { maxCachedPlans: 2 });
     await source.load('a');

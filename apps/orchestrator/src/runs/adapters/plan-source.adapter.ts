@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { PlanReplyMessage, PlanRequestMessage } from '@granule/contracts';
-import { toExecutablePlan } from '@granule/deployment-run';
+import { ExecutablePlanBuilder } from '@granule/deployment-run';
 import type { ExecutablePlan } from '@granule/deployment-run';
 import { ServiceUnavailableError } from '@granule/messaging';
 import type { PlanSource } from '@granule/run-coordination';
@@ -82,11 +82,18 @@ export class StoredPlanSource implements PlanSource {
       this.cache.set(planId, plan);
       return plan;
     }
-    plan = this.store.loadDocument(planId).then((doc) => toExecutablePlan(doc));
+    plan = this.loadExecutable(planId);
     plan.catch(() => this.cache.delete(planId));
     this.cache.set(planId, plan);
     while (this.cache.size > this.maxCached) this.cache.delete(this.cache.keys().next().value as string);
     return plan;
+  }
+
+  /** Streams the stored plan into the executor's shape: the document itself is never held whole. */
+  private async loadExecutable(planId: string): Promise<ExecutablePlan> {
+    const builder = new ExecutablePlanBuilder();
+    const { groups, concurrency } = await this.store.streamDocument(planId, (inst) => builder.add(inst));
+    return builder.finish(groups, concurrency);
   }
 
   /** Plan ids in memory, least recently used first. */
