@@ -2,7 +2,16 @@ import type { PlanInstance } from '@granule/planner';
 import { ExecutablePlanBuilder, toExecutablePlan } from './executable-plan';
 
 function inst(task: string, node: string, priority: number, requires: string[] = []): PlanInstance {
-  return { task, node, type: 'shell', stage: 'deployment', priority, requires, parameters: { cmd: task }, skipped: false };
+  return {
+    task,
+    node,
+    type: 'shell',
+    stage: 'deployment',
+    priority,
+    requires,
+    parameters: { cmd: task },
+    skipped: false,
+  };
 }
 
 describe('ExecutablePlanBuilder', () => {
