@@ -40,6 +40,8 @@ command -v rsync >/dev/null || missing+=(rsync)
 command -v puppet >/dev/null || [ -x /usr/bin/puppet ] || missing+=(puppet)
 # A C compiler for the node-agent's native spawn helper (tools/build-native.mjs, ADR 0009).
 command -v cc >/dev/null || missing+=(gcc libc6-dev)
+# The multi-host test tier's hosts are network namespaces (test/fleet, README).
+command -v ip >/dev/null || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}" || log "continuing without: ${missing[*]}"; fi
 
 # --- PostgreSQL ---------------------------------------------------------------
