@@ -15,7 +15,7 @@ import {
   PluginEntity,
   ReleaseEntity,
 } from '../persistence/config-store.entities';
-import { findEnvironment, findPlugin, findRelease, mapDatabaseError } from './lookups';
+import { enabledPlugins, findEnvironment, findPlugin, findRelease, mapDatabaseError } from './lookups';
 import { SecretSealing } from './secret-sealing';
 import { environmentView } from './views';
 
@@ -159,16 +159,7 @@ export class EnvironmentService {
 
   private async view(em: EntityManager, env: EnvironmentEntity): Promise<EnvironmentView> {
     const release = await findRelease(em, String(env.releaseId));
-    const links = await em
-      .getRepository(EnvironmentPluginEntity)
-      .find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
-    const plugins =
-      links.length === 0
-        ? []
-        : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
-    const ordered = links
-      .map((l) => plugins.find((p) => p.id === l.pluginId))
-      .filter((p): p is PluginEntity => p !== undefined);
+    const ordered = await enabledPlugins(em, env);
     const nodes = await em
       .getRepository(NodeEntity)
       .find({ where: { environmentId: env.id }, order: { uid: 'ASC' }, select: { uid: true } });

@@ -1,6 +1,13 @@
 import type { EntityManager } from 'typeorm';
+import { In } from 'typeorm';
 import { ConfigStoreError, notFound } from '@granule/config-model';
-import { EnvironmentEntity, NodeEntity, PluginEntity, ReleaseEntity } from '../persistence/config-store.entities';
+import {
+  EnvironmentEntity,
+  EnvironmentPluginEntity,
+  NodeEntity,
+  PluginEntity,
+  ReleaseEntity,
+} from '../persistence/config-store.entities';
 
 const isId = (ref: string): boolean => /^\d+$/.test(ref);
 
@@ -57,4 +64,16 @@ export function mapDatabaseError(err: unknown, what: string): unknown {
   if (code === '23505') return new ConfigStoreError('CONFIG_ALREADY_EXISTS', `${what} already exists`, { cause: err });
   if (code === '23503') return new ConfigStoreError('CONFIG_IN_USE', `${what} is still referenced`, { cause: err });
   return err;
+}
+
+/** The plugins enabled in an environment, in the order they were enabled. */
+export async function enabledPlugins(em: EntityManager, env: EnvironmentEntity): Promise<PluginEntity[]> {
+  const links = await em
+    .getRepository(EnvironmentPluginEntity)
+    .find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
+  const plugins =
+    links.length === 0
+      ? []
+      : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
+  return links.map((l) => plugins.find((p) => p.id === l.pluginId)).filter((p): p is PluginEntity => p !== undefined);
 }

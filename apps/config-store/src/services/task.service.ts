@@ -1,21 +1,14 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { In } from 'typeorm';
 import { InvalidInputError } from '@granule/core';
 import { environmentGraph, parseTaskRecordList, roleNodes, selectTaskRange, toTaskRecord } from '@granule/config-model';
 import type { EnvironmentGraphInput, TaskRecord } from '@granule/config-model';
 import type { GetTasksRequest, PutTasksRequest, TasksView } from '@granule/contracts';
 import { buildPlan } from '@granule/planner';
 import type { ClusterSpec, NodeSpec, TaskDefinition } from '@granule/task-model';
-import {
-  EnvironmentEntity,
-  EnvironmentPluginEntity,
-  NodeEntity,
-  PluginEntity,
-  ReleaseEntity,
-} from '../persistence/config-store.entities';
+import { EnvironmentEntity, NodeEntity, ReleaseEntity } from '../persistence/config-store.entities';
 import { pluginReleaseFor } from './environment.service';
 import { SecretSealing } from './secret-sealing';
-import { findEnvironment, findRelease } from './lookups';
+import { enabledPlugins, findEnvironment, findRelease } from './lookups';
 
 const unknownGraph = (graph: string, types: string[]): InvalidInputError =>
   new InvalidInputError([
@@ -41,16 +34,7 @@ export async function environmentLayers(
   env: EnvironmentEntity,
 ): Promise<Omit<EnvironmentGraphInput, 'type'>> {
   const release = await em.getRepository(ReleaseEntity).findOneByOrFail({ id: env.releaseId });
-  const links = await em
-    .getRepository(EnvironmentPluginEntity)
-    .find({ where: { environmentId: env.id }, order: { enabledAt: 'ASC', pluginId: 'ASC' } });
-  const plugins =
-    links.length === 0
-      ? []
-      : await em.getRepository(PluginEntity).find({ where: { id: In(links.map((l) => l.pluginId)) } });
-  const ordered = links
-    .map((l) => plugins.find((p) => p.id === l.pluginId))
-    .filter((p): p is PluginEntity => p !== undefined);
+  const ordered = await enabledPlugins(em, env);
   return {
     release: { label: `releases/${release.id}`, graphs: release.graphs },
     plugins: ordered.map((p) => ({ name: p.name, graphs: pluginReleaseFor(p, release).graphs })),
