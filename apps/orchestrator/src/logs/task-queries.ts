@@ -12,7 +12,7 @@ import {
   type RunTasksReply,
   type RunTasksRequest,
 } from '@granule/contracts';
-import { foldRun, taskInstances } from '@granule/deployment-run';
+import { STATUS_NAMES, foldRun, taskInstances } from '@granule/deployment-run';
 import { TaskLogStore } from '@granule/event-store';
 import type { PlanSource } from '@granule/run-coordination';
 import { isStrategyParent } from '@granule/strategy-run';
@@ -28,18 +28,6 @@ export const LOG_PAGE_RECORDS = 2000;
  * a reader pages through a long log instead of waiting for one large reply.
  */
 export const LOG_PAGE_BYTES = 256 * 1024;
-
-const INSTANCE_STATUSES = [
-  'pending',
-  'dispatched',
-  'running',
-  'succeeded',
-  'failed',
-  'skipped',
-  'dep_failed',
-  'timed_out',
-  'not_in_run',
-];
 
 function badQuery(message: string): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'INVALID_INPUT', message }]);
@@ -65,8 +53,8 @@ export class TaskQueries {
 
   async tasks(q: RunTasksRequest): Promise<RunTasksReply> {
     if (typeof q.runId !== 'string' || q.runId === '') throw badQuery('runId: expected a run id');
-    if (q.status !== undefined && !INSTANCE_STATUSES.includes(q.status))
-      throw badQuery(`status: expected one of ${INSTANCE_STATUSES.join(', ')}, got ${JSON.stringify(q.status)}`);
+    if (q.status !== undefined && !(STATUS_NAMES as readonly string[]).includes(q.status))
+      throw badQuery(`status: expected one of ${STATUS_NAMES.join(', ')}, got ${JSON.stringify(q.status)}`);
     if (q.node !== undefined && (typeof q.node !== 'string' || q.node === ''))
       throw badQuery('node: expected a node uid');
     const events = (await this.runs.events({ runId: q.runId })).map((e) => e.event);
