@@ -295,6 +295,11 @@ export function recoverOnStart(
   });
 }
 
+/** Which task instance, dispatch and attempt a progress message is about. */
+function aboutTask(t: ProgressTarget): Pick<TaskProgressMessage, 'runId' | 'key' | 'node' | 'attempt' | 'dispatchId'> {
+  return { runId: t.runId, key: t.key, node: t.node, attempt: t.attempt, dispatchId: t.dispatchId };
+}
+
 /** The progress message of a finished task. */
 export function finishedMessage(
   target: ProgressTarget,
@@ -303,11 +308,7 @@ export function finishedMessage(
   fromJournal = false,
 ): TaskProgressMessage {
   const message: TaskProgressMessage = {
-    runId: target.runId,
-    key: target.key,
-    node: target.node,
-    attempt: target.attempt,
-    dispatchId: target.dispatchId,
+    ...aboutTask(target),
     status: outcome.status,
     at: now.toISOString(),
     exitCode: outcome.exitCode,
@@ -324,11 +325,7 @@ export function finishedMessage(
 /** The `started` progress message of a running task, stamped with when its marker says it began. */
 export function startedMessage(marker: TaskMarker): TaskProgressMessage {
   return {
-    runId: marker.runId,
-    key: marker.key,
-    node: marker.node,
-    attempt: marker.attempt,
-    dispatchId: marker.dispatchId,
+    ...aboutTask(marker),
     status: 'started',
     at: marker.startedAt,
   };
@@ -337,11 +334,7 @@ export function startedMessage(marker: TaskMarker): TaskProgressMessage {
 /** The `attempt_failed` progress message of a try the runner runs again. */
 export function attemptFailedMessage(marker: TaskMarker, failed: FailedTry, now: Date): TaskProgressMessage {
   return {
-    runId: marker.runId,
-    key: marker.key,
-    node: marker.node,
-    attempt: marker.attempt,
-    dispatchId: marker.dispatchId,
+    ...aboutTask(marker),
     status: 'attempt_failed',
     at: now.toISOString(),
     startedAt: marker.startedAt,
