@@ -6,7 +6,7 @@ import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { formatBytes } from '@granule/core';
 import { executionSubjects } from '@granule/contracts';
-import { permissionViolationIn } from '@granule/messaging';
+import { objectStoreOpener, permissionViolationIn } from '@granule/messaging';
 import { ArtifactError } from './artifact.errors';
 
 /** The bucket of `prefix`'s artifacts: `<PREFIX>_ARTIFACTS` (stream `OBJ_<PREFIX>_ARTIFACTS`). */
@@ -39,23 +39,17 @@ const READ_AHEAD_CHUNKS = 8;
  * name: a reader never trusts bytes whose SHA-256 or size differ.
  */
 export class ArtifactStore {
-  private bucket?: Promise<ObjectStore>;
+  private readonly open: () => Promise<ObjectStore>;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.open = objectStoreOpener(nc, artifactsBucket(prefix));
+  }
 
   get bucketName(): string {
     return artifactsBucket(this.prefix);
-  }
-
-  private open(): Promise<ObjectStore> {
-    this.bucket ??= new Objm(this.nc).open(this.bucketName).catch((err: unknown) => {
-      this.bucket = undefined;
-      throw err;
-    });
-    return this.bucket;
   }
 
   private where(digest: string): string {

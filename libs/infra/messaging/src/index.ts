@@ -46,5 +46,6 @@ export {
   ensureInputsBucket,
   inputsBucket,
   inputsDigest,
+  objectStoreOpener,
 } from './stored-inputs';
 export type { StoredInputsCode } from './stored-inputs';

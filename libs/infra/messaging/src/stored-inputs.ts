@@ -27,6 +27,21 @@ export function inputsDigest(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
+/**
+ * Opens object store `name` on first use and keeps it; a failed open is not kept, so the next
+ * call tries again (the bucket may not exist yet, or NATS was away).
+ */
+export function objectStoreOpener(nc: NatsConnection, name: string): () => Promise<ObjectStore> {
+  let bucket: Promise<ObjectStore> | undefined;
+  return () => {
+    bucket ??= new Objm(nc).open(name).catch((err: unknown) => {
+      bucket = undefined;
+      throw err;
+    });
+    return bucket;
+  };
+}
+
 /** The bucket of `prefix`'s stored inputs: `<PREFIX>_INPUTS` (stream `OBJ_<PREFIX>_INPUTS`). */
 export function inputsBucket(prefix: string): string {
   return executionSubjects(prefix).inputs.bucket;
@@ -48,19 +63,13 @@ export async function ensureInputsBucket(nc: NatsConnection, prefix: string): Pr
  * refuse bytes that do not match the name (ADR 0029).
  */
 export class StoredInputs {
-  private bucket?: Promise<ObjectStore>;
+  private readonly open: () => Promise<ObjectStore>;
 
   constructor(
-    private readonly nc: NatsConnection,
+    nc: NatsConnection,
     private readonly prefix: string,
-  ) {}
-
-  private open(): Promise<ObjectStore> {
-    this.bucket ??= new Objm(this.nc).open(inputsBucket(this.prefix)).catch((err: unknown) => {
-      this.bucket = undefined;
-      throw err;
-    });
-    return this.bucket;
+  ) {
+    this.open = objectStoreOpener(nc, inputsBucket(prefix));
   }
 
   /** Stores `value` as JSON; the same inputs stored twice are one object. */
