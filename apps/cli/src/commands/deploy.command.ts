@@ -81,6 +81,43 @@ async function askPatiently<T>(ask: () => Promise<T>, print: (line: string) => v
 }
 
 /**
+ * Calls `onEntry` for each of a run's events in order, as they are recorded, until one ends the
+ * run. Asks patiently while NATS or the orchestrator is away (`notice` says so); with
+ * `waitForRun`, a run that does not exist yet is waited for up to 30 s (a strategy announces its
+ * phase run just before it creates it).
+ */
+export async function followRunEvents(
+  session: NatsSession,
+  runId: string,
+  onEntry: (entry: RunEventEntry) => void | Promise<void>,
+  notice: (line: string) => void,
+  { pollMs = 300, waitForRun = false }: { pollMs?: number; waitForRun?: boolean } = {},
+): Promise<void> {
+  let after = 0;
+  for (let waited = 0; ;) {
+    let entries: RunEventEntry[];
+    try {
+      entries = await askPatiently(
+        () => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after }),
+        notice,
+        pollMs,
+      );
+    } catch (err) {
+      if (!(err instanceof GranuleError && err.code === 'RUN_UNKNOWN' && waitForRun && (waited += pollMs) < 30_000))
+        throw err;
+      await new Promise((r) => setTimeout(r, pollMs));
+      continue;
+    }
+    for (const entry of entries) {
+      await onEntry(entry);
+      after = entry.version;
+    }
+    if (entries.some((e) => ENDS.includes(e.event.type))) return;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+/**
  * Follows a run's events until it ends, printing a line per event (a strategy run's phase runs
  * are followed too, indented), then returns the run's summary.
  */
@@ -91,36 +128,22 @@ export async function watchRun(
   pollMs = 300,
   indent = '',
 ): Promise<RunSummary> {
-  let after = 0;
-  for (let waited = 0; ;) {
-    let entries: RunEventEntry[];
-    try {
-      entries = await askPatiently(
-        () => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after }),
-        print,
-        pollMs,
-      );
-    } catch (err) {
-      // A strategy's phase run is announced just before it is created.
-      if (!(err instanceof GranuleError && err.code === 'RUN_UNKNOWN' && indent && (waited += pollMs) < 30_000))
-        throw err;
-      await new Promise((r) => setTimeout(r, pollMs));
-      continue;
-    }
-    for (const entry of entries) {
+  await followRunEvents(
+    session,
+    runId,
+    async (entry) => {
       print(indent + describeEvent(entry));
-      after = entry.version;
       if (entry.event.type === 'StrategyPhaseStarted')
         await watchRun(session, entry.event.data.childRunId, print, pollMs, `${indent}    `);
-    }
-    if (entries.some((e) => ENDS.includes(e.event.type)))
-      return askPatiently(
-        () => query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId }),
-        print,
-        pollMs,
-      );
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
+    },
+    print,
+    { pollMs, waitForRun: indent !== '' },
+  );
+  return askPatiently(
+    () => query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId }),
+    print,
+    pollMs,
+  );
 }
 
 /** After this long without a plan, `waitUntilPlanned` says once what it waits for. */

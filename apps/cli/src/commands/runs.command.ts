@@ -7,7 +7,6 @@ import type {
   RunsListRequest,
   RunSummary,
 } from '@granule/contracts';
-import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import { UsageError } from '@granule/core';
 import { RUN_PHASES } from '@granule/run-events';
 import { maskSealed } from '@granule/task-model';
@@ -21,12 +20,11 @@ import {
   sendCommand,
   ServiceError,
   withNats,
-  type NatsSession,
 } from '../connection/nats-session';
 import { parseTimePoint } from '../durations';
 import { helpExamples } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
-import { waitUntilPlanned, watchRun, watchWithProgress } from './deploy.command';
+import { followRunEvents, waitUntilPlanned, watchRun, watchWithProgress } from './deploy.command';
 import { registerRunTasksCommand } from './logs.command';
 import { describeEvent, queuedDetail, renderRecap } from './run-format';
 
@@ -66,27 +64,6 @@ async function print<T>(format: string, data: T, table: () => string): Promise<v
   // A strategy run's events keep its inline inputs, sealed: shown as *** (ADR 0023).
   const shown = maskSealed(data);
   await writeOut(format === 'json' ? toJson(shown) : format === 'yaml' ? toYaml(shown) : table());
-}
-
-/** Prints a run's events from the first on, as they are recorded, until one ends the run. */
-async function followEvents(
-  session: NatsSession,
-  runId: string,
-  each: (entry: RunEventEntry) => Promise<void>,
-  pollMs = 300,
-): Promise<void> {
-  for (let after = 0; ;) {
-    const entries = await query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, {
-      runId,
-      after,
-    });
-    for (const entry of entries) {
-      await each(entry);
-      after = entry.version;
-    }
-    if (entries.some((e) => (TERMINAL_RUN_EVENTS as readonly string[]).includes(e.event.type))) return;
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
 }
 
 export function registerRunsCommands(program: Command): void {
@@ -184,10 +161,15 @@ export function registerRunsCommands(program: Command): void {
           }
           if (opts.follow) {
             // One JSON object per line (json) or one YAML document per event (yaml), as they come.
-            await followEvents(s, runId, async (entry) => {
-              const shown = maskSealed(entry);
-              await writeOut(format === 'json' ? `${JSON.stringify(shown)}\n` : `---\n${toYaml(shown)}`);
-            });
+            await followRunEvents(
+              s,
+              runId,
+              async (entry) => {
+                const shown = maskSealed(entry);
+                await writeOut(format === 'json' ? `${JSON.stringify(shown)}\n` : `---\n${toYaml(shown)}`);
+              },
+              (line) => process.stderr.write(`${line}\n`),
+            );
             return;
           }
           const events = await query<RunEventsRequest, RunEventEntry[]>(s, s.subjects.runs.events, {
