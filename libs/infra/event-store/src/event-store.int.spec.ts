@@ -61,6 +61,9 @@ describe('EventStore (PostgreSQL)', () => {
       expectedVersion: 'no_stream',
     });
     await store.appendToStream('lst-b', [first('lab')], { expectedVersion: 'no_stream' });
+    // The database stamps in microseconds and a Date holds milliseconds: a
+    // Date taken right after lst-b can fall before lst-b's own stamp.
+    await new Promise((r) => setTimeout(r, 20));
     const betweenBandC = new Date();
     await new Promise((r) => setTimeout(r, 20));
     await store.appendToStream('lst-c', [first('prod'), { type: 'DeploymentSucceeded', data: {} }], {
