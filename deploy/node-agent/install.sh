@@ -222,6 +222,8 @@ GRANULE_ROOT=$state_dir
 #GRANULE_HEARTBEAT_SECONDS=2
 #GRANULE_REBOOT_COMMAND=systemctl reboot
 #GRANULE_SPAWN_HELPER=auto
+# What copies of plugin/release packages may take on disk; least recently used go first.
+#GRANULE_ARTIFACT_CACHE_MB=2048
 #GRANULE_HEALTH_PORT=8414
 #GRANULE_AGENT_HOSTNAME=
 #GRANULE_AGENT_ADDRESS=

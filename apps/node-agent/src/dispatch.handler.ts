@@ -279,10 +279,13 @@ export class DispatchHandler {
       };
       // A task whose files are in a package runs on the agent's checked copy of it, or not at all.
       const prepared = await this.packages.prepare(executionOf(d));
-      outcome =
-        'outcome' in prepared
-          ? prepared.outcome
-          : await this.runner.run(prepared.execution, onOutput, controller.signal, { onSpawn, onTryFailed });
+      if ('outcome' in prepared) outcome = prepared.outcome;
+      else
+        try {
+          outcome = await this.runner.run(prepared.execution, onOutput, controller.signal, { onSpawn, onTryFailed });
+        } finally {
+          prepared.release();
+        }
     } finally {
       clearInterval(working);
       clearTimeout(startedTimer);

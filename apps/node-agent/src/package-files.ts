@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { ArtifactCache, ArtifactError, ArtifactStore } from '@granule/artifacts';
+import { ArtifactCache, ArtifactError, ArtifactStore, type HeldArtifact } from '@granule/artifacts';
 import { PACKAGE_PARAMETER, anchorParameters, packageOf } from '@granule/plugin';
 import type { TaskExecution, TaskOutcome } from '@granule/task-runners';
 import { AGENT_LOGGER, type AgentLogger } from './agent-logger';
@@ -44,7 +44,13 @@ export class PackageFiles {
           ),
         discarded: (ref, reason) =>
           log.warn({ package: ref.name, version: ref.version, digest: ref.digest, reason }, 'package copy discarded'),
+        evicted: (e) =>
+          log.info(
+            { package: e.name, version: e.version, digest: e.digest, bytes: e.bytes },
+            'package copy removed (least recently used, over GRANULE_ARTIFACT_CACHE_MB)',
+          ),
       },
+      { maxBytes: config.artifactCacheBytes },
     );
   }
 
@@ -55,19 +61,22 @@ export class PackageFiles {
 
   /**
    * The execution with its package's paths anchored (and `$package` removed), or the failed
-   * outcome to report when the package cannot be had. A no-op dispatch fetches nothing.
+   * outcome to report when the package cannot be had. A no-op dispatch fetches nothing. The
+   * package's copy is held (never evicted) until `release()`, called when the task has ended.
    */
-  async prepare(exec: TaskExecution): Promise<{ execution: TaskExecution } | { outcome: TaskOutcome }> {
+  async prepare(
+    exec: TaskExecution,
+  ): Promise<{ execution: TaskExecution; release: () => void } | { outcome: TaskOutcome }> {
     const ref = packageOf(exec.parameters);
-    if (ref === undefined) return { execution: exec };
+    if (ref === undefined) return { execution: exec, release: () => undefined };
     const { [PACKAGE_PARAMETER]: _named, ...parameters } = exec.parameters;
     if (typeof ref === 'string') return { outcome: failed('AGENT_INVALID_DISPATCH', `invalid dispatch: ${ref}`, 0) };
-    if (exec.noop) return { execution: { ...exec, parameters } };
+    if (exec.noop) return { execution: { ...exec, parameters }, release: () => undefined };
     const started = performance.now();
-    let dir: string;
+    let held: HeldArtifact;
     const fetchesBefore = this.cache.fetches;
     try {
-      dir = await this.cache.ensure(ref);
+      held = await this.cache.hold(ref);
       this.metrics.artifactFetched(this.cache.fetches > fetchesBefore ? 'fetched' : 'cached');
     } catch (err) {
       this.metrics.artifactFetched('failed');
@@ -83,7 +92,10 @@ export class PackageFiles {
         ),
       };
     }
-    return { execution: { ...exec, parameters: anchorParameters(exec.type, parameters, dir) } };
+    return {
+      execution: { ...exec, parameters: anchorParameters(exec.type, parameters, held.dir) },
+      release: held.release,
+    };
   }
 }
 

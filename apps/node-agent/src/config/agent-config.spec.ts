@@ -29,6 +29,7 @@ describe('loadAgentConfig', () => {
       logLevel: 'info',
       healthPort: 8414,
       spawnHelper: 'auto',
+      artifactCacheBytes: 2 * 1024 ** 3,
     });
   });
 
@@ -47,6 +48,7 @@ describe('loadAgentConfig', () => {
         GRANULE_AGENT_ADDRESS: '192.168.1.2',
         GRANULE_LOG_LEVEL: 'debug',
         GRANULE_SPAWN_HELPER: 'node',
+        GRANULE_ARTIFACT_CACHE_MB: '512',
       },
       host,
     );
@@ -61,6 +63,7 @@ describe('loadAgentConfig', () => {
       address: '192.168.1.2',
       logLevel: 'debug',
       spawnHelper: 'node',
+      artifactCacheBytes: 512 * 1024 * 1024,
     });
   });
 
@@ -82,6 +85,7 @@ describe('loadAgentConfig', () => {
         GRANULE_HEARTBEAT_SECONDS: 'two',
         GRANULE_LOG_LEVEL: 'loud',
         GRANULE_SPAWN_HELPER: 'fast',
+        GRANULE_ARTIFACT_CACHE_MB: '0',
       }),
     ).toEqual([
       `GRANULE_NODE_UID: must be a node uid of 1 to 63 letters, digits, '_' or '-', starting with a letter or digit (got "node.1")`,
@@ -90,6 +94,7 @@ describe('loadAgentConfig', () => {
       'GRANULE_HEARTBEAT_SECONDS: must be a whole number of seconds (got "two")',
       'GRANULE_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace (got "loud")',
       'GRANULE_SPAWN_HELPER: must be one of auto, native, node (got "fast")',
+      'GRANULE_ARTIFACT_CACHE_MB: must be at least 1 (got 0)',
       'GRANULE_NATS_URL: must be a nats:// or tls:// URL, or a comma-separated list of them (got "http://x:4222")',
       'GRANULE_SUBJECT_PREFIX: must be dotted tokens of letters, digits, _ and - (e.g. granule) (got "a..b")',
     ]);

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { DEFAULT_ARTIFACT_CACHE_BYTES } from '@granule/artifacts';
 import { IDENTIFIER_RULES } from '@granule/core';
 import { ConfigError, loadEnvConfig, NATS_ENV, NatsSettings } from '@granule/service-kit/config';
 import {
@@ -57,6 +58,11 @@ export class AgentSettings extends NatsSettings {
 
   @IsIn(SPAWN_HELPER_CHOICES, { message: `must be one of ${SPAWN_HELPER_CHOICES.join(', ')}` })
   spawnHelper: SpawnHelperChoice = 'auto';
+
+  @IsInt({ message: 'must be a whole number of MiB' })
+  @Min(1, { message: 'must be at least 1' })
+  @Max(1024 * 1024, { message: 'must be at most 1048576 (1 TiB)' })
+  artifactCacheMb = DEFAULT_ARTIFACT_CACHE_BYTES / 1024 ** 2;
 }
 
 /** The node-agent's settings, read once from the environment at start. */
@@ -84,6 +90,8 @@ export interface AgentConfig {
   healthPort: number;
   /** What starts task processes: the native helper, Node.js's child_process in the agent, or `auto` (native when built). */
   spawnHelper: SpawnHelperChoice;
+  /** What the agent's package copies may take on disk (least recently used go first). */
+  artifactCacheBytes: number;
 }
 
 /** The environment variable of each setting, all in one place. */
@@ -100,6 +108,7 @@ export const AGENT_ENV = {
   logLevel: 'GRANULE_LOG_LEVEL',
   healthPort: { name: 'GRANULE_HEALTH_PORT', type: 'number' },
   spawnHelper: 'GRANULE_SPAWN_HELPER',
+  artifactCacheMb: { name: 'GRANULE_ARTIFACT_CACHE_MB', type: 'number' },
 } as const;
 
 /** The names of the variables the agent reads (its main copies only these from the environment). */
@@ -140,5 +149,6 @@ export function loadAgentConfig(env: Readonly<Record<string, string | undefined>
     logLevel: s.logLevel,
     healthPort: s.healthPort,
     spawnHelper: s.spawnHelper,
+    artifactCacheBytes: s.artifactCacheMb * 1024 ** 2,
   };
 }

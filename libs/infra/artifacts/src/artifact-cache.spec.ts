@@ -115,4 +115,70 @@ describe('ArtifactCache', () => {
     });
     expect(source.fetched).toBe(0);
   });
+
+  describe('bound', () => {
+    /** Packs a folder holding one file of `size` bytes; returns its ref and tar. */
+    async function pkg(
+      name: string,
+      size: number,
+    ): Promise<{ ref: { name: string; version: string; digest: string }; tar: string }> {
+      const root = path.join(dir, `src-${name}`);
+      mkdirSync(root, { recursive: true });
+      writeFileSync(path.join(root, 'data.bin'), Buffer.alloc(size, name));
+      const packed = await packDirectory(root, path.join(dir, `${name}.tar`));
+      return { ref: { name, version: '1', digest: packed.digest }, tar: packed.file };
+    }
+    /** Makes `digest`'s entry look used at `seconds` (orders eviction without sleeping). */
+    function usedAt(digest: string, seconds: number): void {
+      const marker = path.join(dir, 'cache', digest, 'complete.json');
+      utimesSync(marker, seconds, seconds);
+    }
+
+    it('removes the least recently used copies once a fetch takes it over the bound', async () => {
+      const [a, b, c] = await Promise.all([pkg('a', 4000), pkg('b', 4000), pkg('c', 4000)]);
+      const source = new FolderSource(new Map([a, b, c].map((p) => [p.ref.digest, p.tar])));
+      const evicted: string[] = [];
+      const cache = new ArtifactCache(
+        path.join(dir, 'cache'),
+        source,
+        { evicted: (e) => evicted.push(e.name) },
+        {
+          maxBytes: 9000,
+        },
+      );
+      await cache.ensure(a.ref);
+      await cache.ensure(b.ref);
+      usedAt(a.ref.digest, 1000);
+      usedAt(b.ref.digest, 2000);
+      await cache.ensure(a.ref); // a used again: now b is the least recently used
+      await cache.ensure(c.ref);
+      expect(evicted).toEqual(['b']);
+      expect(readdirSync(path.join(dir, 'cache')).sort()).toEqual([a.ref.digest, c.ref.digest].sort());
+      // b comes back whole when asked for again, and pushes out the next least recently used.
+      usedAt(a.ref.digest, 3000);
+      await cache.ensure(b.ref);
+      expect(evicted).toEqual(['b', 'a']);
+      expect(source.fetched).toBe(4);
+    });
+
+    it('never removes a copy a running task holds, nor one just fetched that alone exceeds the bound', async () => {
+      const [a, b, big] = await Promise.all([pkg('a', 4000), pkg('b', 4000), pkg('big', 20000)]);
+      const source = new FolderSource(new Map([a, b, big].map((p) => [p.ref.digest, p.tar])));
+      const cache = new ArtifactCache(path.join(dir, 'cache'), source, {}, { maxBytes: 9000 });
+      const heldA = await cache.hold(a.ref);
+      await cache.ensure(b.ref);
+      usedAt(a.ref.digest, 1000);
+      usedAt(b.ref.digest, 2000);
+      const heldBig = await cache.hold(big.ref);
+      // a is the oldest but held: b goes; big stays although it alone is over the bound.
+      expect(readdirSync(path.join(dir, 'cache')).sort()).toEqual([a.ref.digest, big.ref.digest].sort());
+      expect(readFileSync(path.join(heldA.dir, 'data.bin')).length).toBe(4000);
+      heldA.release();
+      heldA.release(); // idempotent: does not release another task's hold
+      heldBig.release();
+      await cache.ensure(b.ref);
+      // Nothing is held now: everything but the copy just fetched goes to get under the bound.
+      expect(readdirSync(path.join(dir, 'cache'))).toEqual([b.ref.digest]);
+    });
+  });
 });

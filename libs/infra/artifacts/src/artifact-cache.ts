@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { extract } from 'tar';
 import { PACKAGE_DIGEST_RE, type PackageRef } from '@granule/plugin';
@@ -17,6 +17,28 @@ export interface ArtifactCacheEvents {
   fetched?(ref: PackageRef, detail: { bytes: number; ms: number }): void;
   /** A cache entry was found unusable and is fetched again. */
   discarded?(ref: PackageRef, reason: string): void;
+  /** An entry was removed to keep the cache within its bound (least recently used first). */
+  evicted?(entry: { digest: string; name: string; version: string; bytes: number }): void;
+}
+
+/** How much the cache may keep. */
+export interface ArtifactCacheOptions {
+  /**
+   * The unpacked bytes the cache keeps at most; after a fetch, the least recently used entries
+   * that no task holds are removed until the cache is within it. An entry a task holds, and the
+   * one just fetched, are never removed, so a single package larger than the bound still works.
+   * Default: DEFAULT_ARTIFACT_CACHE_BYTES.
+   */
+  maxBytes?: number;
+}
+
+/** The agent's default bound on its package copies: 2 GiB. */
+export const DEFAULT_ARTIFACT_CACHE_BYTES = 2 * 1024 ** 3;
+
+/** A copy handed to a task; `release()` when the task no longer reads it (idempotent). */
+export interface HeldArtifact {
+  dir: string;
+  release(): void;
 }
 
 /** Written last into an entry before it is renamed into place: what the entry must hold. */
@@ -54,10 +76,17 @@ async function sha256Of(file: string): Promise<string> {
  * every file against the marker; a missing marker, a marker for another digest or a changed file
  * makes the entry be thrown away and fetched again. Later uses in the same process check only
  * that the marker is there.
+ *
+ * Every use stamps the marker's mtime, so the least recently used entries are known across
+ * restarts; after each fetch the cache trims itself to `maxBytes` (see ArtifactCacheOptions),
+ * never removing an entry a task holds (`hold`).
  */
 export class ArtifactCache {
   private readonly checked = new Set<string>();
   private readonly pending = new Map<string, Promise<string>>();
+  /** How many tasks hold each digest's copy (`hold` until `release`). */
+  private readonly held = new Map<string, number>();
+  private readonly maxBytes: number;
   /** Artifacts fetched by this cache since it was made. */
   fetches = 0;
 
@@ -65,7 +94,32 @@ export class ArtifactCache {
     readonly root: string,
     private readonly source: ArtifactSource,
     private readonly events: ArtifactCacheEvents = {},
-  ) {}
+    options: ArtifactCacheOptions = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_ARTIFACT_CACHE_BYTES;
+  }
+
+  /**
+   * Like `ensure`, and the copy is held (never evicted) until `release()`: what a task that
+   * reads the files while it runs asks for.
+   */
+  async hold(ref: PackageRef): Promise<HeldArtifact> {
+    this.held.set(ref.digest, (this.held.get(ref.digest) ?? 0) + 1);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      const left = (this.held.get(ref.digest) ?? 1) - 1;
+      if (left > 0) this.held.set(ref.digest, left);
+      else this.held.delete(ref.digest);
+    };
+    try {
+      return { dir: await this.ensure(ref), release };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
 
   /** The folder the package `ref` is unpacked in, fetched first unless a sound copy is cached. */
   ensure(ref: PackageRef): Promise<string> {
@@ -89,6 +143,7 @@ export class ArtifactCache {
     const problem = await this.problemOf(ref.digest, !this.checked.has(ref.digest));
     if (problem === undefined) {
       this.checked.add(ref.digest);
+      await this.touch(ref.digest);
       return files;
     }
     this.checked.delete(ref.digest);
@@ -98,7 +153,49 @@ export class ArtifactCache {
     }
     await this.fetch(ref);
     this.checked.add(ref.digest);
+    await this.trim(ref.digest);
     return files;
+  }
+
+  /** Marks the entry as just used (its marker's mtime orders eviction). */
+  private async touch(digest: string): Promise<void> {
+    const now = new Date();
+    await utimes(path.join(this.entry(digest), CACHE_MARKER), now, now).catch(() => undefined);
+  }
+
+  /**
+   * Removes the least recently used entries until the cache is within `maxBytes`, sparing
+   * `keep` (just fetched), every held entry and every entry being fetched. Entries without a
+   * readable marker are left to `load`, which replaces them when they are next used.
+   */
+  private async trim(keep: string): Promise<void> {
+    const entries: { digest: string; name: string; version: string; bytes: number; usedAt: number }[] = [];
+    for (const name of await readdir(this.root)) {
+      if (!PACKAGE_DIGEST_RE.test(name)) continue;
+      const markerFile = path.join(this.entry(name), CACHE_MARKER);
+      try {
+        const marker = JSON.parse(await readFile(markerFile, 'utf8')) as Marker;
+        const bytes = marker.files.reduce((sum, f) => sum + f.size, 0);
+        entries.push({
+          digest: name,
+          name: marker.name,
+          version: marker.version,
+          bytes,
+          usedAt: (await stat(markerFile)).mtimeMs,
+        });
+      } catch {
+        continue;
+      }
+    }
+    let total = entries.reduce((sum, e) => sum + e.bytes, 0);
+    for (const e of entries.sort((a, b) => a.usedAt - b.usedAt)) {
+      if (total <= this.maxBytes) return;
+      if (e.digest === keep || this.held.has(e.digest) || this.pending.has(e.digest)) continue;
+      await rm(this.entry(e.digest), { recursive: true, force: true });
+      this.checked.delete(e.digest);
+      total -= e.bytes;
+      this.events.evicted?.({ digest: e.digest, name: e.name, version: e.version, bytes: e.bytes });
+    }
   }
 
   /** Why the entry cannot be used ('absent' when there is none), or undefined when it can. */
