@@ -55,14 +55,15 @@ export class PackageFiles {
 
   /**
    * The execution with its package's paths anchored (and `$package` removed), or the failed
-   * outcome to report when the package cannot be had. A no-op dispatch fetches nothing.
+   * outcome to report when the package cannot be had. A noop dispatch (not a check) fetches nothing.
    */
   async prepare(exec: TaskExecution): Promise<{ execution: TaskExecution } | { outcome: TaskOutcome }> {
     const ref = packageOf(exec.parameters);
     if (ref === undefined) return { execution: exec };
     const { [PACKAGE_PARAMETER]: _named, ...parameters } = exec.parameters;
     if (typeof ref === 'string') return { outcome: failed('AGENT_INVALID_DISPATCH', `invalid dispatch: ${ref}`, 0) };
-    if (exec.noop) return { execution: { ...exec, parameters } };
+    // A check run needs the files (puppet --noop reads the manifests; file tasks compare with them).
+    if (exec.noop && !exec.check) return { execution: { ...exec, parameters } };
     const started = performance.now();
     let dir: string;
     const fetchesBefore = this.cache.fetches;
