@@ -99,7 +99,7 @@ export function registerRunsCommands(program: Command): void {
                 phase: r.phase,
                 events: r.events,
                 env: r.envId ?? '(inline)',
-                graph: r.graph,
+                graph: r.check ? `${r.graph} (check)` : r.graph,
                 started: r.startedAt,
                 updated: r.updatedAt,
               })),
