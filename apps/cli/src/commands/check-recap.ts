@@ -125,7 +125,7 @@ export function renderCheckRecap(runId: string, tasks: readonly CheckedTask[], w
   return `CHECK run ${runId}: ${counts} (nothing was changed)\n${table}${diffs}`;
 }
 
-/** The end of `deploy --check --watch`: the run's recap and what the check found (`-o json|yaml`: both in one document). */
+/** The end of `deploy --check --watch`: the run's recap and what the check found (`-o json|yaml`: both in one document, the findings under `checked`). */
 export async function writeCheckRecap(
   session: NatsSession,
   summary: RunSummary,
@@ -137,9 +137,10 @@ export async function writeCheckRecap(
     await writeOut(renderRecap(summary) + renderCheckRecap(summary.runId, tasks, withDiffs));
     return;
   }
+  // `check: true` (the summary's) says it was a check run; `checked` is what it found.
   const doc = {
     ...summary,
-    check: {
+    checked: {
       counts: checkCounts(tasks),
       tasks: tasks.map(({ diff, ...t }) => ({ ...t, ...(withDiffs && diff ? { diff } : {}) })),
     },
