@@ -1,5 +1,6 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { SECRET_DIFF_NOTE } from './check-mode';
 import { createTempAgent, type TempAgent } from './testing/temp-agent.fixture';
 
 // Check mode (ADR 0031) with the real programs: puppet --noop, rsync --dry-run, bash.
@@ -48,6 +49,18 @@ describe('check mode - task runners', () => {
     expect(created.outcome.check?.verdict).toBe('would_change');
     expect(await fingerprint(target)).toEqual(before);
     expect(await fingerprint(path.join(agent.allowed, 'new'))).toBe('absent');
+  });
+
+  it('a task with secrets - no diff is shown (the file may hold an old secret), the verdict is', async () => {
+    const target = path.join(agent.allowed, 'secret.conf');
+    await writeFile(target, 'password = old-secret\n');
+    const r = await agent.run(
+      'upload_file',
+      { path: target, data: 'password = new-secret\n' },
+      { ...CHECK, secrets: ['new-secret'] },
+    );
+    expect(r.outcome.check).toMatchObject({ verdict: 'would_change', diff: SECRET_DIFF_NOTE });
+    expect(JSON.stringify(r)).not.toContain('old-secret');
   });
 
   it('without diff - the verdict comes alone', async () => {

@@ -19,11 +19,7 @@ export function checked(
   fields: Partial<TaskOutcome> = {},
 ): TaskOutcome {
   state.output.write('stdout', `[granule] check: ${verdict.replace('_', ' ')}: ${reason}\n`);
-  const check: TaskCheckReport = {
-    verdict,
-    reason,
-    ...(state.exec.diff && diff ? { diff: boundDiff(state.output.maskText(diff)) } : {}),
-  };
+  const check: TaskCheckReport = { verdict, reason, ...diffField(state, diff) };
   return finished(state, { status: 'succeeded', exitCode: 0, attempts: 0, ...fields, check });
 }
 
@@ -46,12 +42,22 @@ export function withCheck(
   return {
     ...outcome,
     outputTail: state.output.tail(),
-    check: {
-      verdict,
-      reason,
-      ...(state.exec.diff && diff ? { diff: boundDiff(state.output.maskText(diff)) } : {}),
-    },
+    check: { verdict, reason, ...diffField(state, diff) },
   };
+}
+
+/** Said instead of the diff of a task with secrets. */
+export const SECRET_DIFF_NOTE =
+  '[granule] diff not shown: the task has secrets, and what is on the host may hold old ones\n';
+
+/**
+ * The diff, when asked for: bounded, the task's secrets masked. A task with secrets shows none:
+ * masking hides the values it sends, not an older secret still in the file on the host.
+ */
+function diffField(state: AttemptState, diff: string | undefined): Pick<TaskCheckReport, 'diff'> {
+  if (!state.exec.diff || !diff) return {};
+  if (state.exec.secrets?.length) return { diff: SECRET_DIFF_NOTE };
+  return { diff: boundDiff(state.output.maskText(diff)) };
 }
 
 const isBinary = (b: Buffer): boolean => b.subarray(0, 8000).includes(0);

@@ -79,7 +79,8 @@ export async function runPuppetTask(state: AttemptState): Promise<TaskOutcome> {
     modulePath,
     home,
     state.exec.noop === true || check,
-    check && state.exec.diff === true,
+    // Not for a task with secrets: its output (the task log) would show the files' old contents.
+    check && state.exec.diff === true && !state.exec.secrets?.length,
   );
   // Check mode: `puppet apply --noop` exits 0 whether or not it would change something (puppet
   // 7), so the verdict is read from the run report it leaves in its own state dir.
