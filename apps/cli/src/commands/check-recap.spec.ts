@@ -46,5 +46,6 @@ describe('check recap', () => {
     ]);
     expect(text).not.toContain('+b');
     expect(renderCheckRecap('r1', tasks, true)).toContain('--- diff of conf@1\n-a\n+b\n');
+    expect(lines.slice(2, 6).map((l) => l.split(/\s+/)[0])).toEqual(['conf@1', 'migrate@1', 'motd@1', 'puppet@1']);
   });
 });

@@ -109,12 +109,14 @@ export function renderCheckRecap(runId: string, tasks: readonly CheckedTask[], w
     .filter(([result, n]) => n > 0 || result === 'would change')
     .map(([result, n]) => `${n} ${result}`)
     .join(', ');
+  // By task and node, so two checks of the same plan read alike.
+  const sorted = [...tasks].sort((a, b) => a.key.localeCompare(b.key, 'en', { numeric: true }));
   const table = toTable(
-    tasks.map((t) => ({ task: t.key, result: t.result, detail: t.detail ?? '' })),
+    sorted.map((t) => ({ task: t.key, result: t.result, detail: t.detail ?? '' })),
     ['task', 'result', 'detail'],
   );
   const diffs = withDiffs
-    ? tasks
+    ? sorted
         .filter((t) => t.diff)
         .map(
           (t) =>
