@@ -168,6 +168,10 @@ describe('check mode (whole stack)', () => {
       `SELECT stream_id FROM granule_events WHERE type = 'NodeStatusChanged' AND data->>'runId' = 'check-1'`,
     );
     expect(nodeEvents).toEqual([]);
+    const show = await stack.granule(['runs', 'show', 'check-1']);
+    expect(show.stdout).toMatch(/^RECAP run check-1 \(check\): succeeded\n/);
+    expect(show.stdout).toContain('CHECK run check-1: 4 would change, 6 no change, 4 skipped (nothing was changed)');
+    expect(show.stdout).not.toContain('--- diff of');
     const list = await stack.granule(['runs', 'list']);
     expect(list.stdout.split('\n').find((l) => l.startsWith('check-1'))).toContain('default (check)');
   }, 30_000);
