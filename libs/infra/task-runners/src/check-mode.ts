@@ -72,8 +72,8 @@ export interface FileComparison {
 }
 
 /**
- * Compares `target` with the content and mode a file task would give it; reads only. `wanted`
- * is the content, or a function reading it (a copy's source).
+ * Compares `target` with the content and mode a file task would give it (`wanted`: the data, or
+ * a copy's source as read); reads only. A missing target would be created.
  */
 export async function compareFile(target: string, wanted: Buffer, mode: number): Promise<FileComparison> {
   const info = await stat(target).catch((err: NodeJS.ErrnoException) => {
