@@ -23,6 +23,9 @@ describe('contradictory flags - a usage error naming both', () => {
     ],
     [['runs', 'events', 'r1', '--follow', '--at', '3'], "option '--at <N>' cannot be used with option '--follow'"],
     [['deploy', '--env', 'prod', '--dry-run', '--noop'], "option '--dry-run' cannot be used with option '--noop'"],
+    [['deploy', '--env', 'prod', '--check', '--noop'], "option '--noop' cannot be used with option '--check'"],
+    [['deploy', '--env', 'prod', '--check', '--dry-run'], "option '--check' cannot be used with option '--dry-run'"],
+    [['deploy', '--env', 'prod', '--diff'], '--diff goes with --check (it shows what a check found)'],
     [
       ['deploy', '--env', 'prod', '--nodes', 'nodes.yaml', '--plugin', 'p1'],
       '--env plans from config-store (its release, plugins, nodes and settings); do not combine it with --nodes, --plugin',

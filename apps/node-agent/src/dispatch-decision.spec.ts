@@ -122,6 +122,17 @@ describe('journal keys', () => {
     });
   });
 
+  it('a check dispatch - changes nothing even when its noop says false, and asks the runner for a check', () => {
+    const check = checkDispatch({ ...dispatch(), check: true, diff: true, noop: false }, 'node-1');
+    expect(check).toMatchObject({ ok: true, dispatch: { noop: true, check: true } });
+    expect(executionOf(dispatch({ check: true, diff: true }))).toMatchObject({ noop: true, check: true, diff: true });
+    expect(executionOf(dispatch())).not.toHaveProperty('check');
+    expect(checkDispatch({ ...dispatch(), check: 'yes' }, 'node-1')).toMatchObject({
+      ok: false,
+      problems: ['check must be true or false'],
+    });
+  });
+
   it('the texts at the secret paths are handed to the runner to mask', () => {
     const d = dispatch({
       parameters: { cmd: 'x', env: { DB_PASSWORD: 'hunter2', PIN: 1234, HOME: '/root' } },

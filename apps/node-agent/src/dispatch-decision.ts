@@ -106,6 +106,8 @@ export function checkDispatch(value: unknown, nodeUid: string): DispatchCheck {
   if (typeof d.parameters !== 'object' || d.parameters === null || Array.isArray(d.parameters))
     problems.push('parameters must be an object');
   if (d.noop !== undefined && typeof d.noop !== 'boolean') problems.push('noop must be true or false');
+  if (d.check !== undefined && typeof d.check !== 'boolean') problems.push('check must be true or false');
+  if (d.diff !== undefined && typeof d.diff !== 'boolean') problems.push('diff must be true or false');
   const isPath = (p: unknown): boolean =>
     Array.isArray(p) && p.every((s) => typeof s === 'string' || (Number.isInteger(s) && (s as number) >= 0));
   if (d.secretPaths !== undefined && !(Array.isArray(d.secretPaths) && d.secretPaths.every(isPath)))
@@ -119,7 +121,11 @@ export function checkDispatch(value: unknown, nodeUid: string): DispatchCheck {
     if (d.dispatchId !== expected) problems.push(`dispatchId '${d.dispatchId}' is not run/key/attempt ('${expected}')`);
   }
   if (problems.length === 0)
-    return { ok: true, dispatch: { ...(d as unknown as TaskDispatchMessage), noop: d.noop === true } };
+    return {
+      ok: true,
+      // A check dispatch changes nothing whatever its noop says (ADR 0031).
+      dispatch: { ...(d as unknown as TaskDispatchMessage), noop: d.noop === true || d.check === true },
+    };
   const canReply = isText(d.runId) && isText(d.key) && isText(d.dispatchId);
   const replyTo = canReply
     ? {
@@ -142,8 +148,12 @@ export function executionOf(d: TaskDispatchMessage): TaskExecution {
     type: d.type,
     parameters: d.parameters,
     attempt: d.attempt,
-    noop: d.noop,
+    noop: d.noop || d.check === true,
   };
+  if (d.check) {
+    exec.check = true;
+    if (d.diff) exec.diff = true;
+  }
   if (d.secretPaths?.length) exec.secrets = textsAt(d.parameters, d.secretPaths);
   return exec;
 }
@@ -317,6 +327,7 @@ export function finishedMessage(
   };
   if (outcome.error !== undefined) message.error = outcome.error;
   if (outcome.attempts > 0) message.try = outcome.attempts;
+  if (outcome.check !== undefined) message.check = outcome.check;
   if (fromJournal) message.fromJournal = true;
   if (target.startedAt !== undefined) message.startedAt = target.startedAt;
   return message;

@@ -14,7 +14,15 @@ export interface TaskDispatchMessage {
   parameters: Record<string, unknown>;
   attempt: number;
   dispatchId: string;
+  /** Change nothing on the host (Fuel's noop: puppet `--noop`, rsync `--dry-run`, other tasks only say what they would do). Always set with `check`. */
   noop: boolean;
+  /**
+   * Check mode (ADR 0031): change nothing (as `noop`, which comes with it) and report whether the
+   * task would change something (`TaskProgressMessage.check`); check-safe shell tasks run.
+   */
+  check?: boolean;
+  /** With `check`: report the difference a file task or puppet would make. */
+  diff?: boolean;
   /**
    * Where `parameters` held sealed values that the orchestrator opened for this one dispatch
    * (key paths, e.g. `['env', 'DB_PASSWORD']`): the agent masks their values in the task's output.

@@ -48,6 +48,13 @@ export interface StartDeployment {
   strategy?: StrategyRef;
   dryRun: boolean;
   noop: boolean;
+  /**
+   * Check mode (ADR 0031): run the plan on the agents without changing the hosts and report per
+   * task whether it would change something. Exclusive with `dryRun` and `noop`.
+   */
+  check?: boolean;
+  /** With `check`: tasks that would change a file report the difference (bounded, `CHECK_DIFF_LIMIT_BYTES`). */
+  diff?: boolean;
   /** When a node it needs is held by another run: queue until it is free instead of being refused (ADR 0024). */
   waitForLocks?: boolean;
 }

@@ -21,6 +21,8 @@ export interface RunListEntry {
   events: number;
   envId?: string;
   graph?: string;
+  /** A check run (ADR 0031). */
+  check?: boolean;
   /** Who asked for the run (the identity that signed the command). */
   requestedBy?: string;
   startedAt: string;

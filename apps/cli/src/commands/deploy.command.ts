@@ -38,6 +38,7 @@ import { LocalPackages } from '../inputs/local-packages';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import type { PlanInputFlags } from './plan.command';
 import { describeEvent, queuedDetail, renderRecap } from './run-format';
+import { writeCheckRecap } from './check-recap';
 import { RunProgress, showsAboveBars } from './run-progress';
 import { WatchInterrupts } from './watch-interrupt';
 
@@ -46,6 +47,8 @@ interface DeployOptions extends PlanInputFlags {
   nodes?: string;
   dryRun?: boolean;
   noop?: boolean;
+  check?: boolean;
+  diff?: boolean;
   watch?: boolean;
   wait?: boolean;
   runId?: string;
@@ -324,6 +327,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
     throw new UsageError(
       `--strategy deploys the provisioning and default graphs group by group; do not combine it with --graph ${opts.graph}`,
     );
+  if (opts.diff && !opts.check) throw new UsageError('--diff goes with --check (it shows what a check found)');
   const filters = filtersOf(opts);
   const packages = new LocalPackages();
   try {
@@ -376,6 +380,7 @@ async function deployWith(
     ...(strategy ? { strategy } : {}),
     dryRun: !!opts.dryRun,
     noop: !!opts.noop,
+    ...(opts.check ? { check: true, ...(opts.diff ? { diff: true } : {}) } : {}),
     ...(opts.wait ? { waitForLocks: true } : {}),
   };
   await withNats(opts, async (session) => {
@@ -397,6 +402,11 @@ async function deployWith(
     }
     process.stderr.write(`run ${runId}\n`);
     const summary = await watchWithProgress(session, runId);
+    if (opts.check) {
+      await writeCheckRecap(session, summary, format, !!opts.diff);
+      if (summary.phase !== 'succeeded') process.exitCode = 1;
+      return;
+    }
     await writeOut(format === 'text' ? renderRecap(summary) : format === 'json' ? toJson(summary) : toYaml(summary));
     if (summary.phase !== 'succeeded') process.exitCode = 1;
   });
@@ -417,7 +427,14 @@ export function registerDeployCommand(program: Command): void {
   addPlanInputOptions(cmd)
     .option('--strategy <NAME|FILE>', 'deploy group by group: a strategy uploaded to config-store, or a strategy file')
     .addOption(new Option('--dry-run', 'validate and plan, run nothing').conflicts('noop'))
-    .option('--noop', 'agents report what they would do (puppet --noop)')
+    .addOption(new Option('--noop', 'agents report what they would do (puppet --noop)').conflicts('check'))
+    .addOption(
+      new Option(
+        '--check',
+        'check mode: run the plan on the agents without changing anything (puppet --noop, rsync --dry-run, file tasks compare, shell tasks only when check_safe); the recap says per task whether it would change something',
+      ).conflicts('dryRun'),
+    )
+    .addOption(new Option('--diff', 'with --check: show the difference each task would make'))
     .option('--watch', 'follow the run until it ends, then print the recap')
     .option(
       '--wait',
@@ -428,7 +445,7 @@ export function registerDeployCommand(program: Command): void {
     .option('-o, --output <FORMAT>', 'text|json|yaml', 'text')
     .addHelpText(
       'after',
-      '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n  granule deploy --env prod --wait --watch\n',
+      '\nExamples:\n  granule deploy --release examples/releases/example-release --nodes examples/releases/example-release/nodes.yaml --watch\n  granule deploy --release examples/releases/example-release --nodes nodes.yaml --strategy examples/strategies/deployment-strategy.yaml --watch\n  granule deploy --env prod --graph provisioning --node 3,4 --watch\n  granule deploy --env prod --wait --watch\n  granule deploy --env prod --check --diff --watch\n',
     )
     .action((opts: DeployOptions) => runDeploy(opts));
   addCommandTtlOption(cmd);

@@ -9,7 +9,7 @@ export function describeEvent(entry: RunEventEntry): string {
   let detail = '';
   switch (e.type) {
     case 'DeploymentRequested':
-      detail = `${e.data.envId ? `env ${e.data.envId}` : 'inline plan'}, graph ${e.data.graph}${e.data.dryRun ? ', dry run' : ''}${e.data.noop ? ', noop' : ''}${e.data.retryOf ? `, retry of ${e.data.retryOf.runId}` : ''}`;
+      detail = `${e.data.envId ? `env ${e.data.envId}` : 'inline plan'}, graph ${e.data.graph}${e.data.dryRun ? ', dry run' : ''}${e.data.noop ? ', noop' : ''}${e.data.check ? `, check${e.data.diff ? ' with diff' : ''}` : ''}${e.data.retryOf ? `, retry of ${e.data.retryOf.runId}` : ''}`;
       break;
     case 'PlanAccepted':
       detail = `${e.data.tasks} tasks on ${e.data.nodes.length} nodes (plan ${e.data.planId})`;
@@ -18,11 +18,13 @@ export function describeEvent(entry: RunEventEntry): string {
       detail = `${e.data.key}${e.data.attempt > 1 ? ` (attempt ${e.data.attempt})` : ''}`;
       break;
     case 'TaskStarted':
-    case 'TaskSkipped':
       detail = e.data.key;
       break;
+    case 'TaskSkipped':
+      detail = e.data.reason === 'check' ? `${e.data.key}: not run in a check (${e.data.detail ?? ''})` : e.data.key;
+      break;
     case 'TaskSucceeded':
-      detail = `${e.data.key} in ${(e.data.durationMs / 1000).toFixed(1)} s`;
+      detail = `${e.data.key} in ${(e.data.durationMs / 1000).toFixed(1)} s${e.data.check ? `: ${e.data.check.verdict.replace('_', ' ')}` : ''}`;
       break;
     case 'TaskFailed':
       detail = `${e.data.key}: ${e.data.error ?? `exit ${e.data.exitCode}`}${e.data.outputTail ? ` — ${lastLine(e.data.outputTail)}` : ''}`;
@@ -146,7 +148,7 @@ export function renderRecap(summary: RunSummary): string {
       ? `succeeded within fault tolerance (${plural(failedNodes.length, 'node')} failed: ${failedNodes.join(', ')})`
       : summary.phase;
   return (
-    `RECAP run ${summary.runId}: ${phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
+    `RECAP run ${summary.runId}${summary.check ? ' (check)' : ''}: ${phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
     (summary.requestedBy ? `requested by ${summary.requestedBy}\n` : '') +
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
     (failures.length ? `failures:\n${failures.join('\n')}\n` : '') +

@@ -27,6 +27,7 @@ import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 import { followRunEvents, waitUntilPlanned, watchRun, watchWithProgress } from './deploy.command';
 import { registerRunTasksCommand } from './logs.command';
 import { describeEvent, queuedDetail, renderRecap } from './run-format';
+import { writeCheckRecap } from './check-recap';
 
 interface Conn {
   natsUrl?: string;
@@ -99,7 +100,7 @@ export function registerRunsCommands(program: Command): void {
                 phase: r.phase,
                 events: r.events,
                 env: r.envId ?? '(inline)',
-                graph: r.graph,
+                graph: r.check ? `${r.graph} (check)` : r.graph,
                 started: r.startedAt,
                 updated: r.updatedAt,
               })),
@@ -115,12 +116,13 @@ export function registerRunsCommands(program: Command): void {
       .argument('<RUN>', 'run id')
       .description("show a run's state and recap; with --at N, as it was after event N (time travel)")
       .option('--at <N>', 'the state after event N')
+      .option('--diff', 'a check run (deploy --check): show the difference each task would make')
       .option('-o, --output <FORMAT>', 'table|json|yaml', 'table')
       .addHelpText(
         'after',
         '\nExamples:\n  granule runs show 20261122-101500-ab12\n  granule runs show 20261122-101500-ab12 --at 7 -o json\n',
       )
-      .action(async (runId: string, opts: Conn & { at?: string }) => {
+      .action(async (runId: string, opts: Conn & { at?: string; diff?: boolean }) => {
         const format = parseFormat(opts.output, FORMATS);
         const at = atVersion(opts.at);
         await withNats(opts, async (s) => {
@@ -128,6 +130,11 @@ export function registerRunsCommands(program: Command): void {
             runId,
             ...(at ? { at } : {}),
           });
+          // A check run: what it found, task by task (ADR 0031).
+          if (summary.check) {
+            await writeCheckRecap(s, summary, format === 'table' ? 'text' : format, !!opts.diff);
+            return;
+          }
           await print(
             format,
             summary,
@@ -279,7 +286,9 @@ export function registerRunsCommands(program: Command): void {
             }
             process.stderr.write(`run ${newRun} (retry of ${runId})\n`);
             const summary = await watchWithProgress(s, newRun);
-            await print(format, summary, () => renderRecap(summary));
+            // A retry of a check run is a check (ADR 0031): say what it found.
+            if (summary.check) await writeCheckRecap(s, summary, format, false);
+            else await print(format, summary, () => renderRecap(summary));
             if (summary.phase !== 'succeeded') process.exitCode = 1;
           });
         },

@@ -70,13 +70,14 @@ export class RunQueries {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
     const streams = await this.store.newestStreams('run', limit, listFilter(q));
     return streams.map((s) => {
-      const first = s.first.data as { envId?: string; graph?: string; requestedBy?: string };
+      const first = s.first.data as { envId?: string; graph?: string; requestedBy?: string; check?: boolean };
       return {
         runId: s.streamId.slice('run-'.length),
         phase: phaseAfterEvent(s.lastEventType),
         events: s.version,
         ...(first.envId ? { envId: first.envId } : {}),
         ...(first.graph ? { graph: first.graph } : {}),
+        ...(first.check ? { check: true } : {}),
         ...(first.requestedBy ? { requestedBy: first.requestedBy } : {}),
         startedAt: s.createdAt.toISOString(),
         updatedAt: s.updatedAt.toISOString(),

@@ -11,6 +11,7 @@ export function requestData(command: StartDeployment): DeploymentRequested['data
     ...(command.strategy ? { strategy: command.strategy } : {}),
     dryRun: command.dryRun,
     noop: command.noop,
+    ...(command.check ? { check: true, ...(command.diff ? { diff: true } : {}) } : {}),
     ...(command.waitForLocks ? { waitForLocks: true } : {}),
   };
 }

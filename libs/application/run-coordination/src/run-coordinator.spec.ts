@@ -440,6 +440,23 @@ describe('RunCoordinator', () => {
     const statuses = (log: MemoryRunEventLog, uid: string) =>
       (log.nodeStreams.get(uid) ?? []).map((e) => [e.data.from ?? null, e.data.to, e.data.runId]);
 
+    it('a check run (ADR 0031) - its dispatches are checks and noop, it takes the nodes, and says nothing of their status', async () => {
+      const w = world();
+      await w.coordinator.start({ ...start, check: true, diff: true });
+      expect(w.dispatched.map((d) => [d.dispatchId, d.noop, d.check, d.diff])).toEqual([
+        ['r1/a@n1/1', true, true, true],
+        ['r1/a@n2/1', true, true, true],
+      ]);
+      expect((await w.log.read('r1'))[0]).toMatchObject({ data: { check: true, diff: true, noop: false } });
+      for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await w.succeed(key);
+      expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentSucceeded');
+      expect([statuses(w.log, 'n1'), statuses(w.log, 'n2')]).toEqual([[], []]);
+      expect(w.log.lockStreams.get('n1')?.map((e) => `${e.type} ${e.data.runId}`)).toEqual([
+        'NodeLocked r1',
+        'NodeReleased r1',
+      ]);
+    });
+
     it("deploying at a node's first dispatch, ready once its work is done, error when it fails; nothing repeated", async () => {
       const w = world();
       await w.coordinator.start(start);

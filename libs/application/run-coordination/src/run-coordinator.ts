@@ -123,7 +123,8 @@ export class RunCoordinator {
         if (!plan) return undefined;
         const at = this.now();
         const known = new Map(run.local.nodeStatus);
-        const changes = nodeStatusChanges(run.state, plan, events, known, at);
+        // A check run (ADR 0031) changed no node: it says nothing of their status.
+        const changes = run.state.request?.check ? [] : nodeStatusChanges(run.state, plan, events, known, at);
         const locks = nodeLockChanges(run.state, events, run.local.locksHeld, at);
         const versions = run.local.lockVersions;
         const lockAppends = locks.events.map((e): NodeLockAppend => ({
@@ -514,6 +515,7 @@ export class RunCoordinator {
             filters: request.filters,
             dryRun: request.dryRun,
             noop: request.noop,
+            ...(request.check ? { check: true, ...(request.diff ? { diff: true } : {}) } : {}),
           };
         } else {
           await this.driver.execute(run, [
@@ -669,7 +671,9 @@ export class RunCoordinator {
       parameters: plan.parameters[i],
       attempt,
       dispatchId: dispatchIdOf(run.id, key, attempt),
-      noop: run.state.request?.noop ?? false,
+      // A check dispatch is a noop one too: an agent that does not know check mode changes nothing either.
+      noop: (run.state.request?.noop || run.state.request?.check) ?? false,
+      ...(run.state.request?.check ? { check: true, ...(run.state.request.diff ? { diff: true } : {}) } : {}),
     };
   }
 

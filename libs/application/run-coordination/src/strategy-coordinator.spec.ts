@@ -124,6 +124,29 @@ async function outcomeOf(fail: {
   return { events, report: reported.data.report };
 }
 
+describe('StrategyCoordinator - a check (ADR 0031)', () => {
+  it('every phase run of a strategy check is a check: recorded so, its dispatches checks, no node status', async () => {
+    const w = world({});
+    const dispatched: TaskDispatchMessage[] = [];
+    const shift = w.queue.shift.bind(w.queue);
+    w.queue.shift = () => {
+      const m = shift();
+      if (m) dispatched.push(m);
+      return m;
+    };
+    await w.strategies.start({ ...start, check: true });
+    await w.drain();
+    const events = await w.log.read('s1');
+    expect(events.at(-1)?.type).toBe('DeploymentSucceeded');
+    const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+    expect(phases.length).toBeGreaterThan(1);
+    for (const id of phases) expect((await w.log.read(id))[0]).toMatchObject({ data: { check: true } });
+    expect(dispatched.length).toBeGreaterThan(0);
+    expect(dispatched.every((d) => d.check === true && d.noop === true)).toBe(true);
+    expect([...w.log.nodeStreams.values()].flat()).toEqual([]);
+  });
+});
+
 describe('StrategyCoordinator - inline inputs the CLI stored (ADR 0029)', () => {
   it('the strategy run keeps their reference, not the inputs, and every phase run is planned from it', async () => {
     const inputs = { name: 'e'.repeat(64), size: 2_000_000 };

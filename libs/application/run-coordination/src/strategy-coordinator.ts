@@ -258,6 +258,7 @@ export class StrategyCoordinator {
       filters: { ...(request.filters ?? {}), nodes: action.nodes },
       dryRun: request.dryRun,
       noop: request.noop,
+      ...(request.check ? { check: true, ...(request.diff ? { diff: true } : {}) } : {}),
     };
     await this.children.accept(command, {
       childOf: { runId: run.id, group: action.group, phase: action.kind },

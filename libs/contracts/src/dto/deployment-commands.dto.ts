@@ -60,6 +60,8 @@ export class StartDeploymentCommand {
   @IsOptional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;
   @IsBoolean() dryRun = false;
   @IsBoolean() noop = false;
+  @IsOptional() @IsBoolean() check?: boolean;
+  @IsOptional() @IsBoolean() diff?: boolean;
   @IsOptional() @IsBoolean() waitForLocks?: boolean;
 }
 

@@ -1,3 +1,4 @@
+import { checkReportOf } from '@granule/run-events';
 import type { CommandExpiry, DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/run-events';
 import { lockConflicts, nodesLockedReason, nodesToLock, sameHolders } from './node-locks';
 import type { NodeHolders } from './node-locks';
@@ -262,7 +263,26 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
         at,
         ...(m.try !== undefined ? { tries: m.try } : {}),
       };
-      if (m.status === 'succeeded') return [...started, { type: 'TaskSucceeded', data: result }];
+      if (m.status === 'succeeded') {
+        // A check run (ADR 0031): a task the agent did not run is skipped; one that ran says
+        // whether it would change something. Reports of other runs carry no check.
+        const check = state.request?.check ? checkReportOf(m.check) : undefined;
+        if (check?.verdict === 'skipped')
+          return [
+            ...started,
+            {
+              type: 'TaskSkipped',
+              data: { key: m.key, reason: 'check', at, ...(check.reason ? { detail: check.reason } : {}) },
+            },
+          ];
+        return [
+          ...started,
+          {
+            type: 'TaskSucceeded',
+            data: { ...result, ...(check ? { check } : {}) },
+          },
+        ];
+      }
       if (!p.failOnError[i])
         return [...started, { type: 'TaskSkipped', data: { key: m.key, reason: 'fail_on_error', at } }];
       const failure: RunEvent =

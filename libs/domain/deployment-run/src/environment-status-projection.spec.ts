@@ -19,6 +19,7 @@ describe('environment status projection', () => {
     expect(runSpeaksForEnvironment(request({ graph: 'provisioning' }))).toBe(false);
     expect(runSpeaksForEnvironment(request({ dryRun: true }))).toBe(false);
     expect(runSpeaksForEnvironment(request({ noop: true }))).toBe(false);
+    expect(runSpeaksForEnvironment(request({ check: true }))).toBe(false);
     expect(runSpeaksForEnvironment(request({ childOf: { runId: 's1', group: 'g', phase: 'deploy' } }))).toBe(false);
   });
 

@@ -5,7 +5,7 @@ export type ProjectedEnvironmentStatus = 'deployment' | 'operational' | 'partial
 
 /**
  * Whether a run's course is its environment's: a deployment of an environment's default graph
- * that changes the hosts. Dry runs, noop runs, other graphs (provisioning, custom) and inline
+ * that changes the hosts. Dry runs, noop runs, check runs (ADR 0031), other graphs (provisioning, custom) and inline
  * inputs leave the environment's status alone; a strategy's phase runs speak through their
  * strategy run.
  */
@@ -15,6 +15,7 @@ export function runSpeaksForEnvironment(request: DeploymentRequested['data']): b
     request.graph === 'default' &&
     !request.dryRun &&
     !request.noop &&
+    !request.check &&
     request.childOf === undefined
   );
 }

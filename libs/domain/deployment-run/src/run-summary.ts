@@ -63,6 +63,7 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
     version: state.version,
     ...(state.planId ? { planId: state.planId } : {}),
     ...(state.request?.requestedBy ? { requestedBy: state.request.requestedBy } : {}),
+    ...(state.request?.check ? { check: true } : {}),
     ...(state.terminalReason
       ? { reason: state.terminalReason }
       : state.stopReason

@@ -27,7 +27,7 @@ class Scenario {
 
   constructor(
     readonly plan: ExecutablePlan,
-    options: { dryRun?: boolean; offline?: string[]; only?: string[]; tolerant?: boolean } = {},
+    options: { dryRun?: boolean; offline?: string[]; only?: string[]; tolerant?: boolean; check?: boolean } = {},
   ) {
     this.state = initialRunState('r1');
     this.when({
@@ -38,6 +38,7 @@ class Scenario {
         dryRun: options.dryRun ?? false,
         noop: false,
         ...(options.tolerant ? { tolerateNodeFailures: true } : {}),
+        ...(options.check ? { check: true } : {}),
       },
     });
     this.when({
@@ -551,5 +552,65 @@ describe('run - choosing among ready tasks', () => {
     expect(simulated.timeline.filter((e) => e.node === 'h').map((e) => e.task)).toEqual(['seed', 'fan']);
     run.report('seed@h', 'succeeded');
     expect(run.dispatch().sort()).toEqual(['fan@h', 'step-1@w']);
+  });
+});
+
+describe('run - check mode (ADR 0031)', () => {
+  const checkReport = (run: Scenario, key: string, check: unknown): RunEvent[] => {
+    const node = key.split('@')[1];
+    return run.when({
+      type: 'RecordProgress',
+      message: {
+        runId: 'r1',
+        key,
+        node,
+        attempt: 1,
+        dispatchId: `r1/${key}/1`,
+        status: 'succeeded',
+        at: at(1),
+        check: check as TaskProgressMessage['check'],
+      },
+    });
+  };
+
+  it('a task the agent skipped in a check - TaskSkipped with reason check, and the tasks after it run', () => {
+    const run = new Scenario(planOf(CHAIN, nodes), { check: true });
+    expect(run.dispatch()).toEqual(['a@n1', 'a@n2']);
+    const events = checkReport(run, 'a@n1', { verdict: 'skipped', reason: 'shell task not marked check_safe' });
+    expect(events).toEqual([
+      {
+        type: 'TaskSkipped',
+        data: { key: 'a@n1', reason: 'check', at: at(1), detail: 'shell task not marked check_safe' },
+      },
+    ]);
+    expect(run.status('a@n1')).toBe('skipped');
+    checkReport(run, 'a@n2', { verdict: 'no_change', reason: 'ok' });
+    expect(run.dispatch()).toEqual(['b@n1', 'b@n2']);
+  });
+
+  it('a task that ran in a check - TaskSucceeded says whether it would change something, with its diff', () => {
+    const run = new Scenario(planOf(CHAIN, nodes), { check: true });
+    run.dispatch();
+    const [e] = checkReport(run, 'a@n1', {
+      verdict: 'would_change',
+      reason: 'content differs',
+      diff: '-a\n+b\n',
+      extra: 1,
+    });
+    expect(e).toMatchObject({
+      type: 'TaskSucceeded',
+      data: { check: { verdict: 'would_change', reason: 'content differs', diff: '-a\n+b\n' } },
+    });
+    expect(Object.keys((e.data as { check: object }).check).sort()).toEqual(['diff', 'reason', 'verdict']);
+    expect(summarizeRun(run.state, run.events).check).toBe(true);
+  });
+
+  it('a report of a run that is not a check - its check field is ignored, a skip cannot be forged', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    const [e] = checkReport(run, 'a@n1', { verdict: 'skipped', reason: 'forged' });
+    expect(e.type).toBe('TaskSucceeded');
+    expect(e.data).not.toHaveProperty('check');
+    expect(summarizeRun(run.state, run.events).check).toBeUndefined();
   });
 });

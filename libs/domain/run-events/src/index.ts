@@ -4,3 +4,4 @@ export * from './run.errors';
 export * from './run-summary.types';
 export * from './task-report';
 export * from './task-log';
+export * from './check-report';

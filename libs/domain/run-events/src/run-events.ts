@@ -1,4 +1,5 @@
 import type { StrategyPlan, StrategyReport } from '@granule/deployment-strategy';
+import type { TaskCheckReport } from './check-report';
 
 /**
  * Events of a deployment run (stream `run-<runId>`) and of a node (stream `node-<uid>`).
@@ -25,6 +26,13 @@ export interface DeploymentRequested {
     inputs?: { name: string; size: number };
     dryRun: boolean;
     noop: boolean;
+    /**
+     * A check run (ADR 0031): the agents change nothing and report per task whether it would
+     * change something. It speaks for no environment and changes no node status.
+     */
+    check?: boolean;
+    /** With `check`: the tasks report the difference they would make. */
+    diff?: boolean;
     /** Who asked: the identity that signed the command, never a field the client fills in (`anonymous` on a NATS without auth). */
     requestedBy?: string;
     /** Set for RetryFailed: the run retried and the keys it reruns. */
@@ -144,6 +152,8 @@ export interface TaskSucceeded {
     at: string;
     /** Tries made on the host (absent from agents that did not say: one). */
     tries?: number;
+    /** Check runs: whether the task would change something (never `skipped`: that is a TaskSkipped). */
+    check?: TaskCheckReport;
   };
 }
 
@@ -167,10 +177,14 @@ export interface TaskTimedOut {
   data: { key: string; attempt: number; at: string; durationMs?: number; outputTail?: string; tries?: number };
 }
 
-/** A task that failed with `fail_on_error: false`; it counts as skipped. */
+/**
+ * A task that failed with `fail_on_error: false` (`reason: fail_on_error`), or that a check run
+ * did not run (`reason: check`: a shell task not marked check-safe, a reboot; `detail` says
+ * which); it counts as skipped.
+ */
 export interface TaskSkipped {
   type: 'TaskSkipped';
-  data: { key: string; reason: 'fail_on_error'; at: string };
+  data: { key: string; reason: 'fail_on_error' | 'check'; at: string; detail?: string };
 }
 
 export interface GroupToleranceExceeded {

@@ -12,6 +12,8 @@ export interface RunSummary {
   /** Who asked for the run: the identity that signed its command (`anonymous` on a NATS without auth). */
   requestedBy?: string;
   reason?: string;
+  /** A check run (ADR 0031): nothing on the hosts was changed. */
+  check?: boolean;
   /** Task instances on real nodes by status. */
   totals: InstanceCounts;
   /** Per node: counts by status (a recap line). */

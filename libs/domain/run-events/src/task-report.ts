@@ -1,3 +1,5 @@
+import type { TaskCheckReport } from './check-report';
+
 /**
  * The id of one dispatch of a task instance: `<run>/<task>@<node>/<attempt>`. It is the
  * JetStream message id of the dispatch and the agent's idempotency key.
@@ -38,4 +40,6 @@ export interface TaskProgressMessage {
   timedOut?: boolean;
   /** `attempt_failed`: how many tries the task has on the host (its retries + 1). */
   tries?: number;
+  /** On an outcome of a check dispatch: what the task found, or that it was skipped (ADR 0031). */
+  check?: TaskCheckReport;
 }

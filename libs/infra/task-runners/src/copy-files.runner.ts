@@ -1,5 +1,7 @@
 import * as path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { copyFileAtomic } from './atomic-file';
+import { checked, compareFile } from './check-mode';
 import { resolveUnderRoots } from './path-guard';
 import { cancelled, failedWith, finished, type AttemptState } from './attempt-state';
 import { formatMode, ParameterReader } from './task-parameters';
@@ -61,6 +63,7 @@ export async function runCopyFilesTask(state: AttemptState): Promise<TaskOutcome
   if (refused.length === 1) throw refused[0];
   if (refused.length > 1) throw new TaskRunnerError(refused[0].code, refused.map((e) => e.message).join('\n'));
 
+  if (state.exec.check) return checkCopies(state, plan);
   for (const [i, c] of plan.entries()) {
     if (state.signal?.aborted) return cancelled(state, 1);
     const what = `${c.src} -> ${c.target} (mode ${formatMode(c.mode)})`;
@@ -77,4 +80,30 @@ export async function runCopyFilesTask(state: AttemptState): Promise<TaskOutcome
     state.output.write('stdout', `copied ${what}\n`);
   }
   return finished(state, { status: 'succeeded', exitCode: 0, attempts: state.exec.noop ? 0 : 1 });
+}
+
+/** Check mode: compares each destination with its source, reads only (ADR 0031). */
+async function checkCopies(state: AttemptState, plan: PlannedCopy[]): Promise<TaskOutcome> {
+  const summaries: string[] = [];
+  let diff = '';
+  let changed = 0;
+  for (const [i, c] of plan.entries()) {
+    if (state.signal?.aborted) return cancelled(state, 0);
+    let source: Buffer;
+    try {
+      source = await readFile(c.src);
+    } catch (err) {
+      const message = `copy_files file ${i + 1} of ${plan.length}: cannot read '${c.src}': ${(err as Error).message}`;
+      return failedWith(state, new TaskIoError(message, { cause: err }), 0);
+    }
+    const r = await compareFile(c.target, source, c.mode);
+    state.output.write('stdout', `${r.summary}\n`);
+    if (!r.changed) continue;
+    changed++;
+    summaries.push(r.summary);
+    diff += r.diff;
+  }
+  return changed === 0
+    ? checked(state, 'no_change', `${plan.length} file${plan.length === 1 ? '' : 's'} as wanted`)
+    : checked(state, 'would_change', `${changed} of ${plan.length} files: ${summaries.join('; ')}`, diff);
 }

@@ -40,6 +40,7 @@ export class OutputCollector {
   private currentTry = 1;
   private readonly pending: Record<OutputStream, Buffer> = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
   private tailParts: Buffer[] = [];
+  private capture?: { stream: OutputStream; limit: number; parts: Buffer[]; size: number; total: number };
   private tailSize = 0;
 
   constructor(
@@ -54,6 +55,21 @@ export class OutputCollector {
   /** Output from now on belongs to try `n` (call once the previous try's output was flushed). */
   startTry(n: number): void {
     this.currentTry = n;
+    if (this.capture) this.capture = { ...this.capture, parts: [], size: 0, total: 0 };
+  }
+
+  /**
+   * From now on keeps what `stream` emits in the current try (masked, at most `limitBytes`;
+   * `captured().totalBytes` counts all of it): how check mode reads rsync's itemized changes and
+   * puppet's noop report.
+   */
+  captureStream(stream: OutputStream, limitBytes: number): void {
+    this.capture = { stream, limit: limitBytes, parts: [], size: 0, total: 0 };
+  }
+
+  /** What `captureStream` kept of the current try, and how many bytes the stream emitted in it. */
+  captured(): { text: string; totalBytes: number } {
+    return { text: Buffer.concat(this.capture?.parts ?? []).toString('utf8'), totalBytes: this.capture?.total ?? 0 };
   }
 
   /** Takes raw bytes (or text) from one stream; emits whole characters only. */
@@ -104,6 +120,7 @@ export class OutputCollector {
       const piece = rest.subarray(0, n);
       offset += n;
       this.keepTail(piece);
+      if (this.capture?.stream === stream) this.keepCaptured(this.capture, piece);
       if (this.listener) {
         try {
           this.listener({ stream, data: piece.toString('utf8'), seq: this.seq++, try: this.currentTry });
@@ -112,6 +129,15 @@ export class OutputCollector {
         }
       }
     }
+  }
+
+  private keepCaptured(c: NonNullable<typeof this.capture>, piece: Buffer): void {
+    c.total += piece.length;
+    const room = c.limit - c.size;
+    if (room <= 0) return;
+    const kept = piece.length <= room ? piece : piece.subarray(0, charBoundary(piece, room));
+    c.parts.push(Buffer.from(kept));
+    c.size += kept.length;
   }
 
   private keepTail(piece: Buffer): void {

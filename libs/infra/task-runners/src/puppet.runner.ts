@@ -1,4 +1,6 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { CHECK_DIFF_LIMIT_BYTES } from '@granule/run-events';
+import { withCheck } from './check-mode';
 import * as path from 'node:path';
 import { runWithRetries } from './run-process';
 import { workingDir, type AttemptState } from './attempt-state';
@@ -23,13 +25,15 @@ export function puppetStateDir(stateDir: string, nodeUid: string): string {
 
 /**
  * The `puppet apply` argument list: detailed exit codes, all state under `puppetHome` (so the run
- * needs no root and agents on one host do not share locks or caches), `--noop` on request.
+ * needs no root and agents on one host do not share locks or caches), `--noop` on request
+ * (`--show_diff` too with `showDiff`: file changes are printed as diffs).
  */
 export function puppetApplyArgs(
   manifest: string,
   modulePath: string | undefined,
   puppetHome: string,
   noop: boolean,
+  showDiff = false,
 ): string[] {
   return [
     'apply',
@@ -42,6 +46,7 @@ export function puppetApplyArgs(
     `--rundir=${path.join(puppetHome, 'run')}`,
     ...(modulePath ? [`--modulepath=${modulePath}`] : []),
     ...(noop ? ['--noop'] : []),
+    ...(noop && showDiff ? ['--show_diff'] : []),
     manifest,
   ];
 }
@@ -68,8 +73,23 @@ export async function runPuppetTask(state: AttemptState): Promise<TaskOutcome> {
     .filter((m) => m !== '')
     .map((m) => path.resolve(cwd, m))
     .join(':');
-  const args = puppetApplyArgs(path.resolve(cwd, manifest), modulePath, home, state.exec.noop === true);
-  return runWithRetries(
+  const check = state.exec.check === true;
+  const args = puppetApplyArgs(
+    path.resolve(cwd, manifest),
+    modulePath,
+    home,
+    state.exec.noop === true || check,
+    // Not for a task with secrets: its output (the task log) would show the files' old contents.
+    check && state.exec.diff === true && !state.exec.secrets?.length,
+  );
+  // Check mode: `puppet apply --noop` exits 0 whether or not it would change something (puppet
+  // 7), so the verdict is read from the run report it leaves in its own state dir.
+  const report = path.join(home, 'var', 'state', 'last_run_report.yaml');
+  if (check) {
+    await rm(report, { force: true });
+    state.output.captureStream('stdout', CHECK_DIFF_LIMIT_BYTES * 2);
+  }
+  const outcome = await runWithRetries(
     { command: state.puppetBin, args, cwd, env: { ...state.baseEnv, HOME: home, ...env } },
     {
       label: 'puppet apply',
@@ -82,4 +102,23 @@ export async function runPuppetTask(state: AttemptState): Promise<TaskOutcome> {
     state,
     state.startedAt,
   );
+  if (!check) return outcome;
+  const pending = await noopPending(report);
+  const changes = state.output
+    .captured()
+    .text.split('\n')
+    .filter((l) => !/^Notice: (Compiled|Applied) catalog/.test(l))
+    .join('\n');
+  if (pending === undefined)
+    return withCheck(state, outcome, 'unknown', `puppet --noop left no readable run report (${report})`, changes);
+  return pending
+    ? withCheck(state, outcome, 'would_change', 'puppet --noop reports pending changes', changes)
+    : withCheck(state, outcome, 'no_change', 'puppet --noop reports no pending change');
+}
+
+/** `noop_pending` of a puppet run report (true: a real run would change something), or undefined. */
+async function noopPending(reportFile: string): Promise<boolean | undefined> {
+  const text = await readFile(reportFile, 'utf8').catch(() => undefined);
+  const m = text && /^noop_pending: (true|false)$/m.exec(text);
+  return m ? m[1] === 'true' : undefined;
 }

@@ -1,5 +1,6 @@
 import { runWithRetries } from './run-process';
 import { finished, type AttemptState } from './attempt-state';
+import { skippedInCheck } from './check-mode';
 import { ParameterReader } from './task-parameters';
 import { REBOOT_COMMAND_TIMEOUT_SEC, REBOOT_DEFAULTS, type TaskOutcome } from './task-runner.types';
 
@@ -13,6 +14,7 @@ export async function runRebootTask(state: AttemptState): Promise<TaskOutcome> {
   const p = new ParameterReader('reboot', state.exec.parameters);
   const rebootTimeoutSec = p.seconds('timeout', REBOOT_DEFAULTS.timeout);
   p.check();
+  if (state.exec.check) return skippedInCheck(state, 'a check run never reboots');
   if (state.exec.noop) {
     state.output.write('stdout', `would reboot with: ${state.rebootCommand}\n`);
     return finished(state, { status: 'succeeded', exitCode: 0, attempts: 0 });

@@ -1,5 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
+import { CHECK_DIFF_LIMIT_BYTES } from '@granule/run-events';
+import { withCheck } from './check-mode';
 import { resolveUnderRoots } from './path-guard';
 import { runWithRetries } from './run-process';
 import { type AttemptState } from './attempt-state';
@@ -47,10 +49,24 @@ export async function runSyncTask(state: AttemptState): Promise<TaskOutcome> {
     srcArg,
     dstArg,
   ];
-  return runWithRetries(
+  // Check mode: the dry run's itemized changes (its stdout) say what a sync would change.
+  if (state.exec.check) state.output.captureStream('stdout', CHECK_DIFF_LIMIT_BYTES);
+  const outcome = await runWithRetries(
     { command: state.rsyncBin, args, cwd: state.rootDir, env: state.baseEnv },
     { label: 'rsync', timeoutSec, retries, intervalSec, isSuccess: (code) => code === 0 },
     state,
     state.startedAt,
   );
+  if (!state.exec.check) return outcome;
+  const { text, totalBytes } = state.output.captured();
+  const changes = text.split('\n').filter((l) => l !== '').length;
+  return totalBytes > 0
+    ? withCheck(
+        state,
+        outcome,
+        'would_change',
+        `rsync --dry-run lists ${changes}${text.length < totalBytes ? ' or more' : ''} change${changes === 1 ? '' : 's'}`,
+        text,
+      )
+    : withCheck(state, outcome, 'no_change', 'rsync --dry-run lists no change');
 }

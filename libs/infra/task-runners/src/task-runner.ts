@@ -34,7 +34,8 @@ export async function runTask(
   signal?: AbortSignal,
   options?: RunTaskOptions,
 ): Promise<TaskOutcome> {
-  const state = createAttemptState(exec, ctx, onOutput, signal, options);
+  // A check changes nothing: every runner's noop path applies to it too (ADR 0031).
+  const state = createAttemptState(exec.check ? { ...exec, noop: true } : exec, ctx, onOutput, signal, options);
   const outcome = await runIn(state);
   // An error message may quote a parameter (a refused value): masked like the output.
   return outcome.error === undefined ? outcome : { ...outcome, error: state.output.maskText(outcome.error) };
@@ -43,7 +44,13 @@ export async function runTask(
 async function runIn(state: AttemptState): Promise<TaskOutcome> {
   const exec = state.exec;
   if (state.signal?.aborted) return cancelled(state, 0);
-  if (NO_OP_TYPES.has(exec.type)) return finished(state, { status: 'succeeded', exitCode: 0, attempts: 0 });
+  if (NO_OP_TYPES.has(exec.type))
+    return finished(state, {
+      status: 'succeeded',
+      exitCode: 0,
+      attempts: 0,
+      ...(exec.check ? { check: { verdict: 'no_change', reason: `${exec.type} does no work` } } : {}),
+    });
   const runner = RUNNERS[exec.type];
   if (!runner) return failedWith(state, new UnknownTaskTypeError(exec.type), 0);
   try {

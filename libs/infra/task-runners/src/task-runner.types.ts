@@ -1,4 +1,5 @@
 import type { TaskType } from '@granule/task-model';
+import type { TaskCheckReport } from '@granule/run-events';
 import type { Clock } from './clock';
 import type { ProcessSpawner } from './process-spawner';
 
@@ -17,6 +18,14 @@ export interface TaskExecution {
   attempt?: number;
   /** Report what would be done and change nothing (puppet `--noop`, rsync `--dry-run`). */
   noop?: boolean;
+  /**
+   * Check mode (ADR 0031): change nothing (as `noop`, which `runTask` sets with it) and say
+   * whether the task would change something (`TaskOutcome.check`): puppet `--noop`, rsync
+   * `--dry-run`, file tasks compare; shell tasks run only with `check_safe: true`, reboots never.
+   */
+  check?: boolean;
+  /** With `check`: put the difference the task would make in `TaskOutcome.check.diff`. */
+  diff?: boolean;
   /**
    * The clear texts of the task's secrets (the values the orchestrator unsealed for it): masked
    * as `***` in its output, output tail and error before anything leaves the runner.
@@ -75,6 +84,8 @@ export interface TaskOutcome {
   rebootRequested?: boolean;
   /** How long to wait for the host to come back (reboot `parameters.timeout`, default 300). */
   rebootTimeoutSec?: number;
+  /** Check mode: what the task found (set on every succeeded outcome of a check). */
+  check?: TaskCheckReport;
 }
 
 /** Where and how tasks run on this host. */

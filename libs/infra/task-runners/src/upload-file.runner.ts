@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic-file';
+import { checked, compareFile } from './check-mode';
 import { resolveUnderRoots } from './path-guard';
 import { failedWith, finished, type AttemptState } from './attempt-state';
 import { formatMode, ParameterReader } from './task-parameters';
@@ -27,6 +28,11 @@ export async function runUploadFileTask(state: AttemptState): Promise<TaskOutcom
   const real = await resolveUnderRoots('upload_file path', target, state.rootDir, state.allowedRoots);
   await assertNotDirectory('upload_file path', real);
   const what = `${real} (${Buffer.byteLength(data)} bytes, mode ${formatMode(mode)})`;
+  if (state.exec.check) {
+    // Compares only: a check never writes (ADR 0031).
+    const c = await compareFile(real, Buffer.from(data, 'utf8'), mode);
+    return checked(state, c.changed ? 'would_change' : 'no_change', c.summary, c.diff);
+  }
   if (state.exec.noop) {
     state.output.write('stdout', `would write ${what}\n`);
     return finished(state, { status: 'succeeded', exitCode: 0, attempts: 0 });
