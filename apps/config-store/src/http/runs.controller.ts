@@ -95,6 +95,8 @@ class EventStream {
     this.signal = aborted.signal;
     // The response's close: the client went away (or the stream ended); the request's fires too early.
     res.on('close', () => aborted.abort());
+    // Gone while the run was being checked: its close has already fired.
+    if (res.destroyed || res.socket?.destroyed !== false) aborted.abort();
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
