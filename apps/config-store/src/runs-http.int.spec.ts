@@ -84,7 +84,12 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
   ])(
     'GET %s without the token or with a wrong one - 401 UNAUTHORIZED, never reaches the orchestrators',
     async (route) => {
-      for (const headers of [{}, { authorization: 'Bearer not-the-token-0123456789' }, { 'x-granule-token': 'nope' }]) {
+      const refused: Record<string, string>[] = [
+        {},
+        { authorization: 'Bearer not-the-token-0123456789' },
+        { 'x-granule-token': 'nope' },
+      ];
+      for (const headers of refused) {
         const res = await get(route, headers);
         expect(res.status).toBe(401);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);
