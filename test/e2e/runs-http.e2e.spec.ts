@@ -190,6 +190,27 @@ describe('runs over HTTP: queries and live Server-Sent Event streams (whole stac
     expect(rest.messages.map((m) => [m.id, m.data])).toEqual(logs.slice(3).map((m) => [m.id, m.data]));
   }, 60_000);
 
+  it('a run stopped and resumed - the live stream ends at the stop; its last id follows the resumed run to the end', async () => {
+    await deploy('http-resume', [...LOGS, ...TICKS_ONLY]);
+    const live = readStream('/runs/http-resume/events/stream');
+    await stack.waitForEvent('http-resume', 'TaskStarted', (e) => e.data.key === 'ticks@2');
+    stack.assertExitedOk(await stack.granule(['stop', 'http-resume']), 'granule stop http-resume');
+    const first = (await live).messages;
+    expect(first.at(-1)).toMatchObject({ event: 'end', data: '{"runId":"http-resume","phase":"stopped"}' });
+
+    stack.assertExitedOk(await stack.granule(['resume', 'http-resume']), 'granule resume http-resume');
+    await stack.waitForEvent('http-resume', 'DeploymentResumed');
+    const rest = (await readStream('/runs/http-resume/events/stream', { 'last-event-id': first.at(-2)?.id ?? '' }))
+      .messages;
+    expect(rest.at(-1)).toMatchObject({ event: 'end', data: '{"runId":"http-resume","phase":"succeeded"}' });
+    const stored = (await stack.events('http-resume')).map((e) => String(e.version));
+    expect([...first.slice(0, -1), ...rest.slice(0, -1)].map((m) => m.id)).toEqual(stored);
+    // Read from the start afterwards: through the stop, to the end.
+    const whole = (await readStream('/runs/http-resume/events/stream')).messages;
+    expect(whole.slice(0, -1).map((m) => m.id)).toEqual(stored);
+    expect(eventsOf(whole).map((e) => e.event.type)).toContain('DeploymentStopped');
+  }, 90_000);
+
   it('refusals: no token 401, an unknown run 404 RUN_UNKNOWN, a bad parameter 400 naming it, before any stream', async () => {
     for (const route of ['/runs', '/runs/http-live/events/stream', '/runs/http-live/logs/stream']) {
       const res = await fetch(`${base}${route}`);

@@ -156,7 +156,7 @@ export class RunsGateway {
 
   /**
    * Sends a run's events in order from after `resume` (an events stream id's versions, `[]` from
-   * the start) until one ends the run, and returns the run's phase then; undefined when `signal`
+   * the start) until the run has ended (its last event is terminal), and returns its phase then; undefined when `signal`
    * aborted first. A strategy run's phase runs are followed where they start, as `granule watch`
    * does: their events come after the `StrategyPhaseStarted` that names them, with ids under its
    * version. The live subject of each run followed wakes the follower; the query is what is sent.
@@ -189,12 +189,13 @@ export class RunsGateway {
     wakeup.listen(this.subjects.events.forRun(runId));
     try {
       let after = resume[0] ?? 0;
+      let last: string | undefined;
       if (after > 0) {
         // Resuming at an event: if it started a phase run, that run's rest comes first.
         const [at] = await this.patiently(() => this.events({ runId, after: after - 1, upTo: after }), signal);
         if (at?.event.type === 'StrategyPhaseStarted')
           await this.followRun(at.event.data.childRunId, resume.slice(1), [...above, after], send, signal, true);
-        if (at && isTerminalRunEvent(at.event.type)) return at.event.type;
+        last = at?.event.type;
       }
       let waited = 0;
       for (;;) {
@@ -212,10 +213,12 @@ export class RunsGateway {
           if (signal.aborted) throw new Aborted();
           send(eventStreamId([...above, entry.version]), { runId, ...entry });
           after = entry.version;
+          last = entry.event.type;
           if (entry.event.type === 'StrategyPhaseStarted')
             await this.followRun(entry.event.data.childRunId, [], [...above, entry.version], send, signal, true);
-          if (isTerminalRunEvent(entry.event.type)) return entry.event.type;
         }
+        // Ended now: its last event is terminal (a stopped run resumed later goes on after its stop).
+        if (isTerminalRunEvent(last)) return last;
         await wakeup.wait(this.timing.pollMs, signal);
         if (signal.aborted) throw new Aborted();
       }
