@@ -108,14 +108,25 @@ class EventStream {
     this.keepalive.unref();
   }
 
-  send(data: unknown, options: { id?: string; event?: string } = {}): void {
-    if (this.res.writableEnded) return;
+  /** Writes one message; resolves once the client has taken it in (a slow client is not buffered for). */
+  send(data: unknown, options: { id?: string; event?: string } = {}): Promise<void> {
+    const res = this.res;
+    if (res.writableEnded || res.destroyed) return Promise.resolve();
     const lines = [
       ...(options.event ? [`event: ${options.event}`] : []),
       ...(options.id !== undefined ? [`id: ${options.id}`] : []),
       `data: ${JSON.stringify(data)}`,
     ];
-    this.res.write(`${lines.join('\n')}\n\n`);
+    if (res.write(`${lines.join('\n')}\n\n`)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
   }
 
   close(): void {
@@ -310,9 +321,9 @@ export class RunsController {
         (id, entry) => stream.send(entry, { id }),
         stream.signal,
       );
-      if (phase !== undefined) stream.send({ runId, phase }, { event: 'end' });
+      if (phase !== undefined) await stream.send({ runId, phase }, { event: 'end' });
     } catch (err) {
-      stream.send({ error: toReplyError(err) }, { event: 'error' });
+      await stream.send({ error: toReplyError(err) }, { event: 'error' });
     } finally {
       stream.close();
     }
@@ -357,9 +368,9 @@ export class RunsController {
     const stream = new EventStream(res);
     try {
       const ended = await this.runs.followLogs(q, (record) => stream.send(record, { id: record.id }), stream.signal);
-      if (ended) stream.send({ runId }, { event: 'end' });
+      if (ended) await stream.send({ runId }, { event: 'end' });
     } catch (err) {
-      stream.send({ error: toReplyError(err) }, { event: 'error' });
+      await stream.send({ error: toReplyError(err) }, { event: 'error' });
     } finally {
       stream.close();
     }

@@ -164,7 +164,7 @@ export class RunsGateway {
   async followEvents(
     runId: string,
     resume: readonly number[],
-    send: (id: string, entry: StreamedRunEvent) => void,
+    send: (id: string, entry: StreamedRunEvent) => Promise<void>,
     signal: AbortSignal,
   ): Promise<string | undefined> {
     try {
@@ -181,7 +181,7 @@ export class RunsGateway {
     runId: string,
     resume: readonly number[],
     above: readonly number[],
-    send: (id: string, entry: StreamedRunEvent) => void,
+    send: (id: string, entry: StreamedRunEvent) => Promise<void>,
     signal: AbortSignal,
     isPhase: boolean,
   ): Promise<string> {
@@ -211,7 +211,7 @@ export class RunsGateway {
         }
         for (const entry of entries) {
           if (signal.aborted) throw new Aborted();
-          send(eventStreamId([...above, entry.version]), { runId, ...entry });
+          await send(eventStreamId([...above, entry.version]), { runId, ...entry });
           after = entry.version;
           last = entry.event.type;
           if (entry.event.type === 'StrategyPhaseStarted')
@@ -232,7 +232,11 @@ export class RunsGateway {
    * `q.after` until the run has ended and every record is sent; true then, false when `signal`
    * aborted first. The log subjects of the runs read, and their event subjects (the end), wake it.
    */
-  async followLogs(q: RunLogsRequest, send: (record: TaskLogRecord) => void, signal: AbortSignal): Promise<boolean> {
+  async followLogs(
+    q: RunLogsRequest,
+    send: (record: TaskLogRecord) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const wakeup = new Wakeup(this.nc);
     const watch = (runId: string): void => {
       wakeup.listen(this.subjects.logs.forRun(runId));
@@ -245,7 +249,7 @@ export class RunsGateway {
         const reply = await this.patiently(() => this.logs({ ...q, ...(after ? { after } : {}) }), signal);
         for (const record of reply.records) {
           if (signal.aborted) return false;
-          send(record);
+          await send(record);
           after = record.id;
         }
         reply.runIds.forEach(watch);
