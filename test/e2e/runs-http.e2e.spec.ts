@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { RunEventEntry, RunListEntry, RunLogsReply, RunTasksReply, TaskLogRecord } from '@granule/contracts';
-import { E2eStack, FIXTURES, waitUntil } from './stack';
+import { E2eStack, FIXTURES, sleep, waitUntil } from './stack';
 
 // The runs over config-store's HTTP API (ADR 0032) on a whole stack with NATS authorization on:
 // config-store forwards to the orchestrator's run queries with its own credential, and the two
@@ -319,4 +319,42 @@ describe('runs over HTTP: queries and live Server-Sent Event streams (whole stac
     expect(page.runIds).toEqual(phaseRuns);
     expect(logs.messages.slice(0, -1).map((m) => m.id)).toEqual(page.records.map((r) => r.id));
   }, 180_000);
+
+  it('config-store stopped (SIGTERM) with a stream open - the stream ends at once, the service exits; after a restart the last id goes on', async () => {
+    const nodes = path.join(work, 'held-nodes.yaml');
+    writeFileSync(nodes, "nodes:\n  - {uid: '1', roles: [a]}\n");
+    // The run's steps wait while this file exists (fixtures/locks).
+    mkdirSync(path.join(stack.dir, 'hold'), { recursive: true });
+    const hold = path.join(stack.dir, 'hold', 'http-held');
+    writeFileSync(hold, '');
+    await deploy('http-held', ['--tasks', path.join(FIXTURES, 'locks/tasks.yaml'), '--nodes', nodes]);
+    const live = readStream('/runs/http-held/events/stream');
+    await stack.waitForEvent('http-held', 'TaskDispatched');
+    await sleep(1500);
+
+    const configStore = stack.service('config-store');
+    const since = Date.now();
+    await configStore.kill('SIGTERM', 15_000);
+    expect(Date.now() - since).toBeLessThan(5000);
+    const before = (await live).messages;
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.some((m) => m.event !== undefined)).toBe(false);
+
+    await configStore.start();
+    await waitUntil(
+      () =>
+        fetch(`${base}/health`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      'the config-store HTTP API again',
+      20_000,
+    );
+    rmSync(hold);
+    const after = (await readStream('/runs/http-held/events/stream', { 'last-event-id': before.at(-1)?.id ?? '' }))
+      .messages;
+    expect(after.at(-1)).toMatchObject({ event: 'end', data: '{"runId":"http-held","phase":"succeeded"}' });
+    const stored = (await stack.events('http-held')).map((e) => String(e.version));
+    expect([...before, ...after.slice(0, -1)].map((m) => m.id)).toEqual(stored);
+  }, 120_000);
 });

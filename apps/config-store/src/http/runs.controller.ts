@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { applyDecorators, Controller, Get, Headers, Inject, Param, Query, Res, UseGuards } from '@nestjs/common';
+import type { BeforeApplicationShutdown } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -88,10 +89,11 @@ export const SSE_KEEPALIVE_MS = 15_000;
  */
 class EventStream {
   readonly signal: AbortSignal;
+  private readonly aborted = new AbortController();
   private readonly keepalive: NodeJS.Timeout;
 
   constructor(private readonly res: ServerResponse) {
-    const aborted = new AbortController();
+    const aborted = this.aborted;
     this.signal = aborted.signal;
     // The response's close: the client went away (or the stream ended); the request's fires too early.
     res.on('close', () => aborted.abort());
@@ -133,6 +135,12 @@ class EventStream {
     clearInterval(this.keepalive);
     if (!this.res.writableEnded) this.res.end();
   }
+
+  /** Ends the stream now (the service stops): the client reconnects with its last id. */
+  shutdown(): void {
+    this.aborted.abort();
+    this.close();
+  }
 }
 
 const RUN_ID = ApiParam({ name: 'id', description: 'The run id.', example: 'r-20260101-abc' });
@@ -171,8 +179,22 @@ const LogQuery = (): MethodDecorator =>
 @ApiBearerAuth()
 @Controller('runs')
 @UseGuards(ApiTokenGuard)
-export class RunsController {
+export class RunsController implements BeforeApplicationShutdown {
+  /** Open streams: the HTTP server's close would wait for them, possibly until their runs end. */
+  private readonly open = new Set<EventStream>();
+
   constructor(@Inject(RunsGateway) private readonly runs: RunsGateway) {}
+
+  beforeApplicationShutdown(): void {
+    for (const stream of this.open) stream.shutdown();
+  }
+
+  private openStream(res: ServerResponse): EventStream {
+    const stream = new EventStream(res);
+    this.open.add(stream);
+    res.on('close', () => this.open.delete(stream));
+    return stream;
+  }
 
   @Get()
   @ApiOperation({ summary: 'List runs, newest first.' })
@@ -313,7 +335,7 @@ export class RunsController {
         lastEventId !== undefined ? 'Last-Event-ID' : 'after',
         `run ${runId} has ${summary.version} events, got ${resume.join('.')}`,
       );
-    const stream = new EventStream(res);
+    const stream = this.openStream(res);
     try {
       const phase = await this.runs.followEvents(
         runId,
@@ -365,7 +387,7 @@ export class RunsController {
     const q: RunLogsRequest = { ...logFilters(runId, query), ...(from ? { after: from } : {}) };
     // Checks the run and the filters before the stream starts.
     await this.runs.logs({ ...q, limit: 1 });
-    const stream = new EventStream(res);
+    const stream = this.openStream(res);
     try {
       const ended = await this.runs.followLogs(q, (record) => stream.send(record, { id: record.id }), stream.signal);
       if (ended) await stream.send({ runId }, { event: 'end' });
