@@ -8,6 +8,8 @@ import { CallerContextInterceptor } from './audit/caller-context';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { API_TOKEN, ApiTokenGuard } from './http/api-token.guard';
 import { ConfigStoreController, HealthController } from './http/config-store.controller';
+import { RunsController } from './http/runs.controller';
+import { RunsGateway } from './runs/runs-gateway';
 import { ConfigStoreApi } from './transport/config-store.api';
 import { ConfigStoreNatsController } from './transport/config-store.nats-controller';
 
@@ -18,14 +20,19 @@ import { ConfigStoreNatsController } from './transport/config-store.nats-control
  */
 @Module({})
 export class ConfigStoreModule {
-  /** With `logger`, Nest's lines and every HTTP request are logged through it (nestjs-pino). */
-  static register(api: ConfigStoreApi, apiToken?: string, logger?: Logger): DynamicModule {
+  /**
+   * With `logger`, Nest's lines and every HTTP request are logged through it (nestjs-pino); with
+   * `runs`, the HTTP API has the runs routes (ADR 0032).
+   */
+  static register(api: ConfigStoreApi, apiToken?: string, logger?: Logger, runs?: RunsGateway): DynamicModule {
+    const http = apiToken ? [ConfigStoreController, HealthController, ...(runs ? [RunsController] : [])] : [];
     return {
       module: ConfigStoreModule,
       imports: logger ? [LoggerModule.forRoot(nestLoggerParams(logger))] : [],
-      controllers: [ConfigStoreNatsController, ...(apiToken ? [ConfigStoreController, HealthController] : [])],
+      controllers: [ConfigStoreNatsController, ...http],
       providers: [
         { provide: ConfigStoreApi, useValue: api },
+        ...(runs ? [{ provide: RunsGateway, useValue: runs }] : []),
         ...(apiToken ? [{ provide: API_TOKEN, useValue: apiToken }, ApiTokenGuard] : []),
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_GUARD, useClass: CallerGuard },

@@ -15,6 +15,8 @@ import { openPluginSource } from '@granule/plugin-files';
 import { ConfigStoreModule } from './app.module';
 import type { ConfigStoreConfig } from './config/config.service';
 import { jsonBodyMiddleware } from './http/json-body.middleware';
+import { serveOpenApi } from './http/openapi';
+import { RunsGateway } from './runs/runs-gateway';
 import { requestMetricsMiddleware } from './http/request-metrics.middleware';
 import { openConfigDatabase } from './persistence/database';
 import { ConfigStoreApi } from './transport/config-store.api';
@@ -79,7 +81,8 @@ export async function startConfigStore(
       onAnswered: (pattern, code, seconds) => options.metrics?.answered('nats', pattern, outcomeOfCode(code), seconds),
     });
     const logger = options.logger ?? false;
-    const module = ConfigStoreModule.register(api, config.apiToken, logger || undefined);
+    const runs = config.apiToken ? new RunsGateway(nc, config.subjectPrefix) : undefined;
+    const module = ConfigStoreModule.register(api, config.apiToken, logger || undefined, runs);
     // Nest logs through nestjs-pino once the app is built; until then a failure is the caller's one line.
     const logging = { logger: false as const };
     let http: NestExpressApplication | undefined;
@@ -93,6 +96,7 @@ export async function startConfigStore(
       if (logger) http.useLogger(http.get(NestLogger));
       if (options.metrics) http.use(requestMetricsMiddleware(options.metrics));
       http.use(jsonBodyMiddleware(INPUT_LIMITS.httpBodyBytes));
+      serveOpenApi(http);
       http.connectMicroservice({ strategy }, { inheritAppConfig: true });
       await http.startAllMicroservices();
       app = http;

@@ -65,9 +65,21 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
       return { pub: [`${p}.>`, jsApi, '$JS.ACK.>'], sub: [`${p}.>`, inbox], respond: true };
     case 'config-store':
       // Keeps the artifacts bucket (ADR 0026): creates it, stores and checks deployment files.
+      // Its HTTP API reads runs (ADR 0032): the orchestrators' run queries, and the run events and
+      // task logs as they are published, which wake its Server-Sent Event streams.
       return {
-        pub: [jsApi, '$JS.ACK.>', `${p}.config.>`, `$O.${s.artifacts.bucket}.>`],
-        sub: [configSubjectWildcard(p), inbox],
+        pub: [
+          jsApi,
+          '$JS.ACK.>',
+          `${p}.config.>`,
+          `$O.${s.artifacts.bucket}.>`,
+          s.runs.list,
+          s.runs.show,
+          s.runs.events,
+          s.runs.tasks,
+          s.runs.logs,
+        ],
+        sub: [configSubjectWildcard(p), s.events.all, s.logs.all, inbox],
         respond: true,
       };
     case 'graph-planner':

@@ -14,6 +14,7 @@ import {
   Req,
   UseGuards,
 } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { InvalidInputError } from '@granule/core';
 import { ConfigStoreApi } from '../transport/config-store.api';
 import { ApiTokenGuard } from './api-token.guard';
@@ -65,17 +66,23 @@ function taskList(body: unknown): unknown {
  * HTTP REST for operators and tools; every route calls the same operations as NATS. The token
  * has an operator's rights, so `credential.record` (admins only) has no route here.
  */
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ description: 'No API token, or not the configured one.' })
 @Controller()
 @UseGuards(ApiTokenGuard)
 export class ConfigStoreController {
   constructor(@Inject(ConfigStoreApi) private readonly api: ConfigStoreApi) {}
 
   @Get('releases')
+  @ApiTags('releases')
+  @ApiOperation({ summary: 'List installed releases.' })
   listReleases() {
     return this.api.handle('release.list', {});
   }
 
   @Post('releases')
+  @ApiTags('releases')
+  @ApiOperation({ summary: 'Install a release.' })
   installRelease(@Body() body: unknown) {
     return this.api.handle('release.install', body);
   }
@@ -86,22 +93,30 @@ export class ConfigStoreController {
    * names them with `artifact_digest` (ADR 0026).
    */
   @Put('artifacts/:digest')
+  @ApiTags('artifacts')
+  @ApiOperation({ summary: 'Store deployment files (a tar) under their SHA-256; Content-Length required.' })
   @HttpCode(201)
   putArtifact(@Param('digest') digest: string, @Req() req: IncomingMessage) {
     return this.api.storeArtifact(digest, req.headers['content-length'], req);
   }
 
   @Get('releases/:id')
+  @ApiTags('releases')
+  @ApiOperation({ summary: 'Show a release.' })
   getRelease(@Param('id') id: string) {
     return this.api.handle('release.get', { id });
   }
 
   @Delete('releases/:id')
+  @ApiTags('releases')
+  @ApiOperation({ summary: 'Remove a release.' })
   removeRelease(@Param('id') id: string) {
     return this.api.handle('release.remove', { id });
   }
 
   @Get('releases/:id/deployment_tasks')
+  @ApiTags('releases')
+  @ApiOperation({ summary: "A release's deployment tasks (start/end bound the graph)." })
   async getReleaseTasks(@Param('id') id: string, @Query() query: QueryParams) {
     return (
       await this.api.handle('tasks.get', {
@@ -114,6 +129,8 @@ export class ConfigStoreController {
   }
 
   @Put('releases/:id/deployment_tasks')
+  @ApiTags('releases')
+  @ApiOperation({ summary: "Replace a release's deployment tasks." })
   async putReleaseTasks(@Param('id') id: string, @Query() query: QueryParams, @Body() body: unknown) {
     // `graph` names the graph replaced; without it, the default graph (never another one).
     checkQuery(query, ['graph']);
@@ -128,62 +145,86 @@ export class ConfigStoreController {
   }
 
   @Get('plugins')
+  @ApiTags('plugins')
+  @ApiOperation({ summary: 'List installed plugins.' })
   listPlugins() {
     return this.api.handle('plugin.list', {});
   }
 
   @Post('plugins')
+  @ApiTags('plugins')
+  @ApiOperation({ summary: 'Install a plugin.' })
   installPlugin(@Body() body: unknown) {
     return this.api.handle('plugin.install', body);
   }
 
   @Get('plugins/:id')
+  @ApiTags('plugins')
+  @ApiOperation({ summary: 'Show a plugin.' })
   getPlugin(@Param('id') id: string) {
     return this.api.handle('plugin.get', { id });
   }
 
   @Delete('plugins/:id')
+  @ApiTags('plugins')
+  @ApiOperation({ summary: 'Remove a plugin.' })
   removePlugin(@Param('id') id: string) {
     return this.api.handle('plugin.remove', { id });
   }
 
   @Get('clusters')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: 'List clusters (environments).' })
   listClusters() {
     return this.api.handle('env.list', {});
   }
 
   @Post('clusters')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: 'Create a cluster.' })
   createCluster(@Body() body: unknown) {
     return this.api.handle('env.create', body);
   }
 
   @Get('clusters/:id')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: 'Show a cluster.' })
   getCluster(@Param('id') id: string) {
     return this.api.handle('env.get', { id });
   }
 
   @Patch('clusters/:id')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: "Change a cluster's settings or release." })
   updateCluster(@Param('id') id: string, @Body() body: unknown) {
     return this.api.handle('env.update', withBody(body, { id }));
   }
 
   @Post('clusters/:id/plugins')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: 'Enable a plugin on a cluster.' })
   @HttpCode(200)
   enablePlugin(@Param('id') environment: string, @Body() body: unknown) {
     return this.api.handle('env.plugin.enable', withBody(body, { environment }));
   }
 
   @Delete('clusters/:id/plugins/:plugin')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: 'Disable a plugin on a cluster.' })
   disablePlugin(@Param('id') environment: string, @Param('plugin') plugin: string) {
     return this.api.handle('env.plugin.disable', { environment, plugin });
   }
 
   @Get('clusters/:id/deployment_tasks')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: "A cluster's deployment tasks." })
   async getClusterTasks(@Param('id') id: string, @Query() query: QueryParams) {
     return (await this.api.handle('tasks.get', { scope: 'environment', id, ...rangeQuery(query) })).tasks;
   }
 
   @Put('clusters/:id/deployment_tasks')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: "Replace a cluster's deployment tasks." })
   async putClusterTasks(@Param('id') id: string, @Query() query: QueryParams, @Body() body: unknown) {
     checkQuery(query, ['graph']);
     return (
@@ -197,66 +238,90 @@ export class ConfigStoreController {
   }
 
   @Get('clusters/:id/graphs/:type')
+  @ApiTags('clusters')
+  @ApiOperation({ summary: "A cluster's graph of the given type." })
   getClusterGraph(@Param('id') id: string, @Param('type') graph: string, @Query() query: QueryParams) {
     return this.api.handle('tasks.get', { scope: 'environment', id, graph, ...rangeQuery(query) });
   }
 
   @Get('nodes')
+  @ApiTags('nodes')
+  @ApiOperation({ summary: 'List nodes (cluster= filters).' })
   listNodes(@Query() query: QueryParams) {
     checkQuery(query, ['cluster']);
     return this.api.handle('node.list', query.cluster === undefined ? {} : { environment: query.cluster });
   }
 
   @Post('nodes')
+  @ApiTags('nodes')
+  @ApiOperation({ summary: 'Add a node.' })
   addNode(@Body() body: unknown) {
     return this.api.handle('node.add', body);
   }
 
   @Get('nodes/:uid')
+  @ApiTags('nodes')
+  @ApiOperation({ summary: 'Show a node.' })
   getNode(@Param('uid') uid: string) {
     return this.api.handle('node.get', { uid });
   }
 
   @Patch('nodes/:uid')
+  @ApiTags('nodes')
+  @ApiOperation({ summary: 'Change a node.' })
   updateNode(@Param('uid') uid: string, @Body() body: unknown) {
     return this.api.handle('node.update', withBody(body, { uid }));
   }
 
   @Put('nodes/:uid/assignment')
+  @ApiTags('nodes')
+  @ApiOperation({ summary: 'Assign a node to a cluster with roles.' })
   assignNode(@Param('uid') uid: string, @Body() body: unknown) {
     return this.api.handle('node.assign', withBody(body, { uid }));
   }
 
   @Delete('nodes/:uid')
+  @ApiTags('nodes')
+  @ApiOperation({ summary: 'Remove a node.' })
   removeNode(@Param('uid') uid: string) {
     return this.api.handle('node.remove', { uid });
   }
 
   @Get('strategies')
+  @ApiTags('strategies')
+  @ApiOperation({ summary: 'List deployment strategies.' })
   listStrategies() {
     return this.api.handle('strategy.list', {});
   }
 
   @Post('strategies')
+  @ApiTags('strategies')
+  @ApiOperation({ summary: 'Upload a deployment strategy.' })
   uploadStrategy(@Body() body: unknown) {
     return this.api.handle('strategy.upload', body);
   }
 
   @Get('strategies/:name')
+  @ApiTags('strategies')
+  @ApiOperation({ summary: 'Show a deployment strategy.' })
   getStrategy(@Param('name') name: string) {
     return this.api.handle('strategy.get', { name });
   }
 
   @Delete('strategies/:name')
+  @ApiTags('strategies')
+  @ApiOperation({ summary: 'Remove a deployment strategy.' })
   removeStrategy(@Param('name') name: string) {
     return this.api.handle('strategy.remove', { name });
   }
 }
 
 /** Liveness for probes; no token needed, says nothing about the data. */
+@ApiTags('health')
 @Controller()
 export class HealthController {
   @Get('health')
+  @ApiOperation({ summary: 'Liveness (no token).' })
   health() {
     return { status: 'ok' };
   }

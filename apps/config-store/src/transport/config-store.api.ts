@@ -188,6 +188,7 @@ export function httpStatusFor(code: string): number {
     case 'UNAUTHORIZED':
       return 401;
     case 'CONFIG_NOT_FOUND':
+    case 'RUN_UNKNOWN':
       return 404;
     case 'CONFIG_ALREADY_EXISTS':
     case 'CONFIG_IN_USE':
@@ -199,7 +200,10 @@ export function httpStatusFor(code: string): number {
       return 409;
     case 'ARTIFACT_UNREADABLE':
     case 'ARTIFACT_NOT_STORED':
+    case 'ORCHESTRATOR_UNAVAILABLE':
       return 503;
+    case 'ORCHESTRATOR_TIMEOUT':
+      return 504;
     case 'INTERNAL':
       return 500;
     default:

@@ -13,25 +13,28 @@ import type {
 } from '@granule/contracts';
 import { RunQueries } from './run-queries';
 
-/** The run history endpoints, `<prefix>.runs.{list,events,show,graph}` (queue group `orchestrator`): people read them, viewers too. */
+/**
+ * The run history endpoints, `<prefix>.runs.{list,events,show,graph}` (queue group `orchestrator`):
+ * people read them, viewers too, and config-store's HTTP API forwards to all but the graph (ADR 0032).
+ */
 @Controller()
 export class RunQueriesController {
   constructor(@Inject(RunQueries) private readonly queries: RunQueries) {}
 
   @MessagePattern('runs.list')
-  @Allow('viewer', 'operator', 'admin')
+  @Allow('viewer', 'operator', 'admin', 'config-store')
   list(@Payload() q: RunsListRequest): Promise<RunListEntry[]> {
     return this.queries.list(q);
   }
 
   @MessagePattern('runs.events')
-  @Allow('viewer', 'operator', 'admin')
+  @Allow('viewer', 'operator', 'admin', 'config-store')
   events(@Payload() q: RunEventsRequest): Promise<RunEventEntry[]> {
     return this.queries.events(q);
   }
 
   @MessagePattern('runs.show')
-  @Allow('viewer', 'operator', 'admin')
+  @Allow('viewer', 'operator', 'admin', 'config-store')
   show(@Payload() q: RunShowRequest): Promise<RunSummary> {
     return this.queries.show(q);
   }

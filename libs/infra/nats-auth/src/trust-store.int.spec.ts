@@ -252,6 +252,23 @@ describe('NATS authorization by role', () => {
     });
   }, 60_000);
 
+  it('config-store reads runs for its HTTP API (ADR 0032): the run queries, run events and task logs; no command, no graph, no results', async () => {
+    const configStore = await issue('config-store-runs', 'config-store');
+    for (const subject of [s.runs.list, s.runs.show, s.runs.events, s.runs.tasks, s.runs.logs])
+      expect([subject, await delivered(await configStore.connect(), subject)]).toEqual([subject, true]);
+    for (const subject of [s.runs.graph, s.commands.stopDeployment, s.results.forTask('r1', 'n1')])
+      expect([subject, await delivered(await configStore.connect(), subject)]).toEqual([subject, false]);
+    const reader = await configStore.connect();
+    expect(await subscriptionRefusal(reader, s.events.forRun('r1'))).toBeUndefined();
+    expect(await subscriptionRefusal(reader, s.logs.forRun('r1'))).toBeUndefined();
+    expect(await subscriptionRefusal(await configStore.connect(), s.results.forRun('r1'))).toMatch(
+      /[Pp]ermissions [Vv]iolation/,
+    );
+    expect(await subscriptionRefusal(await configStore.connect(), s.commands.all)).toMatch(
+      /[Pp]ermissions [Vv]iolation/,
+    );
+  }, 60_000);
+
   it('a viewer gets its replies on its own inbox', async () => {
     const viewer = await issue('erin', 'viewer');
     const responder = await admin.connect();
