@@ -204,6 +204,10 @@ export function httpStatusFor(code: string): number {
       return 503;
     case 'ORCHESTRATOR_TIMEOUT':
       return 504;
+    // An orchestrator refused config-store's own NATS identity (a run query it forwards): the
+    // service is misconfigured, not the caller unauthorized.
+    case 'FORBIDDEN':
+      return 502;
     case 'INTERNAL':
       return 500;
     default:
