@@ -4,18 +4,10 @@ import { connect } from '@nats-io/transport-node';
 import { parse, stringify } from 'yaml';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readPluginSourceFiles } from '@granule/config-store-client';
-import { createTestDatabase } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
-import { loadConfigStoreConfig } from './config/config.service';
-import { startConfigStore } from './config-store.runtime';
 import type { ConfigStoreRuntime } from './config-store.runtime';
-import { ALL_MIGRATIONS } from './migrations';
-import {
-  CONFIG_STORE_ENTITIES,
-  EnvironmentEntity,
-  NodeEntity,
-  ReleaseEntity,
-} from './persistence/config-store.entities';
+import { EnvironmentEntity, NodeEntity, ReleaseEntity } from './persistence/config-store.entities';
+import { startTestConfigStore } from './testing/test-config-store';
 
 const root = path.resolve(__dirname, '../../..');
 const RELEASE_DIR = path.join(root, 'examples/releases/example-release');
@@ -48,13 +40,7 @@ describe('config-store - hostile input over NATS (real PostgreSQL and NATS)', ()
       { ok: true; data: unknown } | ({ ok: false } & ErrorBody);
 
   beforeAll(async () => {
-    db = await createTestDatabase('config_store_hard', { migrations: ALL_MIGRATIONS, entities: CONFIG_STORE_ENTITIES });
-    const config = loadConfigStoreConfig({
-      GRANULE_DATABASE_URL: db.url,
-      GRANULE_SUBJECT_PREFIX: prefix,
-      GRANULE_PREINSTALLED_RELEASE: '',
-    });
-    runtime = await startConfigStore(config, () => undefined, { logger: false });
+    ({ db, runtime } = await startTestConfigStore('config_store_hard', { prefix }));
     nc = await connect({ servers: '127.0.0.1:4222' });
     const ok = await nats('release.install', await readPluginSourceFiles(RELEASE_DIR));
     expect(ok.ok).toBe(true);

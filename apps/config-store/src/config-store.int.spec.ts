@@ -9,11 +9,10 @@ import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-
 import { createTestDatabase } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
 import { openPluginSource } from '@granule/plugin-files';
-import { loadConfigStoreConfig } from './config/config.service';
-import { startConfigStore } from './config-store.runtime';
 import type { ConfigStoreRuntime } from './config-store.runtime';
 import { ALL_MIGRATIONS } from './migrations';
 import { CONFIG_STORE_ENTITIES, EnvironmentEntity, ReleaseEntity } from './persistence/config-store.entities';
+import { startTestConfigStore } from './testing/test-config-store';
 
 const root = path.resolve(__dirname, '../../..');
 const RELEASE_DIR = path.join(root, 'examples/releases/example-release');
@@ -91,13 +90,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
   const prefix = `test.${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase('config_store', { migrations: ALL_MIGRATIONS, entities: CONFIG_STORE_ENTITIES });
-    const config = loadConfigStoreConfig({
-      GRANULE_DATABASE_URL: db.url,
-      GRANULE_SUBJECT_PREFIX: prefix,
-      GRANULE_PREINSTALLED_RELEASE: '',
-    });
-    runtime = await startConfigStore(config, () => undefined, { logger: false });
+    ({ db, runtime } = await startTestConfigStore('config_store', { prefix }));
     nc = await connect({ servers: '127.0.0.1:4222' });
     client = new ConfigStoreClient(nc, { prefix });
   });

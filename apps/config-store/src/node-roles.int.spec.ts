@@ -1,32 +1,18 @@
 import path from 'node:path';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidInputError } from '@granule/core';
 import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-client';
-import { createTestDatabase } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
-import { loadConfigStoreConfig } from './config/config.service';
-import { startConfigStore } from './config-store.runtime';
 import type { ConfigStoreRuntime } from './config-store.runtime';
-import { ALL_MIGRATIONS } from './migrations';
-import { CONFIG_STORE_ENTITIES, NodeEntity } from './persistence/config-store.entities';
+import { NodeEntity } from './persistence/config-store.entities';
+import { startTestConfigStore } from './testing/test-config-store';
 
 const root = path.resolve(__dirname, '../../..');
 const RELEASE_DIR = path.join(root, 'examples/releases/example-release');
 const PLUGIN_DIR = path.join(root, 'examples/plugins/example-v5');
 const TOKEN = 'node-roles-test-token-0123456789';
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 // The release defines controller, compute and storage; the plugin monitoring-agent; an override
 // of the environment adds a regex role. A node may be assigned only those.
@@ -39,19 +25,7 @@ describe('node assign - refuses a role the environment does not define (real Pos
   const prefix = `test.${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase('config_roles', { migrations: ALL_MIGRATIONS, entities: CONFIG_STORE_ENTITIES });
-    const port = await freePort();
-    const config = loadConfigStoreConfig({
-      GRANULE_DATABASE_URL: db.url,
-      GRANULE_SUBJECT_PREFIX: prefix,
-      GRANULE_PREINSTALLED_RELEASE: '',
-      GRANULE_API_TOKEN: TOKEN,
-      GRANULE_HTTP_HOST: '127.0.0.1',
-      GRANULE_HTTP_PORT: String(port),
-    });
-    runtime = await startConfigStore(config, () => undefined, { logger: false });
-    await runtime.listenHttp();
-    base = `http://127.0.0.1:${port}`;
+    ({ db, runtime, base } = await startTestConfigStore('config_roles', { prefix, http: { token: TOKEN } }));
     nc = await connect({ servers: '127.0.0.1:4222' });
     client = new ConfigStoreClient(nc, { prefix });
     await client.request('release.install', await readPluginSourceFiles(RELEASE_DIR));

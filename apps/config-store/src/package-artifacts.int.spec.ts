@@ -4,11 +4,10 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ArtifactStore, artifactsBucket, storePluginArtifact } from '@granule/artifacts';
 import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-client';
-import { createTestDatabase, type TestDatabase } from '@granule/event-store';
-import { loadConfigStoreConfig } from './config/config.service';
-import { startConfigStore, type ConfigStoreRuntime } from './config-store.runtime';
-import { ALL_MIGRATIONS } from './migrations';
-import { CONFIG_STORE_ENTITIES, PluginEntity } from './persistence/config-store.entities';
+import { type TestDatabase } from '@granule/event-store';
+import { type ConfigStoreRuntime } from './config-store.runtime';
+import { PluginEntity } from './persistence/config-store.entities';
+import { startTestConfigStore } from './testing/test-config-store';
 
 const PLUGIN_DIR = path.resolve(__dirname, '../../../examples/plugins/example-v4');
 
@@ -23,13 +22,7 @@ describe('config-store and the artifacts bucket', () => {
   const prefix = `test.${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase('config_artifacts', { migrations: ALL_MIGRATIONS, entities: CONFIG_STORE_ENTITIES });
-    const config = loadConfigStoreConfig({
-      GRANULE_DATABASE_URL: db.url,
-      GRANULE_SUBJECT_PREFIX: prefix,
-      GRANULE_PREINSTALLED_RELEASE: '',
-    });
-    runtime = await startConfigStore(config, () => undefined, { logger: false });
+    ({ db, runtime } = await startTestConfigStore('config_artifacts', { prefix }));
     nc = await connect({ servers: '127.0.0.1:4222' });
     client = new ConfigStoreClient(nc, { prefix });
     store = new ArtifactStore(nc, prefix);

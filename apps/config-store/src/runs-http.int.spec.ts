@@ -1,24 +1,9 @@
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
-import { loadConfigStoreConfig } from './config/config.service';
-import { startConfigStore } from './config-store.runtime';
 import type { ConfigStoreRuntime } from './config-store.runtime';
-import { ALL_MIGRATIONS } from './migrations';
-import { CONFIG_STORE_ENTITIES } from './persistence/config-store.entities';
+import { startTestConfigStore } from './testing/test-config-store';
 
 const TOKEN = 'runs-http-test-token-0123456789';
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 
 interface OpenApi {
   paths: Record<
@@ -46,19 +31,7 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
   const prefix = `test.${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase('config_runs_http', { migrations: ALL_MIGRATIONS, entities: CONFIG_STORE_ENTITIES });
-    const port = await freePort();
-    const config = loadConfigStoreConfig({
-      GRANULE_DATABASE_URL: db.url,
-      GRANULE_SUBJECT_PREFIX: prefix,
-      GRANULE_PREINSTALLED_RELEASE: '',
-      GRANULE_API_TOKEN: TOKEN,
-      GRANULE_HTTP_HOST: '127.0.0.1',
-      GRANULE_HTTP_PORT: String(port),
-    });
-    runtime = await startConfigStore(config, () => undefined, { logger: false });
-    await runtime.listenHttp();
-    base = `http://127.0.0.1:${port}`;
+    ({ db, runtime, base } = await startTestConfigStore('config_runs_http', { prefix, http: { token: TOKEN } }));
   }, 30_000);
 
   afterAll(async () => {
