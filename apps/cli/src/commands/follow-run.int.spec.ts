@@ -58,6 +58,8 @@ describe('followRunEvents on the EVENTS stream', () => {
     outbox.start();
   });
 
+  beforeEach(() => void queries.splice(0));
+
   afterAll(async () => {
     await outbox?.stop();
     await deleteExecutionStreams(outboxNc, prefix).catch(() => undefined);
@@ -118,12 +120,34 @@ describe('followRunEvents on the EVENTS stream', () => {
       () => undefined,
       { waitForRun: true },
     );
-    // The catch-up query finds no orchestrator here; the run's events come on the stream meanwhile.
+    // Recorded a moment after the watch began: its events come on the stream within the grace.
     await sleep(300);
     await append(runId, 1, ['DeploymentRequested', 'PlanAccepted', 'DeploymentFailed']);
     await follow;
     expect(printed).toEqual(['1 DeploymentRequested', '2 PlanAccepted', '3 DeploymentFailed']);
-    // One question for what the stream might not hold; nobody answered, and the stream had it all.
+    // The stream had it all: nothing asked.
+    expect(queries).toEqual([]);
+  }, 60_000);
+
+  it('a run whose events do not come within a second is asked for once; without an answer it is followed on', async () => {
+    const runId = `r-${randomBytes(3).toString('hex')}`;
+    const printed: number[] = [];
+    const notices: string[] = [];
+    const follow = followRunEvents(
+      session(),
+      runId,
+      (entry: RunEventEntry) => void printed.push(entry.version),
+      (line) => void notices.push(line),
+      { waitForRun: true },
+    );
+    await until('the question to the log', () => (queries.length > 0 ? true : undefined));
     expect(queries).toEqual([subjects.runs.events]);
+    await append(runId, 1, ['DeploymentRequested', 'DeploymentRefused']);
+    await follow;
+    expect(printed).toEqual([1, 2]);
+    // Nobody answers here (the test's listener takes the question): the query timed out.
+    expect(notices).toEqual([
+      expect.stringMatching(/no orchestrator answers; following run r-\w+'s events as they are committed$/),
+    ]);
   }, 60_000);
 });

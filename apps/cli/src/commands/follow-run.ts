@@ -15,6 +15,9 @@ export const WATCH_SILENCE_LIMIT_MS = 60_000;
 /** How long a phase run announced by its strategy run may take to show up. */
 const RUN_APPEAR_LIMIT_MS = 30_000;
 
+/** How long a follow waits for a run's first event on the stream before it asks the log. */
+const FIRST_EVENT_GRACE_MS = 1000;
+
 /** Asks until an orchestrator answers, for up to `WATCH_SILENCE_LIMIT_MS` of silence; says once that it waits. */
 export async function askPatiently<T>(
   ask: () => Promise<T>,
@@ -84,9 +87,9 @@ function entryOf(body: PublishedRunEvent): RunEventEntry {
  * Calls `onEntry` for each of a run's events in version order, once each, as they are
  * committed, until one ends the run or `onEntry` returns true. Follows the EVENTS stream (the
  * read spine, ADR 0033); where the stream does not hold the run's first events (kept a day, or a
- * run older than the stream) or holds none of them yet, it catches up once from the event log
- * (`runs.events`, asking patiently while the orchestrators are away: `notice` says so) and
- * follows the stream from there. With `waitForRun`, a run that does not exist yet is waited for
+ * run older than the stream) it catches up from the event log (`runs.events`, asking patiently
+ * while the orchestrators are away: `notice` says so) and follows the stream from there; where
+ * it holds none and none comes within a second, it asks the log once. With `waitForRun`, a run that does not exist yet is waited for
  * up to 30 s (a strategy announces its phase run just before it creates it).
  */
 export async function followRunEvents(
@@ -137,13 +140,27 @@ export async function followRunEvents(
           void messages.stop();
         }, RUN_APPEAR_LIMIT_MS)
       : undefined;
+  const next = messages[Symbol.asyncIterator]();
+  let coming = next.next();
   try {
-    // None held: a run not recorded or published yet (its events come), or one older than what
-    // the stream keeps (the log has them).
-    if (stream.held === 0 && (await catchUp(true))) return;
-    for await (const msg of messages) {
+    // None held: a run whose events are on their way (just recorded, the outbox publishes within
+    // a moment), or one older than what the stream keeps: the log is asked only when nothing
+    // comes within the grace.
+    if (stream.held === 0) {
+      let grace: NodeJS.Timeout | undefined;
+      const first = await Promise.race([
+        coming,
+        new Promise<undefined>((resolve) => (grace = setTimeout(resolve, FIRST_EVENT_GRACE_MS))),
+      ]);
+      clearTimeout(grace);
+      if (first === undefined && (await catchUp(true))) return;
+    }
+    for (;;) {
+      const result = await coming;
+      if (result.done) break;
+      coming = next.next();
       clearTimeout(appear);
-      const entry = entryOf(msg.json<PublishedRunEvent>());
+      const entry = entryOf(result.value.json<PublishedRunEvent>());
       // The stream lacks what came before (dropped by its limits): the log has it.
       if (entry.version > last + 1 && (await catchUp())) return;
       if (await deliver(entry)) return;
@@ -152,7 +169,11 @@ export async function followRunEvents(
       throw new ServiceError('RUN_UNKNOWN', `run ${runId} does not exist (granule runs list shows the runs)`);
   } finally {
     clearTimeout(appear);
-    await messages.close().catch(() => undefined);
+    // Stops pulling and unsubscribes at once; messages still buffered are dropped with the
+    // iterator (awaiting `close()` would wait for them to be read). The server removes the
+    // ordered consumer after its inactivity threshold.
+    void messages.stop();
+    void next.return?.(undefined);
   }
 }
 
