@@ -150,7 +150,7 @@ export async function followRunEvents(
       let grace: NodeJS.Timeout | undefined;
       const first = await Promise.race([
         coming,
-        new Promise<undefined>((resolve) => (grace = setTimeout(resolve, FIRST_EVENT_GRACE_MS))),
+        new Promise<undefined>((resolve) => (grace = setTimeout(() => resolve(undefined), FIRST_EVENT_GRACE_MS))),
       ]);
       clearTimeout(grace);
       if (first === undefined && (await catchUp(true))) return;
