@@ -68,3 +68,18 @@ describe('npm run bench:plan-load (small)', () => {
     expect(loaded[1][2]).toBe(loaded[0][2]);
   }, 120_000);
 });
+
+describe('npm run bench:watch-cost (small)', () => {
+  beforeAll(() => assertBuilt());
+
+  it('deploys 3 hollow nodes x 2 tasks with and without --watch; the watch asks one query, the recap', async () => {
+    const r = await runBench(['--nodes', '3', '--tasks', '2'], {}, 'test/bench/watch-cost.bench.mjs');
+    expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain('watch cost: 3 hollow nodes x 2 chained no-op tasks = 6 task runs');
+    // Following the EVENTS stream: the unwatched deploy waits for its plan without a query, the
+    // watch asks for the recap only (a polling watch asks runs.events every 300 ms).
+    expect(r.stdout).toMatch(/^deploy \(no watch\) +[\d.]+ s {3}CLI NATS messages \d+ {3}queries 0 \(none\)/m);
+    expect(r.stdout).toMatch(/^deploy --watch +[\d.]+ s {3}CLI NATS messages \d+ {3}queries 1 \(runs\.show 1\)/m);
+    expect(figure(r.stdout, "the watch's share  CLI NATS messages")).toBeGreaterThan(0);
+  }, 180_000);
+});

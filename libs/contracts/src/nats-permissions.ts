@@ -52,6 +52,24 @@ export const CONFIG_READ_OPERATIONS = CONFIG_OPERATIONS.filter(
  */
 export const MAX_REPLY_MESSAGES = 64;
 
+/**
+ * Following the EVENTS stream (ADR 0033) with ordered consumers: the JetStream API's info, the
+ * stream's info, and creating, pulling from, asking about and deleting an ephemeral consumer on
+ * that stream alone. Nothing that stores, purges or deletes messages. Deliveries come to the
+ * identity's own inbox.
+ */
+export function eventStreamReader(prefix: string): string[] {
+  const events = executionSubjects(prefix).events.stream;
+  return [
+    '$JS.API.INFO',
+    `$JS.API.STREAM.INFO.${events}`,
+    `$JS.API.CONSUMER.CREATE.${events}.>`,
+    `$JS.API.CONSUMER.MSG.NEXT.${events}.*`,
+    `$JS.API.CONSUMER.INFO.${events}.*`,
+    `$JS.API.CONSUMER.DELETE.${events}.*`,
+  ];
+}
+
 export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectPermissions {
   const p = ctx.prefix;
   const s = executionSubjects(p);
@@ -102,6 +120,7 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           s.planner.plan,
           '$JS.API.INFO',
           `$JS.API.STREAM.INFO.${s.commands.stream}`,
+          ...eventStreamReader(p).filter((subject) => subject !== '$JS.API.INFO'),
           `$JS.API.STREAM.INFO.OBJ_${inputs}`,
           `$JS.API.STREAM.MSG.GET.OBJ_${inputs}`,
           `$O.${inputs}.C.*`,
@@ -125,6 +144,7 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           s.runs.tasks,
           s.runs.logs,
           ...CONFIG_READ_OPERATIONS.map((op) => configSubject(p, op)),
+          ...eventStreamReader(p),
         ],
         sub: [s.events.all, s.output.all, s.logs.all, inbox],
         respond: false,

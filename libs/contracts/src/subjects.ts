@@ -125,8 +125,13 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
     planner: {
       plan: `${p}.planner.plan`,
     },
-    /** Committed events from the event log's outbox: `<prefix>.events.<streamType>.<streamId>`. */
+    /**
+     * Committed events from the event log's outbox: `<prefix>.events.<streamType>.<streamId>`,
+     * kept in the JetStream stream EVENTS (the read spine, ADR 0033): readers follow it with
+     * ordered consumers from a position, and catch up from the log when it no longer holds it.
+     */
     events: {
+      stream: stream('EVENTS'),
       all: `${p}.events.>`,
       forRun: (runId: string): string => `${p}.events.run.run-${runId}`,
     },

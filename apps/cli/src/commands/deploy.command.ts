@@ -1,16 +1,13 @@
 import { Option, type Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { GranuleError, InvalidInputError, UsageError } from '@granule/core';
+import { InvalidInputError, UsageError } from '@granule/core';
 import { request, SERVICES, ServiceUnavailableError } from '@granule/messaging';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
 import type { TaskDefinition } from '@granule/task-model';
-import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type {
   PlannedMessage,
   PlanRequestMessage,
-  RunEventEntry,
-  RunEventsRequest,
   RunShowRequest,
   RunSummary,
   StartDeployment,
@@ -37,10 +34,13 @@ import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { LocalPackages } from '../inputs/local-packages';
 import { addPlanInputOptions, filtersOf, loadPlanRequest } from './plan.command';
 import type { PlanInputFlags } from './plan.command';
-import { describeEvent, queuedDetail, renderRecap } from './run-format';
+import { askPatiently, followRunEvents, waitUntilPlanned } from './follow-run';
+import { describeEvent, renderRecap } from './run-format';
 import { writeCheckRecap } from './check-recap';
 import { RunProgress, showsAboveBars } from './run-progress';
 import { WatchInterrupts } from './watch-interrupt';
+
+export { followRunEvents, waitUntilPlanned, WATCH_SILENCE_LIMIT_MS } from './follow-run';
 
 interface DeployOptions extends PlanInputFlags {
   env?: string;
@@ -57,67 +57,6 @@ interface DeployOptions extends PlanInputFlags {
   natsUrl?: string;
   subjectPrefix?: string;
   commandTtl?: string;
-}
-
-const ENDS: readonly string[] = TERMINAL_RUN_EVENTS;
-
-/** How long a watch waits for an orchestrator to answer again (one restarting after a crash takes the run over within its lease time). */
-export const WATCH_SILENCE_LIMIT_MS = 60_000;
-
-/** Asks until an orchestrator answers, for up to `WATCH_SILENCE_LIMIT_MS` of silence; says once that it waits. */
-async function askPatiently<T>(ask: () => Promise<T>, print: (line: string) => void, pollMs: number): Promise<T> {
-  let silentSince: number | undefined;
-  for (;;) {
-    try {
-      return await ask();
-    } catch (err) {
-      if (!(err instanceof ServiceUnavailableError)) throw err;
-      if (silentSince === undefined) {
-        silentSince = Date.now();
-        print(
-          `${new Date().toISOString().slice(11, 19)}  no orchestrator answers; waiting up to ${WATCH_SILENCE_LIMIT_MS / 1000} s for one (the run is in the event log and goes on when one is back)`,
-        );
-      } else if (Date.now() - silentSince > WATCH_SILENCE_LIMIT_MS) throw err;
-      await new Promise((r) => setTimeout(r, pollMs));
-    }
-  }
-}
-
-/**
- * Calls `onEntry` for each of a run's events in order, as they are recorded, until one ends the
- * run. Asks patiently while NATS or the orchestrator is away (`notice` says so); with
- * `waitForRun`, a run that does not exist yet is waited for up to 30 s (a strategy announces its
- * phase run just before it creates it).
- */
-export async function followRunEvents(
-  session: NatsSession,
-  runId: string,
-  onEntry: (entry: RunEventEntry) => void | Promise<void>,
-  notice: (line: string) => void,
-  { pollMs = 300, waitForRun = false }: { pollMs?: number; waitForRun?: boolean } = {},
-): Promise<void> {
-  let after = 0;
-  for (let waited = 0; ;) {
-    let entries: RunEventEntry[];
-    try {
-      entries = await askPatiently(
-        () => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after }),
-        notice,
-        pollMs,
-      );
-    } catch (err) {
-      if (!(err instanceof GranuleError && err.code === 'RUN_UNKNOWN' && waitForRun && (waited += pollMs) < 30_000))
-        throw err;
-      await new Promise((r) => setTimeout(r, pollMs));
-      continue;
-    }
-    for (const entry of entries) {
-      await onEntry(entry);
-      after = entry.version;
-    }
-    if (entries.some((e) => ENDS.includes(e.event.type))) return;
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
 }
 
 /**
@@ -147,48 +86,6 @@ export async function watchRun(
     print,
     pollMs,
   );
-}
-
-/** After this long without a plan, `waitUntilPlanned` says once what it waits for. */
-const PLAN_WAIT_NOTICE_MS = 2000;
-
-/**
- * Waits until a just-requested run is past planning: any event after DeploymentRequested (a
- * PlanAccepted, a strategy's first step, an end). Returns the refusal when the run was refused.
- */
-export async function waitUntilPlanned(
-  session: NatsSession,
-  runId: string,
-  print: (line: string) => void,
-  pollMs = 100,
-): Promise<{ code: string; reason: string } | undefined> {
-  const since = Date.now();
-  let told = false;
-  for (;;) {
-    const entries = await askPatiently(
-      () => query<RunEventsRequest, RunEventEntry[]>(session, session.subjects.runs.events, { runId, after: 0 }),
-      print,
-      pollMs,
-    );
-    const refusal = entries.find((e) => e.event.type === 'DeploymentRefused');
-    if (refusal?.event.type === 'DeploymentRefused')
-      return { code: refusal.event.data.code, reason: refusal.event.data.reason };
-    const queued = entries.find((e) => e.event.type === 'DeploymentQueued');
-    if (queued?.event.type === 'DeploymentQueued') {
-      print(
-        `${new Date().toISOString().slice(11, 19)}  run ${runId} is queued: ${queuedDetail(queued.event.data.heldBy)}`,
-      );
-      return undefined;
-    }
-    if (entries.some((e) => e.event.type !== 'DeploymentRequested')) return undefined;
-    if (!told && Date.now() - since > PLAN_WAIT_NOTICE_MS) {
-      told = true;
-      print(
-        `${new Date().toISOString().slice(11, 19)}  run ${runId} is recorded and waits for its plan (graph-planner)`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
 }
 
 /**
@@ -225,16 +122,23 @@ export async function watchWithProgress(session: NatsSession, runId: string): Pr
     },
     stop,
   }).install();
-  const refresh = setInterval(() => {
-    void query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId })
-      .then((s) => {
-        last = s;
-        progress?.update(s);
-      })
-      .catch(() => undefined);
-  }, 500);
+  // The bars are redrawn from the run's state half a second after events came, not on a timer:
+  // a run with nothing happening costs no query.
+  let refresh: NodeJS.Timeout | undefined;
+  const refreshSoon = (): void => {
+    refresh ??= setTimeout(() => {
+      refresh = undefined;
+      void query<RunShowRequest, RunSummary>(session, session.subjects.runs.show, { runId })
+        .then((s) => {
+          last = s;
+          progress?.update(s);
+        })
+        .catch(() => undefined);
+    }, 500);
+  };
   try {
     const summary = await watchRun(session, runId, (line) => {
+      refreshSoon();
       if (!showsAboveBars(line)) return;
       if (progress) progress.log(line);
       else held.push(line);
@@ -244,7 +148,7 @@ export async function watchWithProgress(session: NatsSession, runId: string): Pr
     progress?.update(summary);
     return summary;
   } finally {
-    clearInterval(refresh);
+    clearTimeout(refresh);
     interrupts.uninstall();
     progress?.stop();
   }

@@ -12,6 +12,7 @@ describe('executionStreamConfigs', () => {
       ['T_1_DISPATCH', ['t-1.dispatch.>']],
       ['T_1_RESULTS', ['t-1.result.>']],
       ['T_1_LOGS', ['t-1.log.>']],
+      ['T_1_EVENTS', ['t-1.events.>']],
     ]);
   });
 
@@ -38,6 +39,25 @@ describe('executionStreamConfigs', () => {
       RetentionPolicy.Workqueue,
       7 * 24 * 3600 * SECOND_NS,
       4 * 1024 ** 3,
+      StorageType.File,
+    ]);
+  });
+
+  it('the read spine keeps committed events a day and 1 GiB, dropping the outbox repeats of 10 minutes', () => {
+    const events = executionStreamConfigs('granule')[4];
+    expect([
+      events.name,
+      events.retention,
+      events.max_age,
+      events.max_bytes,
+      events.duplicate_window,
+      events.storage,
+    ]).toEqual([
+      'GRANULE_EVENTS',
+      RetentionPolicy.Limits,
+      24 * 3600 * SECOND_NS,
+      1024 ** 3,
+      600 * SECOND_NS,
       StorageType.File,
     ]);
   });

@@ -34,6 +34,12 @@ export const EXECUTION_STREAM_SETTINGS = Object.freeze({
   logsMaxAgeMs: 7 * DAY_MS,
   /** Task output waiting to be stored, at most (the oldest is dropped beyond it). */
   logsMaxBytes: 4 * 1024 * 1024 * 1024,
+  /** The outbox's republishes after a crash (same Nats-Msg-Id, the global position) are dropped within it. */
+  eventsDuplicateWindowMs: 10 * MINUTE_MS,
+  /** The read spine keeps a day of events: a watch of an older run catches up from the log (ADR 0033). */
+  eventsMaxAgeMs: DAY_MS,
+  /** At most this much (the oldest is dropped beyond it; readers catch up from the log). */
+  eventsMaxBytes: 1024 * 1024 * 1024,
 });
 
 /** Settings of an agent's dispatch consumer (durations in milliseconds). */
@@ -65,7 +71,8 @@ type ExecutionStreamConfig = Pick<
  * COMMANDS (`<p>.cmd.>`, work queue, 2 min duplicate window), DISPATCH (`<p>.dispatch.>`, work
  * queue, 10 min window: a dispatch is de-duplicated by msgID = dispatchId) and RESULTS
  * (`<p>.result.>`, limits retention, 10 min window, kept 7 days) and LOGS (`<p>.log.>`, work
- * queue, 10 min window, 7 days, 4 GiB). File storage, one replica.
+ * queue, 10 min window, 7 days, 4 GiB) and EVENTS (`<p>.events.>`, the outbox's committed events:
+ * limits retention, 10 min window, a day, 1 GiB; ADR 0033). File storage, one replica.
  */
 export function executionStreamConfigs(prefix: string): ExecutionStreamConfig[] {
   const s = executionSubjects(prefix);
@@ -108,6 +115,16 @@ export function executionStreamConfigs(prefix: string): ExecutionStreamConfig[] 
       duplicate_window: nanos(EXECUTION_STREAM_SETTINGS.logsDuplicateWindowMs),
       max_age: nanos(EXECUTION_STREAM_SETTINGS.logsMaxAgeMs),
       max_bytes: EXECUTION_STREAM_SETTINGS.logsMaxBytes,
+    },
+    {
+      ...common,
+      name: s.events.stream,
+      description: 'Granule committed events in commit order, as the outbox publishes them (the read spine, ADR 0033)',
+      subjects: [s.events.all],
+      retention: RetentionPolicy.Limits,
+      duplicate_window: nanos(EXECUTION_STREAM_SETTINGS.eventsDuplicateWindowMs),
+      max_age: nanos(EXECUTION_STREAM_SETTINGS.eventsMaxAgeMs),
+      max_bytes: EXECUTION_STREAM_SETTINGS.eventsMaxBytes,
     },
   ];
 }

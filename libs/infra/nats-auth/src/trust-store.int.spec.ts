@@ -1,10 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { MAX_REPLY_MESSAGES, executionSubjects } from '@granule/contracts';
 import {
+  ensureExecutionStreams,
   ensureInputsBucket,
   startPrivateNats,
   StoredInputs,
@@ -268,6 +269,26 @@ describe('NATS authorization by role', () => {
       /[Pp]ermissions [Vv]iolation/,
     );
   }, 60_000);
+
+  it('an operator and a viewer follow the committed events with an ordered consumer; an agent cannot, and no operator purges them', async () => {
+    const orchestrator = await issue('orch-events', 'orchestrator');
+    const orchNc = await orchestrator.connect();
+    await ensureExecutionStreams(orchNc, PREFIX);
+    orchNc.publish(s.events.forRun('spine-1'), JSON.stringify({ streamVersion: 1 }));
+    await orchNc.flush();
+    const follow = async (nc: NatsConnection): Promise<string | undefined> => {
+      const consumer = await jetstream(nc).consumers.get(s.events.stream, {
+        filter_subjects: s.events.forRun('spine-1'),
+      });
+      return (await consumer.next({ expires: 5000 }))?.string();
+    };
+    expect(await follow(await (await issue('olga', 'operator')).connect())).toBe('{"streamVersion":1}');
+    expect(await follow(await (await issue('vera', 'viewer')).connect())).toBe('{"streamVersion":1}');
+    await expect(follow(await (await issue('node-f1', 'agent', 'f1')).connect())).rejects.toThrow(/[Pp]ermission/);
+    const operatorJsm = await jetstreamManager(await (await issue('oscar', 'operator')).connect());
+    await expect(operatorJsm.streams.purge(s.events.stream)).rejects.toThrow(/[Pp]ermission/);
+    await expect(operatorJsm.streams.deleteMessage(s.events.stream, 1)).rejects.toThrow(/[Pp]ermission/);
+  }, 30_000);
 
   it('a viewer gets its replies on its own inbox', async () => {
     const viewer = await issue('erin', 'viewer');
