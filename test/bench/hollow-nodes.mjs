@@ -16,9 +16,19 @@
 // Not a test double: no test uses it, and the benchmark prints its figures apart from the
 // end-to-end ones, which always come from real agents running real processes.
 //
-//   env: GRANULE_NATS_URL, GRANULE_SUBJECT_PREFIX, HOLLOW_UIDS (b1,b2,...), GRANULE_HEARTBEAT_SECONDS (2),
+// A fleet of thousands (npm run bench:fleet-10k) does not fit one connection per node in one
+// process: HOLLOW_NODES_PER_CONNECTION (default 1) lets that many nodes share a connection. Each
+// node still registers itself, beats on its own subject, pulls only its own dispatch consumer
+// (`dispatch.<uid>`, made by the orchestrator at registration) and reports on its own result
+// subject, as a real agent does; only the socket is shared (so no per-node credential then).
+//
+//   env: GRANULE_NATS_URL, GRANULE_SUBJECT_PREFIX, HOLLOW_UIDS (b1,b2,...) or HOLLOW_UIDS_FILE (one
+//        uid a line), GRANULE_HEARTBEAT_SECONDS (2), HOLLOW_NODES_PER_CONNECTION (1),
+//        HOLLOW_REGISTER_CONCURRENCY (20),
 //        GRANULE_NATS_CREDS_DIR (optional: `agent-<uid>.creds` of each node, for a NATS with authorization)
-//   prints "hollow nodes ready: N" on stdout once every node is registered, present and pulling.
+//   prints "hollow nodes ready: N" on stdout once every node is registered, present and pulling,
+//   and "hollow nodes answered: N" every 10 s while the count grows.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,24 +54,53 @@ const env = (name, fallback) => {
   return value;
 };
 const prefix = env('GRANULE_SUBJECT_PREFIX');
-const uids = env('HOLLOW_UIDS').split(',').filter(Boolean);
+const uids = (
+  process.env.HOLLOW_UIDS_FILE
+    ? readFileSync(process.env.HOLLOW_UIDS_FILE, 'utf8').split('\n')
+    : env('HOLLOW_UIDS').split(',')
+).filter(Boolean);
+const perConnection = Number(env('HOLLOW_NODES_PER_CONNECTION', '1'));
+const registerConcurrency = Number(env('HOLLOW_REGISTER_CONCURRENCY', '20'));
+if (!(perConnection >= 1) || (perConnection > 1 && process.env.GRANULE_NATS_CREDS_DIR)) {
+  process.stderr.write('hollow-nodes: HOLLOW_NODES_PER_CONNECTION > 1 needs a NATS without per-node credentials\n');
+  process.exit(2);
+}
+let answered = 0;
 let heartbeatSeconds = Number(env('GRANULE_HEARTBEAT_SECONDS', '2'));
 const credsDir = process.env.GRANULE_NATS_CREDS_DIR;
 const subjects = executionSubjects(prefix);
 
 // One NATS connection per node, as in a fleet: the server's work per message depends on it (a
 // message to each of 100 connections is 100 writes; to one connection, a few).
+// With HOLLOW_NODES_PER_CONNECTION, that many nodes share one.
 const connections = new Map();
-for (const uid of uids) {
+for (let k = 0; k < uids.length; k += perConnection) {
+  const uid = uids[k];
   // Each node with its own credential where NATS requires one, as a real agent (signed registration).
   const nc = await connectNats(
     {
       natsUrl: env('GRANULE_NATS_URL'),
       ...(credsDir ? { natsCreds: path.join(credsDir, `agent-${uid}.creds`) } : {}),
     },
-    `granule-hollow-${uid}`,
+    perConnection === 1 ? `granule-hollow-${uid}` : `granule-hollow-${uid}+${perConnection - 1}`,
   );
-  connections.set(uid, { nc, js: jetstream(nc) });
+  const shared = { nc, js: jetstream(nc) };
+  for (const u of uids.slice(k, k + perConnection)) connections.set(u, shared);
+}
+const ncs = [...new Set([...connections.values()].map((c) => c.nc))];
+
+/** Runs `work` for every item, at most `limit` at a time. */
+async function eachLimited(items, limit, work) {
+  const out = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
 }
 
 function beat(leaving = false) {
@@ -81,7 +120,7 @@ async function register(uid) {
         { name: 'orchestrator', code: 'ORCHESTRATOR', hint: 'start the orchestrator first' },
         subjects.agents.register,
         { uid, hostname: `hollow-${uid}`, address: '127.0.0.1', agentVersion: AGENT_VERSION },
-        { timeoutMs: 3000 },
+        { timeoutMs: 10_000 },
       ));
       return;
     } catch (err) {
@@ -116,6 +155,7 @@ async function answer(uid, msg) {
     progressMsgIds.done(d.dispatchId),
   );
   msg.ack();
+  answered++;
 }
 
 async function serve(uid) {
@@ -133,17 +173,29 @@ async function serve(uid) {
   return { loop };
 }
 
+// Beating from the start, as an agent does: registering thousands takes longer than a presence TTL.
 beat();
-await Promise.all(uids.map((uid) => register(uid)));
-const loops = (await Promise.all(uids.map((uid) => serve(uid)))).map((s) => s.loop);
 let timer = setInterval(() => beat(), heartbeatSeconds * 1000);
+const asked = heartbeatSeconds;
+await eachLimited(uids, registerConcurrency, (uid) => register(uid));
+if (heartbeatSeconds !== asked) {
+  clearInterval(timer);
+  timer = setInterval(() => beat(), heartbeatSeconds * 1000);
+}
+const loops = (await eachLimited(uids, registerConcurrency, (uid) => serve(uid))).map((s) => s.loop);
 process.stdout.write(`hollow nodes ready: ${uids.length}\n`);
+let reported = 0;
+setInterval(() => {
+  if (answered === reported) return;
+  reported = answered;
+  process.stdout.write(`hollow nodes answered: ${answered}\n`);
+}, 10_000).unref();
 
 const stop = async () => {
   clearInterval(timer);
   timer = undefined;
   beat(true);
-  await Promise.allSettled([...connections.values()].map((c) => c.nc.drain()));
+  await Promise.allSettled(ncs.map((nc) => nc.drain()));
   await Promise.allSettled(loops);
   process.exit(0);
 };

@@ -48,17 +48,38 @@ export interface RunShowRequest {
   at?: number;
 }
 
-/** `runs.graph` request: a run's plan with each entry's status, or a stored plan by id. */
+/**
+ * `runs.graph` request: one page of a run's plan with each entry's status, or of a stored plan by
+ * id. Pages follow the plan's order (priority order, as `granule plan` prints it); a reader asks
+ * again with `cursor` = the reply's `next` until a reply has none.
+ */
 export interface RunGraphRequest {
   runId?: string;
   planId?: string;
+  /** Where the page starts: a previous reply's `next`; absent: at the first instance. */
+  cursor?: string;
+  /** At most this many instances (default: as many as fit `RUN_GRAPH_PAGE_BYTES`, at most `RUN_GRAPH_PAGE_MAX`). */
+  limit?: number;
 }
 
 export interface RunGraphReply {
+  /** This page's instances, in plan order. */
   instances: PlanInstance[];
-  /** `task@node` → status (runs only). */
+  /** `task@node` → status of this page's instances (runs only). */
   statuses?: Record<string, string>;
+  /** The cursor of the next page; absent on the last page. */
+  next?: string;
+  /** Instances in the whole plan (on the last page). */
+  total?: number;
 }
+
+/** A `runs.graph` page holds at most this many instances. */
+export const RUN_GRAPH_PAGE_MAX = 100_000;
+/**
+ * A `runs.graph` page stops once its instances are this many bytes of JSON (or half of what a
+ * chunked reply may carry at the server's `max_payload`, when that is less).
+ */
+export const RUN_GRAPH_PAGE_BYTES = 8 * 1024 * 1024;
 
 /** `runs.tasks` request: every task instance of a run (a strategy run: of its phase runs). */
 export interface RunTasksRequest {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '@granule/core';
 import type { RunGraphReply, RunGraphRequest } from '@granule/contracts';
-import { renderInstancesDot, renderInstancesMermaid } from '@granule/planner';
+import { instancesDotWriter, instancesMermaidWriter } from '@granule/planner';
 import type { PlanInstance } from '@granule/planner';
 import { requestPlan } from '@granule/plan-store';
 import { maskTaskParameters } from '@granule/task-model';
@@ -9,7 +9,7 @@ import { addConnectionOptions } from '../connection';
 import { unwrapReply } from '@granule/messaging';
 import { query, withNats } from '../connection/nats-session';
 import { commaList } from '../inputs/read-input';
-import { parseFormat, toJson, toYaml, writeOut } from '../output';
+import { parseFormat, toYaml, writeOut } from '../output';
 
 const DOT_COLORS: Record<string, string> = {
   succeeded: 'darkgreen',
@@ -31,23 +31,92 @@ interface GraphOptions {
   subjectPrefix?: string;
 }
 
-/** Renders plan entries, coloured by status when the graph is a run's; secrets show as `***`. */
+/** How long one page of a graph may take: the first page of a large run loads its plan (20 s at 3M instances). */
+export const GRAPH_PAGE_TIMEOUT_MS = 120_000;
+
+export interface GraphWriter {
+  start(): string;
+  /** One `runs.graph` reply, in the order they come. */
+  page(reply: RunGraphReply): string;
+  end(): string;
+}
+
+/**
+ * Writes a graph a page at a time, coloured by status when the graph is a run's; secrets show as
+ * `***`. What the pages make together is one document: for json one array of entries (each with
+ * its `status` for a run), for yaml one sequence of them, for dot one digraph, for mermaid one
+ * flowchart.
+ */
+export function graphWriter(format: 'dot' | 'mermaid' | 'json' | 'yaml'): GraphWriter {
+  let statuses: Record<string, string> | undefined;
+  let written = 0;
+  const status = (i: PlanInstance): string | undefined => statuses?.[`${i.task}@${i.node}`];
+  const masked = (reply: RunGraphReply): PlanInstance[] => {
+    statuses = reply.statuses;
+    return reply.instances.map((i) => ({ ...i, parameters: maskTaskParameters(i) }));
+  };
+  const entries = (reply: RunGraphReply): unknown[] => {
+    const instances = masked(reply);
+    return statuses ? instances.map((i) => ({ ...i, status: status(i) })) : instances;
+  };
+  if (format === 'json')
+    return {
+      start: () => '',
+      page(reply) {
+        let out = '';
+        for (const entry of entries(reply))
+          out += `${written++ === 0 ? '[\n' : ',\n'}${JSON.stringify(entry, null, 2).replace(/^/gm, '  ')}`;
+        return out;
+      },
+      end: () => (written === 0 ? '[]\n' : '\n]\n'),
+    };
+  if (format === 'yaml')
+    return {
+      start: () => '',
+      page(reply) {
+        const list = entries(reply);
+        written += list.length;
+        return list.length ? toYaml(list) : '';
+      },
+      end: () => (written === 0 ? toYaml([]) : ''),
+    };
+  const graph =
+    format === 'dot'
+      ? instancesDotWriter((i) =>
+          statuses ? (i.node === 'sync' ? undefined : DOT_COLORS[status(i) ?? '']) : undefined,
+        )
+      : instancesMermaidWriter((i) => (statuses ? (i.node === 'sync' ? undefined : status(i)) : undefined));
+  return { start: () => graph.start(), page: (reply) => graph.page(masked(reply)), end: () => graph.end() };
+}
+
+/** Renders one reply whole (see `graphWriter`). */
 export function renderGraph(format: 'dot' | 'mermaid' | 'json' | 'yaml', graph: RunGraphReply): string {
-  const reply = { ...graph, instances: graph.instances.map((i) => ({ ...i, parameters: maskTaskParameters(i) })) };
-  const status = (i: PlanInstance): string | undefined => reply.statuses?.[`${i.task}@${i.node}`];
-  if (format === 'json' || format === 'yaml') {
-    const data = reply.statuses ? reply.instances.map((i) => ({ ...i, status: status(i) })) : reply.instances;
-    return format === 'json' ? toJson(data) : toYaml(data);
-  }
-  if (format === 'dot')
-    return renderInstancesDot(
-      reply.instances,
-      reply.statuses ? (i) => (i.node === 'sync' ? undefined : DOT_COLORS[status(i) ?? '']) : undefined,
-    );
-  return renderInstancesMermaid(
-    reply.instances,
-    reply.statuses ? (i) => (i.node === 'sync' ? undefined : status(i)) : undefined,
-  );
+  const w = graphWriter(format);
+  return w.start() + w.page(graph) + w.end();
+}
+
+/**
+ * Asks `runs.graph` page by page and writes each page as it comes: no reply, and nothing here,
+ * holds a large plan whole.
+ */
+export async function writeGraphPages(
+  ask: (request: RunGraphRequest) => Promise<RunGraphReply>,
+  request: RunGraphRequest,
+  writer: GraphWriter,
+  write: (text: string) => Promise<void>,
+): Promise<number> {
+  let pages = 0;
+  let cursor: string | undefined;
+  await write(writer.start());
+  do {
+    const reply = await ask(cursor === undefined ? request : { ...request, cursor });
+    pages++;
+    const text = writer.page(reply);
+    if (text) await write(text);
+    cursor = reply.next;
+  } while (cursor !== undefined);
+  await write(writer.end());
+  return pages;
 }
 
 export function registerGraphCommand(program: Command): void {
@@ -82,8 +151,11 @@ export function registerGraphCommand(program: Command): void {
           });
           request = { planId: unwrapReply(plan).planId };
         }
-        await writeOut(
-          renderGraph(format, await query<RunGraphRequest, RunGraphReply>(s, s.subjects.runs.graph, request)),
+        await writeGraphPages(
+          (q) => query<RunGraphRequest, RunGraphReply>(s, s.subjects.runs.graph, q, GRAPH_PAGE_TIMEOUT_MS),
+          request,
+          graphWriter(format),
+          writeOut,
         );
       });
     });

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidInputError } from '@granule/core';
 import { lastEventTypesOf, phaseAfterEvent, RUN_PHASES, RunError, runStreamId } from '@granule/run-events';
 import type { RunPhaseName } from '@granule/run-events';
@@ -13,18 +14,29 @@ import type {
   RunSummary,
   RunsListRequest,
 } from '@granule/contracts';
-import { PlanStore } from '@granule/plan-store';
+import { MAX_REPLY_MESSAGES, RUN_GRAPH_PAGE_BYTES, RUN_GRAPH_PAGE_MAX } from '@granule/contracts';
+import { PlanRangeError, PlanStore } from '@granule/plan-store';
+import { NATS } from '../orchestrator.tokens';
 import { EventStore } from '@granule/event-store';
 import type { StreamFilter } from '@granule/event-store';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
 import { buildReport } from '@granule/deployment-strategy';
 import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
 import type { StrategyRun } from '@granule/strategy-run';
-import { foldRun, instanceStatuses, summarizeRun } from '@granule/deployment-run';
+import { foldRun, STATUS_NAMES, summarizeRun } from '@granule/deployment-run';
 import type { PlanSource } from '@granule/run-coordination';
 
 function badQuery(message: string): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'INVALID_INPUT', message }]);
+}
+
+/** A `runs.graph` cursor (`<index>.<planId>`, as a reply's `next` gives it) → the index it starts at. */
+export function parseGraphCursor(cursor: unknown, planId: string): number {
+  const m = typeof cursor === 'string' ? /^(\d{1,9})\.(.+)$/.exec(cursor) : null;
+  if (!m)
+    throw badQuery(`cursor: expected a page cursor as a previous reply's next gives it, got ${JSON.stringify(cursor)}`);
+  if (m[2] !== planId) throw badQuery(`cursor: it pages plan ${m[2]}, not this graph's plan ${planId}`);
+  return Number(m[1]);
 }
 
 /** What `runs list` filters by, checked: an unknown phase or a date that is not one is named. */
@@ -64,7 +76,11 @@ export class RunQueries {
     @Inject(EventStore) private readonly store: EventStore,
     @Inject(StoredPlanSource) private readonly plans: PlanSource,
     @Inject(PlanStore) private readonly documents: PlanStore,
+    @Optional() @Inject(NATS) private readonly nats?: Pick<NatsConnection, 'info'>,
   ) {}
+
+  /** Bytes of instances in one graph page at most (tests make it small). */
+  graphPageBytes = RUN_GRAPH_PAGE_BYTES;
 
   async list(q: RunsListRequest): Promise<RunListEntry[]> {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
@@ -113,9 +129,16 @@ export class RunQueries {
     }));
   }
 
-  /** A run's plan with each entry's status (`runs.graph`), or a stored plan by id. */
+  /**
+   * One page of a run's plan with each entry's status (`runs.graph`), or of a stored plan by id.
+   * A page is read from the stored plan as a stream (the instances before it are counted, not
+   * parsed) and stops at `limit` instances or `RUN_GRAPH_PAGE_BYTES` of them, so no answer holds
+   * a large plan whole: its reply stays well within the chunks one reply may take.
+   */
   async graph(q: RunGraphRequest): Promise<RunGraphReply> {
-    if (q.planId) return { instances: (await this.documents.loadDocument(q.planId)).instances };
+    if (q.limit !== undefined && !(Number.isInteger(q.limit) && q.limit >= 1 && q.limit <= RUN_GRAPH_PAGE_MAX))
+      throw badQuery(`limit: expected a whole number from 1 to ${RUN_GRAPH_PAGE_MAX}, got ${JSON.stringify(q.limit)}`);
+    if (q.planId) return this.graphPage(q.planId, q);
     if (typeof q.runId !== 'string') throw badQuery('give runId or planId');
     const events = (await this.events({ runId: q.runId })).map((e) => e.event);
     const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
@@ -128,11 +151,39 @@ export class RunQueries {
           : `run ${q.runId} has no plan (it was refused or is still planning)`,
       );
     }
-    const plan = await this.plans.load(accepted.data.planId);
-    const state = foldRun(q.runId, events, plan);
+    const planId = accepted.data.planId;
+    const page = await this.graphPage(planId, q);
+    const state = foldRun(q.runId, events, await this.plans.load(planId));
+    const statuses: Record<string, string> = {};
+    for (const i of page.instances) {
+      const key = `${i.task}@${i.node}`;
+      const at = state.plan?.index.get(key);
+      if (at !== undefined) statuses[key] = STATUS_NAMES[state.status[at]];
+    }
+    return { ...page, statuses };
+  }
+
+  private async graphPage(planId: string, q: RunGraphRequest): Promise<RunGraphReply> {
+    const from = q.cursor === undefined ? 0 : parseGraphCursor(q.cursor, planId);
+    const limit = q.limit ?? RUN_GRAPH_PAGE_MAX;
+    const maxPayload = this.nats?.info?.max_payload ?? 1024 * 1024;
+    const budget = Math.min(this.graphPageBytes, (maxPayload * MAX_REPLY_MESSAGES) / 2);
+    let bytes = 0;
+    let range;
+    try {
+      range = await this.documents.loadRange(planId, from, (inst, taken) => {
+        if (taken >= limit) return false;
+        bytes += JSON.stringify(inst).length;
+        return bytes <= budget;
+      });
+    } catch (err) {
+      if (err instanceof PlanRangeError)
+        throw badQuery(`cursor: ${err.message} (start again without --cursor, or from the last reply's next)`);
+      throw err;
+    }
     return {
-      instances: (await this.documents.loadDocument(accepted.data.planId)).instances,
-      statuses: Object.fromEntries(instanceStatuses(state)),
+      instances: range.instances,
+      ...(range.end ? { total: range.total } : { next: `${from + range.instances.length}.${planId}` }),
     };
   }
 

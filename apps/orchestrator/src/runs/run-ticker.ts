@@ -20,7 +20,9 @@ import { PostgresRunEventLog } from './adapters/run-event-log.adapter';
 @Injectable()
 export class RunTicker implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
+  private leaseTimer?: NodeJS.Timeout;
   private ticking = false;
+  private renewing = false;
   private stopped = false;
   private readonly failures: RepeatedFailureLog;
 
@@ -46,11 +48,27 @@ export class RunTicker implements OnApplicationBootstrap, OnApplicationShutdown 
     if (recovered.length > 0) this.logger.info({ runs: recovered }, 'continuing runs from the event log');
     this.results.sync();
     this.timer = setInterval(() => void this.tick(), this.config.tickMs);
+    // Leases are renewed on a clock of their own: a tick can wait long behind a run's work.
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, Math.floor(this.config.leaseMs / 5)));
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.renewing || this.stopped) return;
+    this.renewing = true;
+    try {
+      await this.runs.renewLeases();
+      await this.strategies.renewLeases();
+    } catch (err) {
+      this.failures.failed(err);
+    } finally {
+      this.renewing = false;
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     // Leases go at once, so another orchestrator need not wait for them to lapse.
     await this.runs.releaseAll();
     await this.strategies.releaseAll();

@@ -131,6 +131,31 @@ describe('RunCoordinator', () => {
     expect([w.coordinator.owned(), w.leases.size]).toEqual([[], 0]);
   });
 
+  it('renewLeases - renews while a run waits on a slow NATS; the tick, behind that work, does not', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    // Acks that take long: sending the dispatches a result allows holds the run's work.
+    let acked: () => void = () => undefined;
+    w.ports.dispatcher.dispatch = () => new Promise<void>((resolve) => (acked = resolve));
+    const renewed: string[] = [];
+    const renew = w.ports.lease.renew;
+    w.ports.lease.renew = async (id) => (renewed.push(id), renew(id));
+    const reported = w.succeed('a@n1');
+    await new Promise((r) => setTimeout(r, 10));
+    let ticked = false;
+    const tick = w.coordinator.tick().then(() => (ticked = true));
+    await w.coordinator.renewLeases();
+    await new Promise((r) => setTimeout(r, 10));
+    // The tick renewed once, then waits behind the run; renewLeases did not wait.
+    expect(renewed).toEqual(['r1', 'r1']);
+    expect(ticked).toBe(false);
+    expect(w.coordinator.owned()).toEqual(['r1']);
+    acked();
+    await reported;
+    await tick;
+    expect(ticked).toBe(true);
+  });
+
   it('stores a burst of results and the dispatches they allow in one append', async () => {
     const w = world();
     await w.coordinator.start(start);

@@ -571,6 +571,15 @@ export class RunCoordinator {
     return this.driver.releaseAll();
   }
 
+  /**
+   * Renews the leases of the runs driven here now, without waiting for any run's work: a run
+   * whose work waits on a slow NATS (thousands of dispatches whose acks take seconds) must not
+   * lose its lease meanwhile, as it did when only the tick renewed, behind that work.
+   */
+  async renewLeases(): Promise<void> {
+    await this.driver.renewLeases();
+  }
+
   private async plan(run: RunStream, command: StartDeployment): Promise<void> {
     let reply: PlanReplyMessage;
     let plan: ExecutablePlan | undefined;

@@ -151,6 +151,11 @@ export class StrategyCoordinator {
     if (run) await this.driver.run(run, () => this.recordPhaseEnd(run, childRunId, outcome));
   }
 
+  /** Renews the leases of the strategy runs driven here now, without waiting for their work (see `RunCoordinator.renewLeases`). */
+  async renewLeases(): Promise<void> {
+    await this.driver.renewLeases();
+  }
+
   /** Periodic: renews leases and looks after each run's phase run (see `checkPhase`). */
   async tick(): Promise<void> {
     for (const run of await this.driver.renewLeases()) await this.driver.run(run, () => this.checkPhase(run));

@@ -150,7 +150,8 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
             type: 'DeploymentRefused',
             data: {
               code: 'OFFLINE_CRITICAL_NODES',
-              reason: `critical nodes are offline: ${critical.join(', ')}`,
+              // Named up to ten: at 10,000 nodes the whole list is a page of names, not a reason.
+              reason: `critical nodes are offline: ${critical.slice(0, 10).join(', ')}${critical.length > 10 ? ` and ${critical.length - 10} more` : ''}`,
               offlineCriticalNodes: critical,
             },
           },

@@ -390,6 +390,19 @@ describe('run - nodes and time', () => {
     expect(run.state.phase).toBe('refused');
   });
 
+  it('many critical nodes offline - the reason names ten and counts the rest; the event lists them all', () => {
+    const many = Array.from({ length: 12 }, (_, k) => ({ uid: `m${String(k + 1).padStart(2, '0')}`, roles: ['x'] }));
+    const run = new Scenario(planOf(CHAIN, many), { offline: many.map((n) => n.uid) });
+    expect(run.events.at(-1)).toEqual({
+      type: 'DeploymentRefused',
+      data: {
+        code: 'OFFLINE_CRITICAL_NODES',
+        reason: 'critical nodes are offline: m01, m02, m03, m04, m05, m06, m07, m08, m09, m10 and 2 more',
+        offlineCriticalNodes: many.map((n) => n.uid),
+      },
+    });
+  });
+
   it('fails offline nodes inside tolerance before the run and runs the rest', () => {
     const run = new Scenario(planOf(GROUPED, fleet), { offline: ['k2'] });
     expect(types(run.events)).toEqual(['DeploymentRequested', 'PlanAccepted', 'NodeFailed']);

@@ -6,6 +6,8 @@ export { buildPlan } from './build-plan';
 export {
   instanceAt,
   instanceName,
+  instancesDotWriter,
+  instancesMermaidWriter,
   planInstances,
   renderInstancesDot,
   renderInstancesMermaid,
@@ -15,6 +17,7 @@ export {
   taskName,
   writePlanJson,
 } from './plan-output';
+export type { InstancesGraphWriter } from './plan-output';
 export { instanceDurations, simulatePlan } from './simulate-plan';
 export { READY_ORDER_RULES, readyTaskComparator, readyTaskRank } from './ready-order';
 export type { ReadyOrderRule, ReadyRankInput } from './ready-order';

@@ -116,6 +116,13 @@ export function renderPlanText(plan: Plan): string {
 const quote = (s: string): string => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 const isSync = (i: PlanInstance): boolean => i.node === 'sync' || i.type === 'group';
 
+/** Writes a graph of plan entries a page at a time: `start`, `page` per page in plan order, `end`. */
+export interface InstancesGraphWriter {
+  start(): string;
+  page(instances: PlanInstance[]): string;
+  end(): string;
+}
+
 /**
  * Graphviz of plan entries: one cluster per node, edges from prerequisite to dependant,
  * dashed for any-of groups. `colorOf` colours an entry (e.g. by outcome); skipped ones are gray.
@@ -124,29 +131,49 @@ export function renderInstancesDot(
   instances: PlanInstance[],
   colorOf?: (i: PlanInstance) => string | undefined,
 ): string {
-  const lines = ['digraph plan {', '  rankdir=LR;', '  node [shape=box, fontsize=10];'];
-  const byNode = new Map<string, PlanInstance[]>();
-  for (const i of instances) byNode.set(i.node, [...(byNode.get(i.node) ?? []), i]);
-  let c = 0;
-  for (const [node, list] of byNode) {
-    lines.push(`  subgraph cluster_${c++} {`, `    label=${quote(node)};`);
-    for (const i of list) {
-      const color = colorOf?.(i) ?? (i.skipped ? 'gray' : undefined);
-      const style = isSync(i) ? ', shape=ellipse' : '';
-      lines.push(
-        `    ${quote(`${i.task}@${i.node}`)} [label=${quote(i.task)}${style}${color ? `, color=${color}, fontcolor=${color}` : ''}];`,
-      );
-    }
-    lines.push('  }');
-  }
-  for (const i of instances) {
-    const name = quote(`${i.task}@${i.node}`);
-    for (const p of i.requires) lines.push(`  ${quote(p)} -> ${name};`);
-    for (const group of i.requires_any ?? [])
-      for (const p of group) lines.push(`  ${quote(p)} -> ${name} [style=dashed];`);
-  }
-  lines.push('}');
-  return `${lines.join('\n')}\n`;
+  const w = instancesDotWriter(colorOf);
+  return w.start() + w.page(instances) + w.end();
+}
+
+/**
+ * `renderInstancesDot` a page at a time. A node's cluster is named by the order its node first
+ * came in, so a node whose entries span pages is one cluster (Graphviz joins subgraphs of one name).
+ */
+export function instancesDotWriter(colorOf?: (i: PlanInstance) => string | undefined): InstancesGraphWriter {
+  const clusters = new Map<string, number>();
+  return {
+    start: () => ['digraph plan {', '  rankdir=LR;', '  node [shape=box, fontsize=10];', ''].join('\n'),
+    page(instances) {
+      const lines: string[] = [];
+      const byNode = new Map<string, PlanInstance[]>();
+      for (const i of instances) {
+        const list = byNode.get(i.node);
+        if (list) list.push(i);
+        else byNode.set(i.node, [i]);
+      }
+      for (const [node, list] of byNode) {
+        let c = clusters.get(node);
+        if (c === undefined) clusters.set(node, (c = clusters.size));
+        lines.push(`  subgraph cluster_${c} {`, `    label=${quote(node)};`);
+        for (const i of list) {
+          const color = colorOf?.(i) ?? (i.skipped ? 'gray' : undefined);
+          const style = isSync(i) ? ', shape=ellipse' : '';
+          lines.push(
+            `    ${quote(`${i.task}@${i.node}`)} [label=${quote(i.task)}${style}${color ? `, color=${color}, fontcolor=${color}` : ''}];`,
+          );
+        }
+        lines.push('  }');
+      }
+      for (const i of instances) {
+        const name = quote(`${i.task}@${i.node}`);
+        for (const p of i.requires) lines.push(`  ${quote(p)} -> ${name};`);
+        for (const group of i.requires_any ?? [])
+          for (const p of group) lines.push(`  ${quote(p)} -> ${name} [style=dashed];`);
+      }
+      return lines.length ? `${lines.join('\n')}\n` : '';
+    },
+    end: () => '}\n',
+  };
 }
 
 /** Mermaid flowchart of plan entries; `classOf` names a class (e.g. the outcome) defined at the end. */
@@ -154,27 +181,49 @@ export function renderInstancesMermaid(
   instances: PlanInstance[],
   classOf?: (i: PlanInstance) => string | undefined,
 ): string {
-  const lines = ['flowchart LR'];
-  const id = new Map(instances.map((i, k) => [`${i.task}@${i.node}`, `i${k}`]));
-  instances.forEach((i, k) => {
-    const cls = classOf?.(i) ?? (i.skipped ? 'skipped' : undefined);
-    lines.push(`  i${k}["${`${i.task}@${i.node}`.replace(/"/g, '#quot;')}"]${cls ? `:::${cls}` : ''}`);
-  });
-  for (const i of instances) {
-    const me = id.get(`${i.task}@${i.node}`);
-    for (const p of i.requires) lines.push(`  ${id.get(p)} --> ${me}`);
-    for (const group of i.requires_any ?? []) for (const p of group) lines.push(`  ${id.get(p)} -.-> ${me}`);
-  }
-  lines.push(
-    '  classDef skipped fill:#eee,color:#888;',
-    '  classDef succeeded fill:#d4f4dd,color:#14532d;',
-    '  classDef failed fill:#fde2e1,color:#7f1d1d;',
-    '  classDef timed_out fill:#fde2e1,color:#7f1d1d;',
-    '  classDef dep_failed fill:#ffedd5,color:#7c2d12;',
-    '  classDef running fill:#dbeafe,color:#1e3a8a;',
-    '  classDef dispatched fill:#dbeafe,color:#1e3a8a;',
-  );
-  return `${lines.join('\n')}\n`;
+  const w = instancesMermaidWriter(classOf);
+  return w.start() + w.page(instances) + w.end();
+}
+
+/**
+ * `renderInstancesMermaid` a page at a time: an entry's id is `i<k>`, k its place in the plan (or,
+ * for a prerequisite named before its own entry comes, the next free number when first named).
+ */
+export function instancesMermaidWriter(classOf?: (i: PlanInstance) => string | undefined): InstancesGraphWriter {
+  const ids = new Map<string, string>();
+  const idOf = (name: string): string => {
+    let id = ids.get(name);
+    if (id === undefined) ids.set(name, (id = `i${ids.size}`));
+    return id;
+  };
+  return {
+    start: () => 'flowchart LR\n',
+    page(instances) {
+      const lines: string[] = [];
+      for (const i of instances) {
+        const name = `${i.task}@${i.node}`;
+        const cls = classOf?.(i) ?? (i.skipped ? 'skipped' : undefined);
+        lines.push(`  ${idOf(name)}["${name.replace(/"/g, '#quot;')}"]${cls ? `:::${cls}` : ''}`);
+      }
+      for (const i of instances) {
+        const me = idOf(`${i.task}@${i.node}`);
+        for (const p of i.requires) lines.push(`  ${idOf(p)} --> ${me}`);
+        for (const group of i.requires_any ?? []) for (const p of group) lines.push(`  ${idOf(p)} -.-> ${me}`);
+      }
+      return lines.length ? `${lines.join('\n')}\n` : '';
+    },
+    end: () =>
+      [
+        '  classDef skipped fill:#eee,color:#888;',
+        '  classDef succeeded fill:#d4f4dd,color:#14532d;',
+        '  classDef failed fill:#fde2e1,color:#7f1d1d;',
+        '  classDef timed_out fill:#fde2e1,color:#7f1d1d;',
+        '  classDef dep_failed fill:#ffedd5,color:#7c2d12;',
+        '  classDef running fill:#dbeafe,color:#1e3a8a;',
+        '  classDef dispatched fill:#dbeafe,color:#1e3a8a;',
+        '',
+      ].join('\n'),
+  };
 }
 
 /** Graphviz of a plan (see `renderInstancesDot`). */

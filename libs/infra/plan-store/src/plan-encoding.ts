@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { writePlanJson } from '@granule/planner';
 import type { Plan, PlanGroup, PlanInstance } from '@granule/planner';
-import { PlanDocumentInvalidError } from './plan-store.errors';
+import { PlanDocumentInvalidError, PlanRangeError } from './plan-store.errors';
 
 /** A stored plan as `granule plan -o json` prints it. */
 export interface PlanDocument {
@@ -92,6 +92,62 @@ export async function decodePlanStream(
   onInstance: (instance: PlanInstance, index: number) => void,
   options: DecodePlanOptions = {},
 ): Promise<PlanTrailer> {
+  const read = await scanPlan(gzip, 0, (inst, index) => (onInstance(inst, index), true), options);
+  return read.trailer as PlanTrailer;
+}
+
+/** What `decodePlanRange` read: the instances, and whether the plan ends after them. */
+export interface PlanRange {
+  instances: PlanInstance[];
+  /** Index of the first instance in `instances`. */
+  from: number;
+  /** True when the last instance of the plan is in `instances` (or the plan has none from `from`). */
+  end: boolean;
+  /** Instances in the whole plan: known when `end` is true. */
+  total?: number;
+}
+
+/**
+ * Instances `from`, `from + 1`, … of a stored plan while `take(instance, taken)` says to (it is
+ * asked before each is kept; the first is always kept), without parsing the ones before `from`
+ * (they are only counted) and without reading past the last one taken: a page of a plan of any
+ * size. `from` past the end gives `PLAN_RANGE_INVALID`, naming how many instances the plan has.
+ */
+export async function decodePlanRange(
+  gzip: Buffer,
+  from: number,
+  take: (instance: PlanInstance, taken: number) => boolean,
+  options: DecodePlanOptions = {},
+): Promise<PlanRange> {
+  const instances: PlanInstance[] = [];
+  let more = false;
+  const read = await scanPlan(
+    gzip,
+    from,
+    (inst) => {
+      if (instances.length > 0 && !take(inst, instances.length)) {
+        more = true;
+        return false;
+      }
+      instances.push(inst);
+      return true;
+    },
+    options,
+  );
+  if (!read.stopped && from > read.count) throw new PlanRangeError(from, read.count);
+  return more ? { instances, from, end: false } : { instances, from, end: true, total: read.count };
+}
+
+/**
+ * The line reader under `decodePlanStream` and `decodePlanRange`: instances before `from` are
+ * counted, not parsed; `onInstance` returning false stops the read (no trailer then).
+ */
+async function scanPlan(
+  gzip: Buffer,
+  skip: number,
+  onInstance: (instance: PlanInstance, index: number) => boolean,
+  options: DecodePlanOptions,
+): Promise<{ trailer?: PlanTrailer; count: number; stopped: boolean }> {
   const chunkBytes = options.chunkBytes ?? 1 << 20;
   const params = new Map<string, Record<string, unknown>>();
   const names = new Map<string, string>();
@@ -105,6 +161,7 @@ export async function decodePlanStream(
   let count = 0;
   let trailer = '';
   let lineNo = 0;
+  let stopped = false;
   const fail = (why: string): never => {
     throw new PlanDocumentInvalidError(`stored plan is not what encodePlan writes: line ${lineNo} ${why}`);
   };
@@ -122,6 +179,10 @@ export async function decodePlanStream(
     if (raw.startsWith(']')) {
       state = 'trailer';
       trailer = raw.slice(1);
+      return;
+    }
+    if (count < skip) {
+      count++;
       return;
     }
     const line = raw.endsWith(',') ? raw.slice(0, -1) : raw;
@@ -150,7 +211,7 @@ export async function decodePlanStream(
     inst.node = intern(inst.node);
     inst.type = intern(inst.type) as PlanInstance['type'];
     inst.stage = intern(inst.stage) as PlanInstance['stage'];
-    onInstance(inst, count++);
+    if (!onInstance(inst, count++)) stopped = true;
   };
   let rest = '';
   await new Promise<void>((resolve, reject) => {
@@ -164,14 +225,20 @@ export async function decodePlanStream(
           rest += text;
           return;
         }
+        if (stopped) return;
         onLine(rest + text.slice(0, nl));
         rest = '';
         start = nl + 1;
-        while ((nl = text.indexOf('\n', start)) >= 0) {
+        while (!stopped && (nl = text.indexOf('\n', start)) >= 0) {
           onLine(text.slice(start, nl));
           start = nl + 1;
         }
         rest = text.slice(start);
+        if (stopped) {
+          rest = '';
+          gunzip.destroy();
+          resolve();
+        }
       } catch (err) {
         gunzip.destroy(err as Error);
       }
@@ -179,7 +246,7 @@ export async function decodePlanStream(
     gunzip.on('error', reject);
     gunzip.on('end', resolve);
     const write = (offset: number): void => {
-      while (offset < gzip.length) {
+      while (offset < gzip.length && !gunzip.destroyed) {
         const next = Math.min(offset + chunkBytes, gzip.length);
         const more = gunzip.write(gzip.subarray(offset, next));
         offset = next;
@@ -188,15 +255,16 @@ export async function decodePlanStream(
           return;
         }
       }
-      gunzip.end();
+      if (!gunzip.destroyed) gunzip.end();
     };
     write(0);
   });
+  if (stopped) return { count, stopped };
   if (rest) onLine(rest);
   if ((state as string) !== 'trailer') fail('ends before the instances list is closed');
   try {
     const parsed = JSON.parse(`{${trailer.replace(/^,/, '')}`) as PlanTrailer;
-    return { groups: parsed.groups, concurrency: parsed.concurrency };
+    return { trailer: { groups: parsed.groups, concurrency: parsed.concurrency }, count, stopped };
   } catch (err) {
     return fail(`has groups and concurrency that are not JSON (${(err as Error).message})`);
   }

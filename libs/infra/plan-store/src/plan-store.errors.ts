@@ -13,3 +13,13 @@ export class PlanDocumentInvalidError extends GranuleError<'PLAN_DOCUMENT_INVALI
     super('PLAN_DOCUMENT_INVALID', message);
   }
 }
+
+/** A page of a plan asked from past its end (`decodePlanRange`). */
+export class PlanRangeError extends GranuleError<'PLAN_RANGE_INVALID'> {
+  constructor(
+    readonly from: number,
+    readonly total: number,
+  ) {
+    super('PLAN_RANGE_INVALID', `the plan has ${total} instance${total === 1 ? '' : 's'}: no page starts at ${from}`);
+  }
+}

@@ -8,7 +8,7 @@ import type { Plan } from '@granule/planner';
 import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { NodeSpec } from '@granule/task-model';
 import { PLAN_STORE_MIGRATIONS } from './plan-store-schema.migration';
-import { decodePlanDocument, decodePlanStream, encodePlan } from './plan-encoding';
+import { decodePlanDocument, decodePlanRange, decodePlanStream, encodePlan } from './plan-encoding';
 import { PlanDocumentInvalidError, PlanNotFoundError } from './plan-store.errors';
 import { PlanStore } from './plan-store';
 
@@ -168,5 +168,39 @@ describe('PlanStore (PostgreSQL)', () => {
     expect(await bad('{"instances":[\n')).toMatchObject({
       message: 'stored plan is not what encodePlan writes: line 1 ends before the instances list is closed',
     });
+  });
+});
+
+describe('decodePlanRange', () => {
+  const plan = buildPlan({ tasks: seedTasks, nodes: nodes(40) });
+  const all = planInstances(plan);
+  const gzip = encodePlan(plan, { batchBytes: 4096 }).gzip;
+
+  it('reads from an index while take says so, the first always', async () => {
+    const seen: number[] = [];
+    const range = await decodePlanRange(gzip, 5, (_i, taken) => (seen.push(taken), taken < 3), { chunkBytes: 512 });
+    expect(range).toEqual({ instances: all.slice(5, 8), from: 5, end: false });
+    expect(seen).toEqual([1, 2, 3]);
+    expect((await decodePlanRange(gzip, 0, () => false)).instances).toEqual(all.slice(0, 1));
+  });
+
+  it('the end - the last instances with the total; from the very end none; past it PLAN_RANGE_INVALID', async () => {
+    const n = all.length;
+    expect(await decodePlanRange(gzip, n - 2, () => true)).toEqual({
+      instances: all.slice(-2),
+      from: n - 2,
+      end: true,
+      total: n,
+    });
+    expect(await decodePlanRange(gzip, n, () => true)).toEqual({ instances: [], from: n, end: true, total: n });
+    await expect(decodePlanRange(gzip, n + 1, () => true)).rejects.toMatchObject({
+      code: 'PLAN_RANGE_INVALID',
+      message: `the plan has ${n} instances: no page starts at ${n + 1}`,
+    });
+  });
+
+  it('an empty plan - one empty last page', async () => {
+    const empty = gzipSync(Buffer.from('{"instances":[\n],\n"groups":[],\n"concurrency":{}}\n'));
+    expect(await decodePlanRange(empty, 0, () => true)).toEqual({ instances: [], from: 0, end: true, total: 0 });
   });
 });

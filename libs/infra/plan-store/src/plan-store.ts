@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { SYNC_NODE } from '@granule/planner';
 import type { Plan } from '@granule/planner';
-import { decodePlanDocument, decodePlanStream, encodePlan } from './plan-encoding';
-import type { EncodePlanOptions, PlanDocument, PlanTrailer } from './plan-encoding';
+import { decodePlanDocument, decodePlanRange, decodePlanStream, encodePlan } from './plan-encoding';
+import type { EncodePlanOptions, PlanDocument, PlanRange, PlanTrailer } from './plan-encoding';
 import type { PlanInstance } from '@granule/planner';
 import { PlanNotFoundError } from './plan-store.errors';
 
@@ -87,6 +87,18 @@ export class PlanStore {
     onInstance: (instance: PlanInstance, index: number) => void,
   ): Promise<PlanTrailer> {
     return decodePlanStream(await this.loadRaw(planId), onInstance);
+  }
+
+  /**
+   * A page of the plan's instances from index `from` while `take` says to (`decodePlanRange`):
+   * the ones before are counted, not parsed, and nothing after the page is read.
+   */
+  async loadRange(
+    planId: string,
+    from: number,
+    take: (instance: PlanInstance, taken: number) => boolean,
+  ): Promise<PlanRange> {
+    return decodePlanRange(await this.loadRaw(planId), from, take);
   }
 
   /** The stored gzip bytes (serve with `Content-Encoding: gzip`). Throws `PlanNotFoundError`. */
