@@ -452,6 +452,26 @@ describe('RunCoordinator', () => {
     expect(accepted?.type === 'PlanAccepted' && accepted.data.only).toEqual(['b@n2']);
   });
 
+  it("a task's budget runs from when NATS took its dispatch, not from the record, and not while it is unsent", async () => {
+    // Shell defaults: 300 s x 3 tries + 2 pauses of 2 s + 30 s of grace = 934 s.
+    const w = world();
+    w.nats.down = true;
+    await w.coordinator.start(start);
+    w.advance(2000);
+    await w.coordinator.tick();
+    const types = async () => (await w.log.read('r1')).map((e) => e.type);
+    expect(await types()).not.toContain('TaskTimedOut');
+    w.nats.down = false;
+    await w.coordinator.tick(); // sent now, 2,000 s after they were recorded
+    expect(w.dispatched.map((d) => d.key)).toEqual(['a@n1', 'a@n2']);
+    w.advance(930);
+    await w.coordinator.tick();
+    expect(await types()).not.toContain('TaskTimedOut');
+    w.advance(5);
+    await w.coordinator.tick();
+    expect((await types()).filter((t) => t === 'TaskTimedOut')).toHaveLength(2);
+  });
+
   it('fails the running task of a node whose agent disappears, on the next tick', async () => {
     const w = world();
     await w.coordinator.start(start);

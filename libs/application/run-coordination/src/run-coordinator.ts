@@ -38,6 +38,12 @@ interface RunLocal {
    * unreachable), by dispatch id: sent again on every tick until they get through.
    */
   unsent: Map<string, TaskDispatchMessage>;
+  /**
+   * When the message stream accepted each dispatch not started yet (epoch ms, by task key): a
+   * task's budget runs from then, not from its TaskDispatched, which may be long before when
+   * thousands leave at once (ADR 0034). Dropped once the task has started or ended.
+   */
+  sentAt: Map<string, number>;
   /** The request to plan, kept until a plan is accepted or refused (a failed try is made again on a tick). */
   planRequest?: StartDeployment;
   /** A plan is being asked for (it may take a while: a big plan, a planner that is away). */
@@ -115,7 +121,13 @@ export class RunCoordinator {
         const planId = queued?.type === 'DeploymentQueued' ? queued.data.plan?.planId : undefined;
         return planId ? this.ports.plans.load(planId) : undefined;
       },
-      newLocal: () => ({ nodeStatus: new Map(), unsent: new Map(), locksHeld: false, lockVersions: new Map() }),
+      newLocal: () => ({
+        nodeStatus: new Map(),
+        unsent: new Map(),
+        sentAt: new Map(),
+        locksHeld: false,
+        lockVersions: new Map(),
+      }),
       alongside: (run, events) => {
         // Only a run whose plan was accepted speaks of nodes: a queued run knows its plan but has
         // touched nothing (stopping it says nothing of its nodes).
@@ -454,7 +466,13 @@ export class RunCoordinator {
         await this.resend(run);
         const offline = run.context ? await this.ports.presence.offline(run.context.nodeNames) : [];
         await this.driver.execute(run, [
-          { type: 'CheckHealth', at: this.now(), offlineNodes: offline },
+          {
+            type: 'CheckHealth',
+            at: this.now(),
+            offlineNodes: offline,
+            dispatchSentAt: run.local.sentAt,
+            dispatchUnsent: new Set([...run.local.unsent.values()].map((m) => m.key)),
+          },
           ...this.advanceCommands(),
         ]);
       });
@@ -627,8 +645,12 @@ export class RunCoordinator {
    */
   private async send(run: RunStream, messages: TaskDispatchMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    const { unsent } = run.local;
-    const results = await Promise.allSettled(messages.map((m) => this.ports.dispatcher.dispatch(m)));
+    const { unsent, sentAt } = run.local;
+    const results = await Promise.allSettled(
+      messages.map((m) =>
+        this.ports.dispatcher.dispatch(m).then(() => sentAt.set(m.key, this.ports.clock.now().getTime())),
+      ),
+    );
     const failed: string[] = [];
     let reason = '';
     results.forEach((r, k) => {
@@ -657,7 +679,11 @@ export class RunCoordinator {
 
   /** Sends again the dispatches not sent yet whose task instance still waits for them. */
   private async resend(run: RunStream): Promise<void> {
-    const { unsent } = run.local;
+    const { unsent, sentAt } = run.local;
+    for (const key of sentAt.keys()) {
+      const i = run.context?.index.get(key);
+      if (i === undefined || run.state.status[i] !== InstanceStatus.Dispatched) sentAt.delete(key);
+    }
     if (unsent.size === 0) return;
     for (const [id, m] of unsent) {
       const i = run.context?.index.get(m.key);

@@ -32,7 +32,21 @@ export type RunCommand =
   | { type: 'RefusePlan'; code: string; reason: string }
   | { type: 'DispatchReady'; at: string; limits: ExecutionLimits }
   | { type: 'RecordProgress'; message: TaskProgressMessage }
-  | { type: 'CheckHealth'; at: string; offlineNodes: string[] }
+  | {
+      type: 'CheckHealth';
+      at: string;
+      offlineNodes: string[];
+      /**
+       * What the driver knows of dispatches not started yet: when the message stream accepted
+       * each (epoch ms, by task key), and which it has not accepted yet. A task's budget runs from
+       * the later of its TaskDispatched and that acceptance, and not at all while the dispatch is
+       * still unsent: a dispatch waiting its turn to leave (10,000 at once) or NATS being away is
+       * not the agent's delay (ADR 0034). Without them (another process, after a restart) the
+       * budget runs from TaskDispatched.
+       */
+      dispatchSentAt?: ReadonlyMap<string, number>;
+      dispatchUnsent?: ReadonlySet<string>;
+    }
   | { type: 'Stop'; at: string }
   /** `holders` as for AcceptPlan; `wait`: queue when a node is held instead of refusing. */
   | { type: 'Resume'; at: string; holders?: NodeHolders; wait?: boolean }
@@ -332,7 +346,11 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       for (let n = 0; n < p.nodeNames.length; n++) {
         const i = state.busy[n];
         if (i < 0) continue;
-        const since = state.startedAt[i] || state.dispatchedAt[i];
+        let since = state.startedAt[i];
+        if (!since) {
+          if (command.dispatchUnsent?.has(p.keys[i])) continue;
+          since = Math.max(state.dispatchedAt[i], command.dispatchSentAt?.get(p.keys[i]) ?? 0);
+        }
         if (now - since > taskBudgetSeconds(p.type[i], p.parameters[i]) * 1000) {
           events.push({ type: 'TaskTimedOut', data: { key: p.keys[i], attempt: state.attempt[i], at: command.at } });
           failing.add(n);

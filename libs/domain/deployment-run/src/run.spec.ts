@@ -424,6 +424,32 @@ describe('run - nodes and time', () => {
     expect(run.status('a@n1')).toBe('timed_out');
   });
 
+  it('counts a dispatch not started yet from when the message stream took it, and not while it is unsent', () => {
+    const plan = planOf("- {id: a, type: shell, roles: '*', parameters: {cmd: x, timeout: 10, retries: 0}}", [
+      { uid: 'n1', roles: ['x'] },
+    ]);
+    // Budget 10 + 30 = 40 s. Recorded at 0, never started.
+    const recordedOnly = new Scenario(plan);
+    recordedOnly.dispatch(100, 0);
+    expect(types(recordedOnly.when({ type: 'CheckHealth', at: at(41), offlineNodes: [] }))).toContain('TaskTimedOut');
+
+    // Still waiting to leave the orchestrator at 100 s: not the agent's delay.
+    const unsent = new Scenario(plan);
+    unsent.dispatch(100, 0);
+    expect(
+      unsent.when({ type: 'CheckHealth', at: at(100), offlineNodes: [], dispatchUnsent: new Set(['a@n1']) }),
+    ).toEqual([]);
+
+    // Taken by the stream at 30 s: the budget runs out at 70 s, not 40 s.
+    const late = new Scenario(plan);
+    late.dispatch(100, 0);
+    const sentAt = new Map([['a@n1', Date.parse(at(30))]]);
+    expect(late.when({ type: 'CheckHealth', at: at(69), offlineNodes: [], dispatchSentAt: sentAt })).toEqual([]);
+    expect(types(late.when({ type: 'CheckHealth', at: at(71), offlineNodes: [], dispatchSentAt: sentAt }))).toContain(
+      'TaskTimedOut',
+    );
+  });
+
   it('fails the running task of a node that goes offline', () => {
     const run = new Scenario(planOf(GROUPED, fleet));
     throughController(run);
