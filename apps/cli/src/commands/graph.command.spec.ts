@@ -145,6 +145,18 @@ describe('graphWriter and writeGraphPages - a graph read page by page', () => {
     expect((await empty('mermaid')).startsWith('flowchart LR\n  classDef skipped')).toBe(true);
   });
 
+  it('a first page that fails writes nothing at all (no header of an empty graph)', async () => {
+    const written: string[] = [];
+    const ask = async (): Promise<RunGraphReply> => {
+      throw new Error('run nope does not exist');
+    };
+    for (const format of ['dot', 'mermaid', 'json', 'yaml'] as const)
+      await expect(
+        writeGraphPages(ask, { runId: 'nope' }, graphWriter(format), async (t) => void written.push(t)),
+      ).rejects.toThrow('run nope does not exist');
+    expect(written).toEqual([]);
+  });
+
   it('a page that fails stops the reading with its error', async () => {
     const ask = async (q: RunGraphRequest): Promise<RunGraphReply> => {
       if (q.cursor) throw new Error('cursor: expected a page cursor');

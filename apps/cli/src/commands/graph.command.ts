@@ -97,7 +97,8 @@ export function renderGraph(format: 'dot' | 'mermaid' | 'json' | 'yaml', graph: 
 
 /**
  * Asks `runs.graph` page by page and writes each page as it comes: no reply, and nothing here,
- * holds a large plan whole.
+ * holds a large plan whole. Nothing is written before the first page came: a run that does not
+ * exist (or no orchestrator) leaves stdout empty.
  */
 export async function writeGraphPages(
   ask: (request: RunGraphRequest) => Promise<RunGraphReply>,
@@ -107,9 +108,9 @@ export async function writeGraphPages(
 ): Promise<number> {
   let pages = 0;
   let cursor: string | undefined;
-  await write(writer.start());
   do {
     const reply = await ask(cursor === undefined ? request : { ...request, cursor });
+    if (pages === 0) await write(writer.start());
     pages++;
     const text = writer.page(reply);
     if (text) await write(text);
