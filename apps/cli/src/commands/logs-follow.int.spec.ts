@@ -86,23 +86,31 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
         asked.push(Date.now());
         void (async () => {
           const q = msg.json<RunLogsRequest>();
+          // A strategy run answers for its phase runs.
+          const phases = (await events.readStream(`run-${q.runId}`)).flatMap((e) =>
+            e.type === 'StrategyPhaseStarted' ? [(e.data as { childRunId: string }).childRunId] : [],
+          );
+          const runIds = phases.length > 0 ? phases : [q.runId];
           const page = await logStore.read({
-            runIds: [q.runId],
+            runIds,
             ...(q.node ? { node: q.node } : {}),
             ...(q.stderrOnly ? { stderrOnly: true } : {}),
             ...(q.after ? { afterId: q.after } : {}),
             limit: 2,
           });
           const head = await events.streamHead(`run-${q.runId}`);
-          const info = await (
-            await jetstreamManager(orchNc)
-          ).streams.info(subjects.logs.stream, { subjects_filter: subjects.logs.forRun(q.runId) });
-          const waiting = Object.values(info.state.subjects ?? {}).some((n) => n > 0);
+          let waiting = false;
+          for (const runId of runIds) {
+            const info = await (
+              await jetstreamManager(orchNc)
+            ).streams.info(subjects.logs.stream, { subjects_filter: subjects.logs.forRun(runId) });
+            waiting ||= Object.values(info.state.subjects ?? {}).some((n) => n > 0);
+          }
           const reply: RunLogsReply = {
             records: page.records,
             more: page.more,
             ended: !page.more && isTerminalRunEvent(head?.lastEventType) && !waiting,
-            runIds: [q.runId],
+            runIds,
             limitBytes: 65_536,
           };
           msg.respond(JSON.stringify(okReply(reply)));
@@ -123,17 +131,19 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
   });
 
   const session = (): NatsSession => ({ nc: cliNc, prefix, subjects, url: nats.url });
-  let version = 0;
+  const versions = new Map<string, number>();
+  const recordWith = async (runId: string, type: string, data: object): Promise<void> => {
+    const version = versions.get(runId) ?? 0;
+    await events.appendToStream(`run-${runId}`, [{ type, data }], {
+      expectedVersion: version === 0 ? 'no_stream' : version,
+    });
+    versions.set(runId, version + 1);
+  };
   const record = async (runId: string, ...types: string[]): Promise<void> => {
-    for (const type of types) {
-      await events.appendToStream(`run-${runId}`, [{ type, data: {} }], {
-        expectedVersion: version === 0 ? 'no_stream' : version,
-      });
-      version++;
-    }
+    for (const type of types) await recordWith(runId, type, {});
   };
   /** The agent's output message `seq` of node n1 (one line each). */
-  const output = async (runId: string, seq: number, end = false): Promise<void> => {
+  const output = async (runId: string, seq: number, end = false, text = `line ${seq}`): Promise<void> => {
     const message: TaskLogMessage = {
       runId,
       key: 'build@n1',
@@ -141,7 +151,7 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
       attempt: 1,
       try: 1,
       seq,
-      chunks: [{ stream: seq % 3 === 2 ? 'stderr' : 'stdout', at: Date.now(), data: `line ${seq}\n` }],
+      chunks: [{ stream: seq % 3 === 2 ? 'stderr' : 'stdout', at: Date.now(), data: `${text}\n` }],
       ...(end ? { end: true } : {}),
     };
     // Published again until JetStream takes it (it is back a moment after NATS restarts), as an agent does.
@@ -160,7 +170,6 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
 
   it('prints every record once, in order, across a NATS restart, asking runs.logs only to catch up and at the end', async () => {
     const runId = `r-${randomBytes(3).toString('hex')}`;
-    version = 0;
     await record(runId, 'DeploymentRequested', 'PlanAccepted');
     for (let seq = 0; seq < 5; seq++) await output(runId, seq);
     await until('five records stored', async () => (await stored(runId)) === 5);
@@ -206,7 +215,6 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
 
   it('keeps --stderr-only and --node on streamed records', async () => {
     const runId = `r-${randomBytes(3).toString('hex')}`;
-    version = 0;
     await record(runId, 'DeploymentRequested', 'PlanAccepted');
     const lines: TaskLogLine[] = [];
     const follow = readTaskLogs(
@@ -221,5 +229,42 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
     await record(runId, 'DeploymentFailed');
     await follow;
     expect(lines.map((l) => `${l.stream} ${l.line}`)).toEqual(['stderr line 2', 'stderr line 5']);
+  }, 60_000);
+
+  it("follows a strategy run's phase runs, the ones started before the follow and after it", async () => {
+    const parent = `s-${randomBytes(3).toString('hex')}`;
+    const [first, second] = [`${parent}-p1`, `${parent}-p2`];
+    const phase = (childRunId: string) => ({
+      group: 'g',
+      phase: 'deploy',
+      nodes: ['n1'],
+      childRunId,
+      graph: 'default',
+    });
+    await record(parent, 'DeploymentRequested');
+    await recordWith(parent, 'StrategyPhaseStarted', phase(first));
+    await record(first, 'DeploymentRequested', 'PlanAccepted');
+    await output(first, 0, false, 'first phase 0');
+    await until('the first phase output stored', async () => (await stored(first)) === 1);
+
+    const lines: TaskLogLine[] = [];
+    const follow = readTaskLogs(
+      session(),
+      { runId: parent },
+      (line) => void lines.push(line),
+      true,
+      () => undefined,
+    );
+    await until('the first phase output printed', () => lines.length === 1);
+    await output(first, 1, true, 'first phase 1');
+    await record(first, 'DeploymentSucceeded');
+    await recordWith(parent, 'StrategyPhaseStarted', phase(second));
+    await record(second, 'DeploymentRequested', 'PlanAccepted');
+    await output(second, 0, true, 'second phase 0');
+    await until('the second phase output printed', () => lines.length === 3);
+    await record(second, 'DeploymentSucceeded');
+    await record(parent, 'DeploymentSucceeded');
+    await follow;
+    expect(lines.map((l) => l.line)).toEqual(['first phase 0', 'first phase 1', 'second phase 0']);
   }, 60_000);
 });
