@@ -59,6 +59,8 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
   private readonly store: TaskLogStore;
   private messages?: ConsumerMessages;
   private closing = false;
+  /** True after a publish of stored output gave up, until one gets through. */
+  private publishGaveUp = false;
   private readonly failures: RepeatedFailureLog;
 
   constructor(
@@ -149,7 +151,9 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
    * the agent's message is acknowledged, asking again while NATS is away (a restart): the message
    * id is the first record's id, so a publish that got through but whose answer was lost is
    * dropped by the stream the second time. After a minute (no STORED_LOGS stream, say) it gives
-   * up: the records are stored, and a follower reads what it missed when the run ends.
+   * up: the records are stored, and a follower reads what it missed when the run ends. Once it
+   * gave up, it tries each message once, until one gets through, so a missing stream does not
+   * hold up storing.
    */
   private async publishStored(body: StoredTaskLogMessage): Promise<void> {
     const js = jetstream(this.nats);
@@ -158,9 +162,12 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
     for (let told = false; !this.closing && !this.nats.isClosed();) {
       try {
         await js.publish(this.subjects.storedLogs.forRun(body.runId), payload, { msgID: body.records[0].id });
-        if (told) this.logger.info({ runId: body.runId }, 'stored task output is published again');
+        if (told || this.publishGaveUp)
+          this.logger.info({ runId: body.runId }, 'stored task output is published again');
+        this.publishGaveUp = false;
         return;
       } catch (err) {
+        if (this.publishGaveUp) return;
         if (!told)
           this.logger.warn(
             { err: (err as Error).message, runId: body.runId },
@@ -168,7 +175,11 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
           );
         told = true;
         if (Date.now() - since > PUBLISH_GIVE_UP_MS) {
-          this.logger.error({ runId: body.runId, firstRecord: body.records[0].id }, 'stored task output not published');
+          this.publishGaveUp = true;
+          this.logger.error(
+            { runId: body.runId, firstRecord: body.records[0].id },
+            "stored task output not published (followers read it at the run's end); each next message is tried once until one gets through",
+          );
           return;
         }
         await new Promise((r) => setTimeout(r, REPUBLISH_MS).unref());
