@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { jetstream, type ConsumerMessages } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
 import type { Subscription } from '@nats-io/transport-node';
 import {
   TaskLogLineSplitter,
@@ -63,7 +63,7 @@ type FeedItem =
 
 /**
  * A run's stored task output as the STORED_LOGS stream delivers it (ADR 0033): one ordered
- * consumer per run (a strategy run's phase runs each), from the stream's start, merged into one
+ * consumer per run (a strategy run's phase runs each), merged into one
  * queue with what the run's events say. The client recreates an ordered consumer from its last
  * delivered sequence after a disconnect or a NATS restart.
  */
@@ -86,13 +86,19 @@ class StoredLogFeed {
     }
   }
 
-  async add(runId: string, check = false): Promise<void> {
+  /**
+   * Follows `runId`'s stored output. `fromNow` (the run opened before the first `runs.logs`
+   * read): only what is published from now on, since the read returns everything committed
+   * before it and a record is published after its commit. Otherwise (a phase run learned of
+   * later) everything the stream holds of it.
+   */
+  async add(runId: string, fromNow = false): Promise<void> {
     if (this.consumers.has(runId)) return;
     const { storedLogs } = this.session.subjects;
     const consumer = await jetstream(this.session.nc).consumers.get(storedLogs.stream, {
       filter_subjects: storedLogs.forRun(runId),
+      ...(fromNow ? { deliver_policy: DeliverPolicy.New } : {}),
     });
-    if (check) await consumer.info(true);
     // Asks for more after every message: nats.js 3.4 recreates an ordered consumer (after a NATS
     // restart) without forgetting what it had asked for before, so with the usual threshold (3/4
     // of the batch) it asks for only the difference and then waits half a minute.
