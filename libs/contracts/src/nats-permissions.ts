@@ -53,20 +53,22 @@ export const CONFIG_READ_OPERATIONS = CONFIG_OPERATIONS.filter(
 export const MAX_REPLY_MESSAGES = 64;
 
 /**
- * Following the EVENTS stream (ADR 0033) with ordered consumers: the JetStream API's info, the
- * stream's info, and creating, pulling from, asking about and deleting an ephemeral consumer on
- * that stream alone. Nothing that stores, purges or deletes messages. Deliveries come to the
- * identity's own inbox.
+ * Following the EVENTS and STORED_LOGS streams (ADR 0033) with ordered consumers: the JetStream
+ * API's info, the streams' info, and creating, pulling from, asking about and deleting an
+ * ephemeral consumer on those streams alone. Nothing that stores, purges or deletes messages.
+ * Deliveries come to the identity's own inbox.
  */
 export function eventStreamReader(prefix: string): string[] {
-  const events = executionSubjects(prefix).events.stream;
+  const s = executionSubjects(prefix);
   return [
     '$JS.API.INFO',
-    `$JS.API.STREAM.INFO.${events}`,
-    `$JS.API.CONSUMER.CREATE.${events}.>`,
-    `$JS.API.CONSUMER.MSG.NEXT.${events}.*`,
-    `$JS.API.CONSUMER.INFO.${events}.*`,
-    `$JS.API.CONSUMER.DELETE.${events}.*`,
+    ...[s.events.stream, s.storedLogs.stream].flatMap((stream) => [
+      `$JS.API.STREAM.INFO.${stream}`,
+      `$JS.API.CONSUMER.CREATE.${stream}.>`,
+      `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
+      `$JS.API.CONSUMER.INFO.${stream}.*`,
+      `$JS.API.CONSUMER.DELETE.${stream}.*`,
+    ]),
   ];
 }
 

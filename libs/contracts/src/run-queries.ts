@@ -122,3 +122,15 @@ export interface RunLogsReply {
   /** Output kept per try. */
   limitBytes: number;
 }
+
+/**
+ * What an orchestrator publishes on `storedLogs.forRun(runId)` after it committed one agent
+ * message's records (ADR 0033): the records as `runs.logs` returns them, in id order, with the
+ * cut marker where the try's log was cut. `Nats-Msg-Id` is the first record's id.
+ */
+export interface StoredTaskLogMessage {
+  runId: string;
+  records: TaskLogRecord[];
+  /** The try's last message (its output is complete once stored). */
+  end: boolean;
+}

@@ -135,6 +135,17 @@ export function executionSubjects(prefix = DEFAULT_SUBJECT_PREFIX) {
       all: `${p}.events.>`,
       forRun: (runId: string): string => `${p}.events.run.run-${runId}`,
     },
+    /**
+     * Task output as the orchestrators stored it: after a LOGS message's records are committed,
+     * they are published, with their record ids, on `<prefix>.logs.stored.<run>` (one message
+     * per agent message, `Nats-Msg-Id` = its first record id) and kept in the JetStream stream
+     * STORED_LOGS, which `granule logs --follow` reads with an ordered consumer (ADR 0033).
+     */
+    storedLogs: {
+      stream: stream('STORED_LOGS'),
+      all: `${p}.logs.stored.>`,
+      forRun: (runId: string): string => `${p}.logs.stored.${runId}`,
+    },
   };
 }
 

@@ -69,7 +69,10 @@ async function openRunEventStream(session: NatsSession, runId: string): Promise<
       filter_subjects: session.subjects.events.forRun(runId),
     });
     const held = (await consumer.info(true)).num_pending;
-    return { held, messages: await consumer.consume({ max_messages: 256 }) };
+    // Asks for more after every message: nats.js 3.4 recreates an ordered consumer (after a NATS
+    // restart) without forgetting what it had asked for before, so with the usual threshold (3/4
+    // of the batch) it may ask for only the difference and then wait half a minute.
+    return { held, messages: await consumer.consume({ max_messages: 256, threshold_messages: 256 }) };
   } catch {
     return undefined;
   }

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
+import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
 import type { Subscription } from '@nats-io/transport-node';
 import {
   TaskLogLineSplitter,
+  type StoredTaskLogMessage,
+  type TaskLogRecord,
   type RunLogsReply,
   type RunLogsRequest,
   type RunTasksReply,
@@ -13,6 +16,7 @@ import { addConnectionOptions } from '../connection';
 import { query, withNats, type NatsSession } from '../connection/nats-session';
 import { helpExamples } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
+import { followRunEvents } from './follow-run';
 import { jsonLogLine, renderTaskTable, TaskLogTextPrinter } from './task-log-format';
 
 interface Conn {
@@ -21,7 +25,7 @@ interface Conn {
   output: string;
 }
 
-/** A follower asks again at least this often, and soon after output or an event of the run shows up. */
+/** A follower without the stream asks again at least this often (and soon after output or an event of the run shows up); one with it, this long after the run ended while output is still being stored. */
 const FOLLOW_POLL_MS = 1000;
 /** After a wake-up, time for the orchestrators to store what woke it. */
 const FOLLOW_SETTLE_MS = 150;
@@ -38,38 +42,207 @@ function nonEmpty(flag: string, value: string | undefined): string | undefined {
   return value?.trim();
 }
 
+/** True when a streamed record is one `request` asks for (the filters `runs.logs` applies). */
+function wanted(request: RunLogsRequest, record: TaskLogRecord): boolean {
+  return (
+    (request.node === undefined || record.node === request.node) &&
+    (request.task === undefined || record.key.startsWith(`${request.task}@`)) &&
+    (request.try === undefined || record.try === request.try) &&
+    (!request.stderrOnly || record.stream !== 'stdout')
+  );
+}
+
+/** Stored-output messages a follower asks STORED_LOGS for at a time. */
+const FEED_BATCH = 256;
+
+type FeedItem =
+  | { kind: 'stored'; body: StoredTaskLogMessage }
+  | { kind: 'phase'; runId: string }
+  | { kind: 'ended' }
+  | { kind: 'failed'; err: unknown };
+
+/**
+ * A run's stored task output as the STORED_LOGS stream delivers it (ADR 0033): one ordered
+ * consumer per run (a strategy run's phase runs each), merged into one
+ * queue with what the run's events say. The client recreates an ordered consumer from its last
+ * delivered sequence after a disconnect or a NATS restart.
+ */
+class StoredLogFeed {
+  private readonly items: FeedItem[] = [];
+  private readonly consumers = new Map<string, ConsumerMessages>();
+  private wake?: () => void;
+
+  private constructor(private readonly session: NatsSession) {}
+
+  /** Undefined where the stream is missing (an orchestrator older than it) or this identity may not read it. */
+  static async open(session: NatsSession, runId: string): Promise<StoredLogFeed | undefined> {
+    const feed = new StoredLogFeed(session);
+    try {
+      await feed.add(runId, true);
+      return feed;
+    } catch {
+      feed.stop();
+      return undefined;
+    }
+  }
+
+  /**
+   * Follows `runId`'s stored output. `fromNow` (the run opened before the first `runs.logs`
+   * read): only what is published from now on, since the read returns everything committed
+   * before it and a record is published after its commit. Otherwise (a phase run learned of
+   * later) everything the stream holds of it.
+   */
+  async add(runId: string, fromNow = false): Promise<void> {
+    if (this.consumers.has(runId)) return;
+    const { storedLogs } = this.session.subjects;
+    const consumer = await jetstream(this.session.nc).consumers.get(storedLogs.stream, {
+      filter_subjects: storedLogs.forRun(runId),
+      ...(fromNow ? { deliver_policy: DeliverPolicy.New } : {}),
+    });
+    // Asks for more after every message: nats.js 3.4 recreates an ordered consumer (after a NATS
+    // restart) without forgetting what it had asked for before, so with the usual threshold (3/4
+    // of the batch) it asks for only the difference and then waits half a minute.
+    const messages = await consumer.consume({ max_messages: FEED_BATCH, threshold_messages: FEED_BATCH });
+    this.consumers.set(runId, messages);
+    void (async () => {
+      try {
+        for await (const m of messages) this.push({ kind: 'stored', body: m.json<StoredTaskLogMessage>() });
+      } catch (err) {
+        this.push({ kind: 'failed', err });
+      }
+    })();
+  }
+
+  push(item: FeedItem): void {
+    this.items.push(item);
+    this.wake?.();
+  }
+
+  /** The next item, or undefined after `waitMs` without one. */
+  async next(waitMs?: number): Promise<FeedItem | undefined> {
+    if (this.items.length === 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        if (waitMs !== undefined) timer = setTimeout(resolve, waitMs);
+      });
+      clearTimeout(timer);
+      this.wake = undefined;
+    }
+    return this.items.shift();
+  }
+
+  stop(): void {
+    for (const messages of this.consumers.values()) void messages.stop();
+  }
+}
+
 /**
  * Prints a run's task logs, line by line, to `emit`: every stored record in order, then, with
- * `follow`, what comes until the run has ended and its output is all stored. Records are read
- * from the orchestrators (`runs.logs`); while following, output and events of the run on NATS
- * only say when to read again, so nothing is missed or printed twice.
+ * `follow`, what comes until the run has ended and its output is all stored. The stored records
+ * are read from the orchestrators once (`runs.logs`, in pages); a follower then reads the
+ * records as they are stored from the STORED_LOGS stream (ADR 0033), a record id printed once,
+ * and when the run's events say it ended asks `runs.logs` whether its output is all stored (and
+ * for anything the stream missed). Where the stream cannot be read it asks `runs.logs` again
+ * whenever output or events of the run show up on NATS (and every second).
  */
 export async function readTaskLogs(
   session: NatsSession,
   request: RunLogsRequest,
   emit: (line: TaskLogLine) => void,
   follow: boolean,
+  notice: (line: string) => void = (line) => void process.stderr.write(`${line}\n`),
 ): Promise<void> {
   const splitter = new TaskLogLineSplitter();
-  const subscriptions = new Map<string, Subscription>();
+  const printed = new Set<string>();
   let after: string | undefined;
+  const print = (record: TaskLogRecord): void => {
+    if (printed.has(record.id)) return;
+    printed.add(record.id);
+    if (after === undefined || BigInt(record.id) > BigInt(after)) after = record.id;
+    for (const line of splitter.push(record)) emit(line);
+  };
+  /** Every record stored after the last one printed, in pages. */
+  const readStored = async (): Promise<RunLogsReply> => {
+    for (;;) {
+      const reply = await query<RunLogsRequest, RunLogsReply>(session, session.subjects.runs.logs, {
+        ...request,
+        ...(after ? { after } : {}),
+      });
+      for (const record of reply.records) print(record);
+      if (!reply.more) return reply;
+    }
+  };
+  // Opened before the first read: whatever is stored after it is in the stream.
+  const feed = follow ? await StoredLogFeed.open(session, request.runId) : undefined;
+  try {
+    const reply = await readStored();
+    if (follow && !reply.ended) {
+      if (feed) await followStored(session, request, feed, reply, print, readStored, notice);
+      else await pollStored(session, request, reply, readStored);
+    }
+  } finally {
+    feed?.stop();
+  }
+  for (const line of splitter.flush()) emit(line);
+}
+
+/** Follows STORED_LOGS until the run has ended and `runs.logs` says its output is all stored. */
+async function followStored(
+  session: NatsSession,
+  request: RunLogsRequest,
+  feed: StoredLogFeed,
+  first: RunLogsReply,
+  print: (record: TaskLogRecord) => void,
+  readStored: () => Promise<RunLogsReply>,
+  notice: (line: string) => void,
+): Promise<void> {
+  for (const runId of first.runIds) await feed.add(runId);
+  // The run's events (the EVENTS stream): a strategy run's phase runs as they start, and its end.
+  void followRunEvents(
+    session,
+    request.runId,
+    ({ event }) => {
+      if (event.type === 'StrategyPhaseStarted') feed.push({ kind: 'phase', runId: event.data.childRunId });
+    },
+    notice,
+  ).then(
+    () => feed.push({ kind: 'ended' }),
+    (err: unknown) => feed.push({ kind: 'failed', err }),
+  );
+  let ended = false;
+  for (;;) {
+    const item = await feed.next(ended ? FOLLOW_POLL_MS : undefined);
+    if (item?.kind === 'stored') {
+      for (const record of item.body.records) if (wanted(request, record)) print(record);
+      continue;
+    }
+    if (item?.kind === 'phase') {
+      await feed.add(item.runId);
+      continue;
+    }
+    if (item?.kind === 'failed') throw item.err;
+    if (item?.kind === 'ended') ended = true;
+    // The run ended (or its output went quiet for a second since): is all of it stored?
+    if ((await readStored()).ended) return;
+  }
+}
+
+/** The follow of an installation without STORED_LOGS: `runs.logs` again when the run's output or events show up, or every second. */
+async function pollStored(
+  session: NatsSession,
+  request: RunLogsRequest,
+  first: RunLogsReply,
+  readStored: () => Promise<RunLogsReply>,
+): Promise<void> {
+  const subscriptions = new Map<string, Subscription>();
   let wake: (() => void) | undefined;
   const listen = (subject: string): void => {
     if (!subscriptions.has(subject))
       subscriptions.set(subject, session.nc.subscribe(subject, { callback: () => wake?.() }));
   };
   try {
-    for (;;) {
-      const reply = await query<RunLogsRequest, RunLogsReply>(session, session.subjects.runs.logs, {
-        ...request,
-        ...(after ? { after } : {}),
-      });
-      for (const record of reply.records) {
-        for (const line of splitter.push(record)) emit(line);
-        after = record.id;
-      }
-      if (reply.more) continue;
-      if (!follow || reply.ended) break;
+    for (let reply = first; !reply.ended; reply = await readStored()) {
       listen(session.subjects.events.forRun(request.runId));
       for (const runId of reply.runIds) listen(session.subjects.logs.forRun(runId));
       await new Promise<void>((resolve) => {
@@ -85,7 +258,6 @@ export async function readTaskLogs(
   } finally {
     for (const sub of subscriptions.values()) sub.unsubscribe();
   }
-  for (const line of splitter.flush()) emit(line);
 }
 
 export function registerLogsCommand(program: Command): void {

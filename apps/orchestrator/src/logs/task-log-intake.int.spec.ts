@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { executionSubjects, type TaskLogMessage } from '@granule/contracts';
+import { executionSubjects, type StoredTaskLogMessage, type TaskLogMessage } from '@granule/contracts';
 import { createTestDatabase, TaskLogStore, type TestDatabase } from '@granule/event-store';
 import { connectNats, deleteExecutionStreams, ensureExecutionStreams, publishJson } from '@granule/messaging';
 import { createLogger } from '@granule/service-kit';
@@ -70,6 +70,17 @@ describe('TaskLogIntake (real NATS and PostgreSQL)', () => {
       });
       const { records } = await store.read({ runIds: ['r1'], limit: 100 });
       expect(records.map((r) => r.data)).toEqual(['first\n', 'second\n']);
+      // Each stored message is published once, with its record ids, on the run's stored-logs subject.
+      const consumer = await jetstream(nats).consumers.get(s.storedLogs.stream, {
+        filter_subjects: s.storedLogs.forRun('r1'),
+      });
+      const published: StoredTaskLogMessage[] = [];
+      for (let m = await consumer.next({ expires: 2000 }); m; m = await consumer.next({ expires: 1000 })) {
+        published.push(m.json<StoredTaskLogMessage>());
+        expect(m.headers?.get('Nats-Msg-Id')).toBe(m.json<StoredTaskLogMessage>().records[0].id);
+      }
+      expect(published.flatMap((p) => p.records)).toEqual(records);
+      expect(published.map((p) => p.runId)).toEqual(['r1', 'r1']);
     } finally {
       await intake.onApplicationShutdown();
     }

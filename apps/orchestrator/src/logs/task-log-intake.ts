@@ -5,7 +5,7 @@ import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects } from '@granule/contracts';
-import type { ExecutionSubjects, TaskLogMessage } from '@granule/contracts';
+import type { ExecutionSubjects, StoredTaskLogMessage, TaskLogMessage } from '@granule/contracts';
 import { TaskLogStore } from '@granule/event-store';
 import { decodeJson } from '@granule/messaging';
 import { RepeatedFailureLog } from '@granule/observability';
@@ -20,6 +20,10 @@ const MAX_ACK_PENDING = 256;
 const ACK_WAIT_MS = 30_000;
 /** Wait before the consumer is looked for again after it ended (NATS gone, stream recreated). */
 const RESTART_MS = 1000;
+/** Wait before stored records are published again when NATS did not take them. */
+const REPUBLISH_MS = 500;
+/** Stored records are published for this long at most (then a follower reads them with `runs.logs` at the run's end). */
+const PUBLISH_GIVE_UP_MS = 60_000;
 
 /** The problem with a log message's shape, or undefined when it can be stored. */
 export function taskLogProblem(m: unknown, subjectNode: string | undefined): string | undefined {
@@ -55,6 +59,8 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
   private readonly store: TaskLogStore;
   private messages?: ConsumerMessages;
   private closing = false;
+  /** True after a publish of stored output gave up, until one gets through. */
+  private publishGaveUp = false;
   private readonly failures: RepeatedFailureLog;
 
   constructor(
@@ -126,13 +132,58 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
       msg.term();
       return;
     }
+    let stored;
     try {
-      await this.store.append(message, this.config.taskLogLimitBytes);
-      msg.ack();
-      this.failures.succeeded();
+      stored = await this.store.append(message, this.config.taskLogLimitBytes);
     } catch (err) {
       this.failures.failed(err, { runId: message.runId });
       msg.nak(1000);
+      return;
+    }
+    this.failures.succeeded();
+    if (stored.records.length > 0)
+      await this.publishStored({ runId: message.runId, records: stored.records, end: message.end === true });
+    msg.ack();
+  }
+
+  /**
+   * Publishes committed records on the run's stored-logs subject (STORED_LOGS, ADR 0033) before
+   * the agent's message is acknowledged, asking again while NATS is away (a restart): the message
+   * id is the first record's id, so a publish that got through but whose answer was lost is
+   * dropped by the stream the second time. After a minute (no STORED_LOGS stream, say) it gives
+   * up: the records are stored, and a follower reads what it missed when the run ends. Once it
+   * gave up, it tries each message once, until one gets through, so a missing stream does not
+   * hold up storing.
+   */
+  private async publishStored(body: StoredTaskLogMessage): Promise<void> {
+    const js = jetstream(this.nats);
+    const payload = JSON.stringify(body);
+    const since = Date.now();
+    for (let told = false; !this.closing && !this.nats.isClosed();) {
+      try {
+        await js.publish(this.subjects.storedLogs.forRun(body.runId), payload, { msgID: body.records[0].id });
+        if (told || this.publishGaveUp)
+          this.logger.info({ runId: body.runId }, 'stored task output is published again');
+        this.publishGaveUp = false;
+        return;
+      } catch (err) {
+        if (this.publishGaveUp) return;
+        if (!told)
+          this.logger.warn(
+            { err: (err as Error).message, runId: body.runId },
+            'could not publish stored task output; asking again',
+          );
+        told = true;
+        if (Date.now() - since > PUBLISH_GIVE_UP_MS) {
+          this.publishGaveUp = true;
+          this.logger.error(
+            { runId: body.runId, firstRecord: body.records[0].id },
+            "stored task output not published (followers read it at the run's end); each next message is tried once until one gets through",
+          );
+          return;
+        }
+        await new Promise((r) => setTimeout(r, REPUBLISH_MS).unref());
+      }
     }
   }
 }

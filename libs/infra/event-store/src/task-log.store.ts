@@ -7,6 +7,8 @@ export interface TaskLogAppend {
   stored: boolean;
   keptBytes: number;
   droppedBytes: number;
+  /** The records this message added, in id order, as `read` returns them (none for a redelivery). */
+  records: TaskLogRecord[];
 }
 
 /** Which records `TaskLogStore.read` returns. */
@@ -36,6 +38,22 @@ interface LogRow {
 // PostgreSQL text cannot hold NUL: a task that prints one gets U+FFFD in its stored log.
 const withoutNul = (text: string): string => (text.includes('\u0000') ? text.split('\u0000').join('\uFFFD') : text);
 
+const RECORD_COLUMNS = `id::text AS id, node, task_key, try, stream, at, data, cut_limit::text AS cut_limit,
+              cut_dropped::text AS cut_dropped`;
+
+function recordOf(r: LogRow): TaskLogRecord {
+  return {
+    id: r.id,
+    node: r.node,
+    key: r.task_key,
+    try: r.try,
+    stream: r.stream === 'cut' ? 'stderr' : r.stream,
+    at: new Date(r.at).toISOString(),
+    data: r.data,
+    ...(r.stream === 'cut' ? { cut: { limitBytes: Number(r.cut_limit), droppedBytes: Number(r.cut_dropped) } } : {}),
+  };
+}
+
 /**
  * Task logs in PostgreSQL (ADR 0030), next to the event log: each try's output up to a limit,
  * the cut marked, stored once however often its message is delivered.
@@ -63,43 +81,50 @@ export class TaskLogStore {
       );
       if (tryRow.seen) {
         await runner.commitTransaction();
-        return { stored: false, keptBytes: 0, droppedBytes: 0 };
+        return { stored: false, keptBytes: 0, droppedBytes: 0, records: [] };
       }
       const limit = Number(tryRow.limit);
       const chunks = message.chunks.map((c) => ({ ...c, data: withoutNul(c.data) }));
       const fit = fitTaskLog(chunks, Number(tryRow.kept), limit);
       const droppedBytes = fit.droppedBytes + (message.cut?.droppedBytes ?? 0);
       const now = Date.now();
+      const rows: LogRow[] = [];
       if (fit.kept.length > 0) {
-        await runner.query(
-          `INSERT INTO granule_task_logs (run_id, node, task_key, try, stream, at, data)
+        rows.push(
+          ...(await runner.query(
+            `INSERT INTO granule_task_logs (run_id, node, task_key, try, stream, at, data)
            SELECT $1, $2, $3, $4, u.stream, to_timestamp(u.at / 1000.0), u.data
              FROM unnest($5::text[], $6::float8[], $7::text[]) WITH ORDINALITY AS u(stream, at, data, n)
-            ORDER BY u.n`,
-          [
-            message.runId,
-            message.node,
-            message.key,
-            message.try,
-            fit.kept.map((c) => c.stream),
-            fit.kept.map((c) => (Number.isFinite(c.at) ? c.at : now)),
-            fit.kept.map((c) => c.data),
-          ],
+            ORDER BY u.n
+           RETURNING ${RECORD_COLUMNS}`,
+            [
+              message.runId,
+              message.node,
+              message.key,
+              message.try,
+              fit.kept.map((c) => c.stream),
+              fit.kept.map((c) => (Number.isFinite(c.at) ? c.at : now)),
+              fit.kept.map((c) => c.data),
+            ],
+          )),
         );
       }
       const totalDropped = Number(tryRow.dropped) + droppedBytes;
       if (message.end && totalDropped > 0) {
-        await runner.query(
-          `INSERT INTO granule_task_logs (run_id, node, task_key, try, stream, at, data, cut_limit, cut_dropped)
-           VALUES ($1, $2, $3, $4, 'cut', now(), '', $5, $6)`,
-          [
-            message.runId,
-            message.node,
-            message.key,
-            message.try,
-            Math.min(limit, message.cut?.limitBytes ?? limit),
-            totalDropped,
-          ],
+        rows.push(
+          ...(await runner.query(
+            `INSERT INTO granule_task_logs (run_id, node, task_key, try, stream, at, data, cut_limit, cut_dropped)
+           VALUES ($1, $2, $3, $4, 'cut', now(), '', $5, $6)
+           RETURNING ${RECORD_COLUMNS}`,
+            [
+              message.runId,
+              message.node,
+              message.key,
+              message.try,
+              Math.min(limit, message.cut?.limitBytes ?? limit),
+              totalDropped,
+            ],
+          )),
         );
       }
       await runner.query(
@@ -110,7 +135,8 @@ export class TaskLogStore {
         [message.runId, message.key, message.try, fit.keptBytes, droppedBytes, message.seq],
       );
       await runner.commitTransaction();
-      return { stored: true, keptBytes: fit.keptBytes, droppedBytes };
+      const records = rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)).map(recordOf);
+      return { stored: true, keptBytes: fit.keptBytes, droppedBytes, records };
     } catch (err) {
       await runner.rollbackTransaction().catch(() => undefined);
       throw err;
@@ -139,25 +165,13 @@ export class TaskLogStore {
     if (q.stderrOnly) where.push(`stream <> 'stdout'`);
     values.push(q.limit + 1);
     const rows: LogRow[] = await this.dataSource.query(
-      `SELECT id::text AS id, node, task_key, try, stream, at, data, cut_limit::text AS cut_limit,
-              cut_dropped::text AS cut_dropped
+      `SELECT ${RECORD_COLUMNS}
          FROM granule_task_logs l WHERE ${where.join(' AND ')} ORDER BY l.id LIMIT $${values.length}`,
       values,
     );
     const more = rows.length > q.limit;
     return {
-      records: rows.slice(0, q.limit).map((r): TaskLogRecord => ({
-        id: r.id,
-        node: r.node,
-        key: r.task_key,
-        try: r.try,
-        stream: r.stream === 'cut' ? 'stderr' : r.stream,
-        at: new Date(r.at).toISOString(),
-        data: r.data,
-        ...(r.stream === 'cut'
-          ? { cut: { limitBytes: Number(r.cut_limit), droppedBytes: Number(r.cut_dropped) } }
-          : {}),
-      })),
+      records: rows.slice(0, q.limit).map(recordOf),
       more,
     };
   }

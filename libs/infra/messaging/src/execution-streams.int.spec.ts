@@ -41,6 +41,7 @@ describe('execution streams', () => {
       s.results.stream,
       s.logs.stream,
       s.events.stream,
+      s.storedLogs.stream,
     ]);
 
     await jsm.streams.update(s.results.stream, { duplicate_window: 5_000_000_000 });
@@ -53,8 +54,9 @@ describe('execution streams', () => {
       [s.results.stream, [`${prefix}.result.>`], 'limits', 600_000_000_000],
       [s.logs.stream, [`${prefix}.log.>`], 'workqueue', 600_000_000_000],
       [s.events.stream, [`${prefix}.events.>`], 'limits', 600_000_000_000],
+      [s.storedLogs.stream, [`${prefix}.logs.stored.>`], 'limits', 600_000_000_000],
     ]);
-    expect((await jsm.streams.names().next()).filter((n) => n.startsWith(prefix.toUpperCase()))).toHaveLength(5);
+    expect((await jsm.streams.names().next()).filter((n) => n.startsWith(prefix.toUpperCase()))).toHaveLength(6);
   });
 
   it('a dispatch published twice with one msgID is stored once; the repeat is flagged duplicate', async () => {

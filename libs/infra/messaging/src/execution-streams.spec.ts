@@ -13,6 +13,7 @@ describe('executionStreamConfigs', () => {
       ['T_1_RESULTS', ['t-1.result.>']],
       ['T_1_LOGS', ['t-1.log.>']],
       ['T_1_EVENTS', ['t-1.events.>']],
+      ['T_1_STORED_LOGS', ['t-1.logs.stored.>']],
     ]);
   });
 
@@ -59,6 +60,25 @@ describe('executionStreamConfigs', () => {
       1024 ** 3,
       600 * SECOND_NS,
       StorageType.File,
+    ]);
+  });
+
+  it('stored task output is kept a day and 1 GiB, with a 10 minute duplicate window, apart from the LOGS work queue', () => {
+    const stored = executionStreamConfigs('granule')[5];
+    expect([
+      stored.name,
+      stored.subjects,
+      stored.retention,
+      stored.max_age,
+      stored.max_bytes,
+      stored.duplicate_window,
+    ]).toEqual([
+      'GRANULE_STORED_LOGS',
+      ['granule.logs.stored.>'],
+      RetentionPolicy.Limits,
+      24 * 3600 * SECOND_NS,
+      1024 ** 3,
+      600 * SECOND_NS,
     ]);
   });
 });

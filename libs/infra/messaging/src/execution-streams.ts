@@ -40,6 +40,12 @@ export const EXECUTION_STREAM_SETTINGS = Object.freeze({
   eventsMaxAgeMs: DAY_MS,
   /** At most this much (the oldest is dropped beyond it; readers catch up from the log). */
   eventsMaxBytes: 1024 * 1024 * 1024,
+  /** A writer's republish of the same stored records (same Nats-Msg-Id, the first record id) is dropped within it. */
+  storedLogsDuplicateWindowMs: 10 * MINUTE_MS,
+  /** Stored output is followed from the stream for a day; a reader of an older run reads `runs.logs`. */
+  storedLogsMaxAgeMs: DAY_MS,
+  /** At most this much (the oldest is dropped beyond it; PostgreSQL keeps the records). */
+  storedLogsMaxBytes: 1024 * 1024 * 1024,
 });
 
 /** Settings of an agent's dispatch consumer (durations in milliseconds). */
@@ -72,7 +78,9 @@ type ExecutionStreamConfig = Pick<
  * queue, 10 min window: a dispatch is de-duplicated by msgID = dispatchId) and RESULTS
  * (`<p>.result.>`, limits retention, 10 min window, kept 7 days) and LOGS (`<p>.log.>`, work
  * queue, 10 min window, 7 days, 4 GiB) and EVENTS (`<p>.events.>`, the outbox's committed events:
- * limits retention, 10 min window, a day, 1 GiB; ADR 0033). File storage, one replica.
+ * limits retention, 10 min window, a day, 1 GiB; ADR 0033) and STORED_LOGS (`<p>.logs.stored.>`, the
+ * task output records as the orchestrators stored them: limits retention, 10 min window, a day,
+ * 1 GiB; ADR 0033). File storage, one replica.
  */
 export function executionStreamConfigs(prefix: string): ExecutionStreamConfig[] {
   const s = executionSubjects(prefix);
@@ -125,6 +133,16 @@ export function executionStreamConfigs(prefix: string): ExecutionStreamConfig[] 
       duplicate_window: nanos(EXECUTION_STREAM_SETTINGS.eventsDuplicateWindowMs),
       max_age: nanos(EXECUTION_STREAM_SETTINGS.eventsMaxAgeMs),
       max_bytes: EXECUTION_STREAM_SETTINGS.eventsMaxBytes,
+    },
+    {
+      ...common,
+      name: s.storedLogs.stream,
+      description: 'Granule task output as the orchestrators stored it, with record ids (ADR 0033)',
+      subjects: [s.storedLogs.all],
+      retention: RetentionPolicy.Limits,
+      duplicate_window: nanos(EXECUTION_STREAM_SETTINGS.storedLogsDuplicateWindowMs),
+      max_age: nanos(EXECUTION_STREAM_SETTINGS.storedLogsMaxAgeMs),
+      max_bytes: EXECUTION_STREAM_SETTINGS.storedLogsMaxBytes,
     },
   ];
 }

@@ -290,6 +290,26 @@ describe('NATS authorization by role', () => {
     await expect(operatorJsm.streams.deleteMessage(s.events.stream, 1)).rejects.toThrow(/[Pp]ermission/);
   }, 30_000);
 
+  it('an operator and a viewer follow stored task output with an ordered consumer; an agent cannot, and no operator purges it', async () => {
+    const orchestrator = await issue('orch-stored-logs', 'orchestrator');
+    const orchNc = await orchestrator.connect();
+    await ensureExecutionStreams(orchNc, PREFIX);
+    await jetstream(orchNc).publish(s.storedLogs.forRun('spine-2'), JSON.stringify({ runId: 'spine-2', records: [] }));
+    const follow = async (nc: NatsConnection): Promise<string | undefined> => {
+      const consumer = await jetstream(nc).consumers.get(s.storedLogs.stream, {
+        filter_subjects: s.storedLogs.forRun('spine-2'),
+      });
+      return (await consumer.next({ expires: 5000 }))?.string();
+    };
+    const expected = '{"runId":"spine-2","records":[]}';
+    expect(await follow(await (await issue('olaf', 'operator')).connect())).toBe(expected);
+    expect(await follow(await (await issue('vince', 'viewer')).connect())).toBe(expected);
+    await expect(follow(await (await issue('node-f2', 'agent', 'f2')).connect())).rejects.toThrow(/[Pp]ermission/);
+    const operatorJsm = await jetstreamManager(await (await issue('oona', 'operator')).connect());
+    await expect(operatorJsm.streams.purge(s.storedLogs.stream)).rejects.toThrow(/[Pp]ermission/);
+    await expect(operatorJsm.streams.deleteMessage(s.storedLogs.stream, 1)).rejects.toThrow(/[Pp]ermission/);
+  }, 30_000);
+
   it('a viewer gets its replies on its own inbox', async () => {
     const viewer = await issue('erin', 'viewer');
     const responder = await admin.connect();
