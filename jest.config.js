@@ -17,6 +17,13 @@ module.exports = {
   projects: [
     { ...base, displayName: 'unit', testRegex: '(?<!\\.(int|e2e))\\.spec\\.ts$' },
     { ...base, displayName: 'int', testRegex: '\\.int\\.spec\\.ts$' },
-    { ...base, displayName: 'e2e', testRegex: '\\.e2e\\.spec\\.ts$' },
+    // An e2e test starts processes (each CLI call is a Node.js process of about a second): the
+    // 5 s default fails a test of a few CLI calls on a loaded CI machine.
+    {
+      ...base,
+      displayName: 'e2e',
+      testRegex: '\\.e2e\\.spec\\.ts$',
+      setupFilesAfterEnv: ['<rootDir>/tools/jest-e2e-timeout.cjs'],
+    },
   ],
 };
