@@ -31,6 +31,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { adminQuery, sleep, waitFor as waitEvery, waitUntilReady } from './bench-support.mjs';
 import { writeNodes, writeSyntheticRelease } from './synthetic-release.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -59,7 +60,6 @@ const HEAP_MB = process.env.BENCH_HEAP_MB ? option('BENCH_HEAP_MB', 4096) : unde
 const TIMEOUT_S = option('BENCH_TIMEOUT_S', 3600);
 const GRAPH = process.env.BENCH_GRAPH !== '0';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => process.stderr.write(`[fleet] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 const mib = (kb) => `${(kb / 1024).toLocaleString('en', { maximumFractionDigits: kb < 10240 ? 1 : 0 })} MiB`;
 const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
@@ -91,15 +91,7 @@ let NATS_URL;
 let REDIS_URL;
 let dbCreated = false;
 
-async function admin(sql) {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (sql) => adminQuery(ADMIN_URL, sql);
 
 function baseEnv() {
   const env = {};
@@ -129,28 +121,11 @@ function start(name, main, env, nodeFlags = []) {
   return { child, logFile };
 }
 
-async function waitFor(what, check, timeoutMs, everyMs = 250) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+// Its checks read the database: four a second are enough.
+const waitFor = (what, check, timeoutMs, everyMs = 250) => waitEvery(what, check, timeoutMs, everyMs);
 
-async function startService(name, main, env, readyText, timeoutMs = 60_000, nodeFlags = []) {
-  const { child, logFile } = start(name, main, env, nodeFlags);
-  await waitFor(
-    `${name} to start`,
-    () => {
-      if (child.exitCode !== null)
-        throw new Error(`${name} exited at start: ${readFileSync(logFile, 'utf8').slice(-1500)}`);
-      return existsSync(logFile) && readFileSync(logFile, 'utf8').includes(readyText);
-    },
-    timeoutMs,
-  );
-  return child;
+function startService(name, main, env, readyText, timeoutMs = 60_000, nodeFlags = []) {
+  return waitUntilReady(start(name, main, env, nodeFlags), name, readyText, timeoutMs);
 }
 
 function runCli(args, { stdoutTo } = {}) {

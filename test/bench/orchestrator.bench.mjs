@@ -38,6 +38,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { adminQuery, sleep, waitFor, waitUntilReady } from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -71,7 +72,6 @@ const PROFILE_DIR =
   process.env.BENCH_PROFILE === '1'
     ? path.resolve(process.env.BENCH_PROFILE_DIR ?? path.join(root, 'tmp/bench-profiles'))
     : undefined;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
 const mains = {
@@ -148,15 +148,7 @@ function credsEnv(name) {
   return { GRANULE_NATS_CREDS: credsOf(name) };
 }
 
-async function admin(sql) {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (sql) => adminQuery(ADMIN_URL, sql);
 
 function baseEnv() {
   const env = {};
@@ -202,28 +194,8 @@ function start(name, main, env) {
   return { child, logFile };
 }
 
-async function waitFor(what, check, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-async function startService(name, main, env, readyText) {
-  const { child, logFile } = start(name, main, env);
-  await waitFor(
-    `${name} to start`,
-    () => {
-      if (child.exitCode !== null)
-        throw new Error(`${name} exited at start: ${readFileSync(logFile, 'utf8').slice(-1500)}`);
-      return existsSync(logFile) && readFileSync(logFile, 'utf8').includes(readyText);
-    },
-    60_000,
-  );
-  return child;
+function startService(name, main, env, readyText) {
+  return waitUntilReady(start(name, main, env), name, readyText);
 }
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux

@@ -20,16 +20,16 @@
 // the end, also on failure or Ctrl-C.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { adminQuery, sleep, waitFor, waitUntilReady } from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
-const { Client } = require('pg');
 const { Redis } = require('ioredis');
 
 const ADMIN_URL = process.env.GRANULE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -50,7 +50,6 @@ const NODES = option('--nodes', 'BENCH_NODES', 100);
 const TASKS = option('--tasks', 'BENCH_TASKS', 10);
 const cliDistFlag = process.argv.indexOf('--cli-dist');
 const CLI_DIST = path.resolve(cliDistFlag >= 0 ? process.argv[cliDistFlag + 1] : path.join(root, 'dist'));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
 const mains = {
@@ -90,15 +89,7 @@ function freePort() {
   });
 }
 
-async function admin(sql, params) {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    return await c.query(sql, params);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (sql, params) => adminQuery(ADMIN_URL, sql, params);
 
 function env(extra = {}) {
   const base = {};
@@ -124,27 +115,8 @@ function start(name, main, extra) {
   return { child, logFile };
 }
 
-async function waitFor(what, check, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 async function startService(name, main, extra, readyText) {
-  const { child, logFile } = start(name, main, extra);
-  await waitFor(
-    `${name} to start`,
-    () => {
-      if (child.exitCode !== null)
-        throw new Error(`${name} exited at start: ${readFileSync(logFile, 'utf8').slice(-1500)}`);
-      return existsSync(logFile) && readFileSync(logFile, 'utf8').includes(readyText);
-    },
-    60_000,
-  );
+  await waitUntilReady(start(name, main, extra), name, readyText);
 }
 
 function runCli(args) {
