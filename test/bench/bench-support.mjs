@@ -40,3 +40,16 @@ export async function adminQuery(connectionString, sql, params) {
     await c.end();
   }
 }
+
+/** SIGTERMs every child, SIGKILLs those still there after `killAfterMs`, and waits for all to exit. */
+export async function stopChildren(children, killAfterMs) {
+  const exits = [...children].map(
+    (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))),
+  );
+  for (const c of children) c.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const c of children) c.kill('SIGKILL');
+  }, killAfterMs);
+  await Promise.all(exits);
+  clearTimeout(timer);
+}

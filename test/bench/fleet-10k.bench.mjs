@@ -31,7 +31,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminQuery, sleep, waitFor as waitEvery, waitUntilReady } from './bench-support.mjs';
+import { adminQuery, sleep, stopChildren, waitFor as waitEvery, waitUntilReady } from './bench-support.mjs';
 import { writeNodes, writeSyntheticRelease } from './synthetic-release.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -437,15 +437,7 @@ let cleaned = false;
 async function cleanup() {
   if (cleaned) return;
   cleaned = true;
-  const exits = [...children].map(
-    (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))),
-  );
-  for (const c of children) c.kill('SIGTERM');
-  const timer = setTimeout(() => {
-    for (const c of children) c.kill('SIGKILL');
-  }, 10_000);
-  await Promise.all(exits);
-  clearTimeout(timer);
+  await stopChildren(children, 10_000);
   const quiet = (p) => p.catch((err) => log(`cleanup: ${err.message}`));
   // The private nats-server goes with its store: no stream to delete one by one.
   for (const server of servers) await quiet(server.stop());

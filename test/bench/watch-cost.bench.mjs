@@ -26,7 +26,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminQuery, sleep, waitFor, waitUntilReady } from './bench-support.mjs';
+import { adminQuery, sleep, stopChildren, waitFor, waitUntilReady } from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -211,15 +211,7 @@ let cleaned = false;
 async function cleanup() {
   if (cleaned) return;
   cleaned = true;
-  const exits = [...children].map(
-    (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r))),
-  );
-  for (const c of children) c.kill('SIGTERM');
-  const timer = setTimeout(() => {
-    for (const c of children) c.kill('SIGKILL');
-  }, 5000);
-  await Promise.all(exits);
-  clearTimeout(timer);
+  await stopChildren(children, 5000);
   const quiet = (p) => p.catch((err) => log(`cleanup: ${err.message}`));
   await quiet(
     (async () => {
