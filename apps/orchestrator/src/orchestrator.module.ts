@@ -7,7 +7,7 @@ import type { DataSource } from 'typeorm';
 import { TaskLogStore } from '@granule/event-store';
 import { LoggerModule } from 'nestjs-pino';
 import { ensureArtifactsBucket } from '@granule/artifacts';
-import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
+import { ensureExecutionStreams, ensureInputsBucket, JetStreamConsumers } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
 import type { GranuleMetrics, OrchestratorMetrics } from '@granule/observability';
 import { nestLoggerParams, type Logger } from '@granule/service-kit';
@@ -61,7 +61,7 @@ class ExecutionStreams implements OnModuleInit {
 
 /**
  * The orchestrator's wiring: commands in (CommandIntake), results in (ResultIntake), task output
- * in (TaskLogIntake), the coordinators on the decider driver and their adapters (the dispatcher
+ * in (TaskLogIntake), all three on the one JetStreamConsumers, the coordinators on the decider driver and their adapters (the dispatcher
  * among them), the tick (RunTicker), the outbox and what goes with it (OutboxKeeper with the
  * publisher, the status projector and the presence watcher), the run metrics feed, and the
  * request/reply endpoints (run and task queries, agent registration and alerts).
@@ -84,6 +84,12 @@ export class OrchestratorModule {
         { provide: METRICS, useValue: connections.metrics },
         { provide: LEASE_HOLDER, useValue: connections.holder },
         ExecutionStreams,
+        {
+          // Every JetStream consumer of the orchestrator (commands, results, task output); stopped on module destroy.
+          provide: JetStreamConsumers,
+          useFactory: (nats: NatsConnection, logger: Logger) => new JetStreamConsumers(nats, logger),
+          inject: [NATS, LOGGER],
+        },
         PresenceIntake,
         ...coordinatorProviders,
         ResultIntake,
