@@ -86,6 +86,8 @@ export class JetStreamConsumers implements OnModuleDestroy {
     if (this.destroyed) throw new JetStreamSetupError(`cannot start the ${spec.what}: the service is stopping`);
     const run = new ConsumerLoop(this.nats, this.logger, spec);
     await run.begin();
+    // Destroyed while the consumer was set up: it stops with the others.
+    if (this.destroyed) await run.stop();
     this.runs.add(run);
     void run.ended.then(() => this.runs.delete(run));
     return run;
