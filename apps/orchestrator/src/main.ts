@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger as NestLogger } from 'nestjs-pino';
-import { EVENT_STORE_MIGRATIONS, EventStore } from '@granule/event-store';
+import { EVENT_STORE_MIGRATIONS } from '@granule/event-store';
 import { connectNats, connectRedis } from '@granule/messaging';
 import { GranuleNatsServer } from '@granule/nats-endpoints';
 import {
@@ -16,7 +16,6 @@ import {
 } from '@granule/observability';
 import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
 import { createLogger, exitService, openDatabase, readLogSettings, runService } from '@granule/service-kit';
-import { RunMetricsFeed } from './metrics/run-metrics';
 import { loadOrchestratorConfig } from './orchestrator.config';
 import { OrchestratorModule } from './orchestrator.module';
 import { formatLeaseHolder, newLeaseHolder } from './runs/adapters/run-lease.adapter';
@@ -44,7 +43,16 @@ runService('orchestrator', async () => {
   });
   const redis = await connectRedis(config.redisUrl);
   const app = await NestFactory.createMicroservice(
-    OrchestratorModule.forRoot({ config, nats, redis, dataSource, logger, holder, metrics: counters }),
+    OrchestratorModule.forRoot({
+      config,
+      nats,
+      redis,
+      dataSource,
+      logger,
+      holder,
+      granuleMetrics: metrics,
+      metrics: counters,
+    }),
     {
       strategy: new GranuleNatsServer({
         connection: nats,
@@ -64,11 +72,6 @@ runService('orchestrator', async () => {
     { instance: config.instanceId, incarnation: holder.incarnation, prefix: config.subjectPrefix },
     'orchestrator started',
   );
-  new RunMetricsFeed(
-    metrics,
-    { nats, store: new EventStore(dataSource), logger, subjectPrefix: config.subjectPrefix },
-    counters,
-  ).start();
   const checks = [natsCheck(nats), postgresCheck(dataSource), redisCheck(redis)];
   await serveHealthChecks({ port: config.healthPort, checks, metrics }, (message) => logger.warn(message));
   const close = async (): Promise<void> => {

@@ -7,16 +7,17 @@ import type { DataSource } from 'typeorm';
 import { TaskLogStore } from '@granule/event-store';
 import { LoggerModule } from 'nestjs-pino';
 import { ensureArtifactsBucket } from '@granule/artifacts';
-import { ensureExecutionStreams, ensureInputsBucket } from '@granule/messaging';
+import { ensureExecutionStreams, ensureInputsBucket, JetStreamConsumers } from '@granule/messaging';
 import { CallerGuard, ReplyExceptionFilter } from '@granule/nats-endpoints';
-import type { OrchestratorMetrics } from '@granule/observability';
+import type { GranuleMetrics, OrchestratorMetrics } from '@granule/observability';
 import { nestLoggerParams, type Logger } from '@granule/service-kit';
 import { AgentAlertsController, AgentRegistryController } from './agents/agent-registry.controller';
 import { PresenceIntake } from './agents/presence-intake';
 import { CommandIntake } from './commands/command-intake';
 import { OrchestratorConfig } from './orchestrator.config';
-import { DATA_SOURCE, LEASE_HOLDER, LOGGER, METRICS, NATS, REDIS } from './orchestrator.tokens';
-import { OutboxKeeper } from './outbox/outbox-keeper';
+import { runMetricsFeedProvider } from './metrics/run-metrics.provider';
+import { DATA_SOURCE, GRANULE_METRICS, LEASE_HOLDER, LOGGER, METRICS, NATS, REDIS } from './orchestrator.tokens';
+import { outboxProviders } from './outbox/outbox.providers';
 import { ResultIntake } from './results/result-intake';
 import type { LeaseHolder } from './runs/adapters/run-lease.adapter';
 import { coordinatorProviders } from './runs/coordinators.providers';
@@ -34,6 +35,9 @@ export interface OrchestratorConnections {
   redis: Redis;
   dataSource: DataSource;
   logger: Logger;
+  /** The registry of /metrics, which the health server serves. */
+  granuleMetrics: GranuleMetrics;
+  /** The orchestrator's counters in that registry. */
   metrics: OrchestratorMetrics;
   /** Who this process is in run leases (its replica's name and its incarnation). */
   holder: LeaseHolder;
@@ -56,9 +60,11 @@ class ExecutionStreams implements OnModuleInit {
 }
 
 /**
- * The orchestrator's wiring: commands in (CommandIntake), results in (ResultIntake), the
- * coordinators on the decider driver, the tick (RunTicker), the outbox and what goes with it
- * (OutboxKeeper), and the request/reply endpoints (run queries, agent registration).
+ * The orchestrator's wiring: commands in (CommandIntake), results in (ResultIntake), task output
+ * in (TaskLogIntake), all three on the one JetStreamConsumers, the coordinators on the decider driver and their adapters (the dispatcher
+ * among them), the tick (RunTicker), the outbox and what goes with it (OutboxKeeper with the
+ * publisher, the status projector and the presence watcher), the run metrics feed, and the
+ * request/reply endpoints (run and task queries, agent registration and alerts).
  */
 @Module({})
 export class OrchestratorModule {
@@ -74,19 +80,27 @@ export class OrchestratorModule {
         { provide: REDIS, useValue: connections.redis },
         { provide: DATA_SOURCE, useValue: connections.dataSource },
         { provide: LOGGER, useValue: connections.logger },
+        { provide: GRANULE_METRICS, useValue: connections.granuleMetrics },
         { provide: METRICS, useValue: connections.metrics },
         { provide: LEASE_HOLDER, useValue: connections.holder },
         ExecutionStreams,
+        {
+          // Every JetStream consumer of the orchestrator (commands, results, task output); stopped on module destroy.
+          provide: JetStreamConsumers,
+          useFactory: (nats: NatsConnection, logger: Logger) => new JetStreamConsumers(nats, logger),
+          inject: [NATS, LOGGER],
+        },
         PresenceIntake,
         ...coordinatorProviders,
         ResultIntake,
-        OutboxKeeper,
+        ...outboxProviders,
         CommandIntake,
         RunTicker,
         RunQueries,
         { provide: TaskLogStore, useFactory: (ds: DataSource) => new TaskLogStore(ds), inject: [DATA_SOURCE] },
         TaskQueries,
         TaskLogIntake,
+        runMetricsFeedProvider,
         { provide: APP_FILTER, useClass: ReplyExceptionFilter },
         { provide: APP_GUARD, useClass: CallerGuard },
       ],

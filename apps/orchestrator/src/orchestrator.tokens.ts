@@ -9,3 +9,7 @@ export const METRICS = Symbol('METRICS');
 export const LEASE_HOLDER = Symbol('LEASE_HOLDER');
 /** The coordinators' ports (event log, plans, dispatcher, presence, lease, clock, logger). */
 export const COORDINATOR_PORTS = Symbol('COORDINATOR_PORTS');
+/** The Granule metrics registry of /metrics (`GranuleMetrics`), which the run metrics feed keeps. */
+export const GRANULE_METRICS = Symbol('GRANULE_METRICS');
+/** The opener of sealed secrets (`SecretOpener`), or null without `GRANULE_SECRETS_KEY`. */
+export const SECRET_OPENER = Symbol('SECRET_OPENER');

@@ -20,6 +20,7 @@ import {
   connectNats,
   deleteExecutionStreams,
   ensureExecutionStreams,
+  JetStreamConsumers,
   okReply,
   publishJson,
   startPrivateNats,
@@ -77,8 +78,9 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
     outbox = new NatsOutboxPublisher(orchNc, events, { subjectPrefix: `${prefix}.events`, pollIntervalMs: 50 });
     outbox.start();
     const config = Object.assign(new OrchestratorConfig(), { subjectPrefix: prefix, taskLogLimitBytes: 65_536 });
-    intake = new TaskLogIntake(orchNc, db.dataSource, config, createLogger('test', 'silent'));
-    intake.onApplicationBootstrap();
+    const logger = createLogger('test', 'silent');
+    intake = new TaskLogIntake(orchNc, logStore, config, logger, new JetStreamConsumers(orchNc, logger));
+    await intake.onApplicationBootstrap();
     // `runs.logs` as the orchestrators answer it: records after `after`, ended when the run has
     // and LOGS holds none of its output.
     orchNc.subscribe(subjects.runs.logs, {
@@ -120,7 +122,7 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
   });
 
   afterAll(async () => {
-    await intake?.onApplicationShutdown();
+    await intake?.onModuleDestroy();
     await outbox?.stop();
     await deleteExecutionStreams(orchNc, prefix).catch(() => undefined);
     await cliNc?.close();

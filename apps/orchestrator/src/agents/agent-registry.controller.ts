@@ -13,7 +13,7 @@ import { EventStore } from '@granule/event-store';
 import type { Logger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { LOGGER, NATS } from '../orchestrator.tokens';
-import { OutboxKeeper } from '../outbox/outbox-keeper';
+import { NodePresenceWatcher } from '../outbox/node-presence.watcher';
 
 class RegistrationRefusedError extends GranuleError<'AGENT_REFUSED'> {}
 
@@ -34,7 +34,7 @@ export class AgentRegistryController {
     @Inject(NATS) private readonly nats: NatsConnection,
     @Inject(OrchestratorConfig) private readonly config: OrchestratorConfig,
     @Inject(EventStore) private readonly store: EventStore,
-    @Inject(OutboxKeeper) private readonly outbox: OutboxKeeper,
+    @Inject(NodePresenceWatcher) private readonly presence: NodePresenceWatcher,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -77,7 +77,7 @@ export class AgentRegistryController {
       ],
       { expectedVersion: 'any' },
     );
-    this.outbox.presence.registered(agent.uid);
+    this.presence.registered(agent.uid);
     this.logger.info({ node: agent.uid, hostname: agent.hostname }, 'agent registered');
     return { heartbeatSeconds: this.config.heartbeatSeconds, presenceTtlSeconds: this.config.presenceTtlSeconds };
   }

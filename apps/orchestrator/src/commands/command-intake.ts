@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AckPolicy } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { plainToInstance } from 'class-transformer';
@@ -25,8 +25,8 @@ import {
   StopDeploymentCommand,
 } from '@granule/contracts/dto';
 import { EventStore } from '@granule/event-store';
-import { CallerVerifier, decodeJson, errorReply, okReply } from '@granule/messaging';
-import type { Caller } from '@granule/messaging';
+import { CallerVerifier, decodeJson, errorReply, JetStreamConsumers, okReply } from '@granule/messaging';
+import type { Caller, ConsumerRun, Settle } from '@granule/messaging';
 import { RunCoordinator, StrategyCoordinator } from '@granule/run-coordination';
 import { outcomeOfCode, type OrchestratorMetrics } from '@granule/observability';
 import type { Logger } from '@granule/service-kit';
@@ -58,7 +58,7 @@ interface TakenCommand {
 
 /**
  * Takes operator commands from the JetStream command stream (durable work-queue consumer the
- * orchestrators share), one at a time: checks the envelope and payload, the sender's signature
+ * orchestrators share, through `JetStreamConsumers`), one at a time: checks the envelope and payload, the sender's signature
  * and role, and the command's time to live, then hands it to the run or strategy coordinator
  * and answers on `<prefix>.reply.cmd.<commandId>` with the reply envelope.
  *
@@ -67,11 +67,9 @@ interface TakenCommand {
  * `CommandExpired` for a stop or resume) so `runs list` and the event log show it.
  */
 @Injectable()
-export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutdown {
+export class CommandIntake implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly subjects: ExecutionSubjects;
-  private feed?: ConsumerMessages;
-  private stopped = false;
-  private consuming?: Promise<void>;
+  private feed?: ConsumerRun;
   private readonly callers: CallerVerifier;
 
   constructor(
@@ -83,44 +81,33 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(ResultIntake) private readonly results: ResultIntake,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(METRICS) private readonly metrics: Pick<OrchestratorMetrics, 'commands'>,
+    @Inject(JetStreamConsumers) private readonly consumers: JetStreamConsumers,
   ) {
     this.subjects = executionSubjects(config.subjectPrefix);
     this.callers = new CallerVerifier(nats);
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const jsm = await jetstreamManager(this.nats);
-    await jsm.consumers.add(this.subjects.commands.stream, {
-      durable_name: this.subjects.commands.consumer,
-      ack_policy: AckPolicy.Explicit,
-      ack_wait: nanos(120_000),
-      max_deliver: 20,
+    this.feed = await this.consumers.start({
+      what: 'command feed',
+      stream: this.subjects.commands.stream,
+      config: {
+        durable_name: this.subjects.commands.consumer,
+        ack_policy: AckPolicy.Explicit,
+        ack_wait: nanos(120_000),
+        max_deliver: 20,
+      },
+      // One command at a time, in the order they were sent.
+      maxMessages: 1,
+      handle: (msg) => this.handle(msg),
     });
-    this.consuming = this.consume();
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    await this.feed?.close();
-    await this.consuming;
+  async onModuleDestroy(): Promise<void> {
+    await this.feed?.stop();
   }
 
-  private async consume(): Promise<void> {
-    const js = jetstream(this.nats);
-    while (!this.stopped) {
-      try {
-        const consumer = await js.consumers.get(this.subjects.commands.stream, this.subjects.commands.consumer);
-        this.feed = await consumer.consume({ max_messages: 1 });
-        for await (const msg of this.feed) await this.handle(msg);
-      } catch (err) {
-        if (this.stopped) return;
-        this.logger.warn({ err: (err as Error).message }, 'command feed interrupted; reconnecting');
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    }
-  }
-
-  private async handle(msg: JsMsg): Promise<void> {
+  private async handle(msg: JsMsg): Promise<Settle> {
     // The reply goes where the sender waits, also for a command refused before its payload is
     // checked (a bad signature, a role that may not): the id is read from the raw message.
     let commandId = claimedCommandId(msg);
@@ -141,8 +128,9 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
           ),
         );
       } else {
-        const runId = await this.execute(command, msg);
-        if (runId === undefined) return; // handed back to the queue for the orchestrator that drives the run
+        const runId = await this.execute(command);
+        // Another replica drives the run: back to the work queue until its driver takes it.
+        if (runId === undefined) return { nak: 500 };
         reply = okReply({ runId });
         this.metrics.commands.inc({ command: commandType, outcome: 'accepted' });
       }
@@ -155,9 +143,9 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
       if (!reply.ok) this.logger.warn({ commandId, code: reply.error.code }, reply.error.message);
     }
     if (commandId !== undefined) this.nats.publish(this.subjects.commands.replyFor(commandId), JSON.stringify(reply));
-    msg.ack();
     // A run started here gets its results feed now, not at the next tick.
     this.results.sync();
+    return 'ack';
   }
 
   /** Decodes and checks a command: envelope, payload, signature and role. */
@@ -182,7 +170,7 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /** Runs a command; returns the run id, or undefined when another orchestrator drives the run (the message goes back). */
-  private async execute(command: TakenCommand, msg: JsMsg): Promise<string | undefined> {
+  private async execute(command: TakenCommand): Promise<string | undefined> {
     const { payload, caller } = command;
     const metadata = {
       causedBy: caller.name,
@@ -207,11 +195,7 @@ export class CommandIntake implements OnApplicationBootstrap, OnApplicationShutd
       case 'ResumeDeployment': {
         const runId = payload.runId;
         const here = this.runs.drives(runId) || this.strategies.drives(runId);
-        if (!here && (await this.runs.isOpen(runId))) {
-          // Another replica drives it: back to the work queue until its driver takes it.
-          msg.nak(500);
-          return undefined;
-        }
+        if (!here && (await this.runs.isOpen(runId))) return undefined;
         const target = (await this.strategies.isStrategyRun(runId)) ? this.strategies : this.runs;
         if (command.type === 'StopDeployment') await target.stop(runId, metadata);
         else if (target === this.runs)

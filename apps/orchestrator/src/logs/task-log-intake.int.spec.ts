@@ -3,7 +3,13 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, type StoredTaskLogMessage, type TaskLogMessage } from '@granule/contracts';
 import { createTestDatabase, TaskLogStore, type TestDatabase } from '@granule/event-store';
-import { connectNats, deleteExecutionStreams, ensureExecutionStreams, publishJson } from '@granule/messaging';
+import {
+  connectNats,
+  deleteExecutionStreams,
+  ensureExecutionStreams,
+  JetStreamConsumers,
+  publishJson,
+} from '@granule/messaging';
 import { createLogger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { TaskLogIntake } from './task-log-intake';
@@ -59,10 +65,12 @@ describe('TaskLogIntake (real NATS and PostgreSQL)', () => {
     await publishJson(js, s.logs.forTask('r1', 'n2'), message(2, 'forged\n', 'n1'), 'forged');
 
     const config = Object.assign(new OrchestratorConfig(), { subjectPrefix: prefix, taskLogLimitBytes: 65_536 });
-    const intake = new TaskLogIntake(nats, db.dataSource, config, createLogger('test', 'silent'));
-    intake.onApplicationBootstrap();
+    const logger = createLogger('test', 'silent');
+    const consumers = new JetStreamConsumers(nats, logger);
+    const store = new TaskLogStore(db.dataSource);
+    const intake = new TaskLogIntake(nats, store, config, logger, consumers);
+    await intake.onApplicationBootstrap();
     try {
-      const store = new TaskLogStore(db.dataSource);
       // Stored output leaves the work queue: once the stream is empty, everything was handled.
       await until('the stream to empty', async () => {
         const info = await (await jetstreamManager(nats)).streams.info(s.logs.stream);
@@ -82,7 +90,8 @@ describe('TaskLogIntake (real NATS and PostgreSQL)', () => {
       expect(published.flatMap((p) => p.records)).toEqual(records);
       expect(published.map((p) => p.runId)).toEqual(['r1', 'r1']);
     } finally {
-      await intake.onApplicationShutdown();
+      await intake.onModuleDestroy();
+      await consumers.onModuleDestroy();
     }
   });
 });

@@ -1,25 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AckPolicy, DeliverPolicy, jetstream } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects } from '@granule/contracts';
 import type { ExecutionSubjects, StoredTaskLogMessage, TaskLogMessage } from '@granule/contracts';
 import { TaskLogStore } from '@granule/event-store';
-import { decodeJson } from '@granule/messaging';
+import { decodeJson, JetStreamConsumers } from '@granule/messaging';
+import type { ConsumerRun, Settle } from '@granule/messaging';
 import { RepeatedFailureLog } from '@granule/observability';
 import type { Logger } from '@granule/service-kit';
-import type { DataSource } from 'typeorm';
 import { OrchestratorConfig } from '../orchestrator.config';
-import { DATA_SOURCE, LOGGER, NATS } from '../orchestrator.tokens';
+import { LOGGER, NATS } from '../orchestrator.tokens';
 
 /** Output messages an orchestrator holds unacknowledged at most. */
 const MAX_ACK_PENDING = 256;
 /** A message not acknowledged by then is delivered again (to this or another orchestrator). */
 const ACK_WAIT_MS = 30_000;
-/** Wait before the consumer is looked for again after it ended (NATS gone, stream recreated). */
-const RESTART_MS = 1000;
 /** Wait before stored records are published again when NATS did not take them. */
 const REPUBLISH_MS = 500;
 /** Stored records are published for this long at most (then a follower reads them with `runs.logs` at the run's end). */
@@ -49,15 +47,14 @@ export function taskLogProblem(m: unknown, subjectNode: string | undefined): str
 
 /**
  * Stores agents' task output (ADR 0030): the orchestrators share one durable consumer on the
- * LOGS stream; each message is stored (bounded per try, once however often it comes) and only
+ * LOGS stream (through `JetStreamConsumers`); each message is stored (bounded per try, once however often it comes) and only
  * then acknowledged, so output survives a crash of the agent's connection, of NATS or of an
  * orchestrator. A message is taken only from the subject of the node it names.
  */
 @Injectable()
-export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TaskLogIntake implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly subjects: ExecutionSubjects;
-  private readonly store: TaskLogStore;
-  private messages?: ConsumerMessages;
+  private feed?: ConsumerRun;
   private closing = false;
   /** True after a publish of stored output gave up, until one gets through. */
   private publishGaveUp = false;
@@ -65,12 +62,12 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     @Inject(NATS) private readonly nats: NatsConnection,
-    @Inject(DATA_SOURCE) dataSource: DataSource,
+    @Inject(TaskLogStore) private readonly store: TaskLogStore,
     @Inject(OrchestratorConfig) private readonly config: OrchestratorConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(JetStreamConsumers) private readonly consumers: JetStreamConsumers,
   ) {
     this.subjects = executionSubjects(config.subjectPrefix);
-    this.store = new TaskLogStore(dataSource);
     this.failures = new RepeatedFailureLog(logger, {
       failing: 'could not store task output; it will be delivered again',
       recovered: 'task output is stored again',
@@ -78,72 +75,54 @@ export class TaskLogIntake implements OnApplicationBootstrap, OnApplicationShutd
     });
   }
 
-  onApplicationBootstrap(): void {
-    void this.keepConsuming();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    await this.messages?.close();
-  }
-
-  private async keepConsuming(): Promise<void> {
-    while (!this.closing && !this.nats.isClosed()) {
-      try {
-        await this.consume();
-      } catch (err) {
-        if (this.closing) return;
-        this.logger.warn({ err: (err as Error).message }, 'task output consumer ended; it restarts');
-      }
-      await new Promise((r) => setTimeout(r, RESTART_MS).unref());
-    }
-  }
-
-  private async consume(): Promise<void> {
+  async onApplicationBootstrap(): Promise<void> {
     const { stream, consumer } = this.subjects.logs;
-    const jsm = await jetstreamManager(this.nats);
-    await jsm.consumers.add(stream, {
-      durable_name: consumer,
-      description: 'Granule orchestrators storing task output',
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      max_ack_pending: MAX_ACK_PENDING,
-      ack_wait: nanos(ACK_WAIT_MS),
-      max_deliver: -1,
+    this.feed = await this.consumers.start({
+      what: 'task output consumer',
+      stream,
+      config: {
+        durable_name: consumer,
+        description: 'Granule orchestrators storing task output',
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        max_ack_pending: MAX_ACK_PENDING,
+        ack_wait: nanos(ACK_WAIT_MS),
+        max_deliver: -1,
+      },
+      handle: (msg) => this.handle(msg),
     });
-    const messages = await (await jetstream(this.nats).consumers.get(stream, consumer)).consume();
-    this.messages = messages;
-    if (this.closing) await messages.close();
-    for await (const msg of messages) await this.handle(msg);
   }
 
-  private async handle(msg: JsMsg): Promise<void> {
+  async onModuleDestroy(): Promise<void> {
+    // A publish of stored output that waits for NATS gives up, so the message in hand ends.
+    this.closing = true;
+    await this.feed?.stop();
+  }
+
+  private async handle(msg: JsMsg): Promise<Settle> {
     let message: TaskLogMessage;
     try {
       message = decodeJson<TaskLogMessage>(msg);
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, 'dropping task output that is not valid JSON');
-      msg.term();
-      return;
+      return 'term';
     }
     const problem = taskLogProblem(message, this.subjects.logs.nodeOf(msg.subject));
     if (problem) {
       this.logger.warn({ subject: msg.subject, problem }, 'dropping task output');
-      msg.term();
-      return;
+      return 'term';
     }
     let stored;
     try {
       stored = await this.store.append(message, this.config.taskLogLimitBytes);
     } catch (err) {
       this.failures.failed(err, { runId: message.runId });
-      msg.nak(1000);
-      return;
+      return { nak: 1000 };
     }
     this.failures.succeeded();
     if (stored.records.length > 0)
       await this.publishStored({ runId: message.runId, records: stored.records, end: message.end === true });
-    msg.ack();
+    return 'ack';
   }
 
   /**

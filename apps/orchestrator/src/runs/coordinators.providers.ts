@@ -13,7 +13,15 @@ import { SecretOpener } from '@granule/secrets';
 import type { Logger } from '@granule/service-kit';
 import { PresenceIntake } from '../agents/presence-intake';
 import { OrchestratorConfig } from '../orchestrator.config';
-import { COORDINATOR_PORTS, DATA_SOURCE, LEASE_HOLDER, LOGGER, NATS, REDIS } from '../orchestrator.tokens';
+import {
+  COORDINATOR_PORTS,
+  DATA_SOURCE,
+  LEASE_HOLDER,
+  LOGGER,
+  NATS,
+  REDIS,
+  SECRET_OPENER,
+} from '../orchestrator.tokens';
 import { NatsIncarnationBeacon } from './adapters/incarnation-beacon.adapter';
 import { JetStreamDispatcher } from './adapters/nats-dispatcher.adapter';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
@@ -26,12 +34,39 @@ import { ConfigStoreStrategySource } from './adapters/strategy-source.adapter';
 
 /**
  * The run side of the orchestrator as Nest providers: the event log and its adapters (the ports
- * of run-coordination), and the two coordinators on the one decider driver. A phase run's end
- * reaches its strategy run in process.
+ * of run-coordination), the dispatcher, config-store's client, and the two coordinators on the
+ * one decider driver. A phase run's end reaches its strategy run in process.
  */
 export const coordinatorProviders: Provider[] = [
   { provide: EventStore, useFactory: (ds: DataSource) => new EventStore(ds), inject: [DATA_SOURCE] },
   { provide: PlanStore, useFactory: (ds: DataSource) => new PlanStore(ds), inject: [DATA_SOURCE] },
+  {
+    // One client for the strategy source and the status projection.
+    provide: ConfigStoreClient,
+    useFactory: (nats: NatsConnection, config: OrchestratorConfig) =>
+      new ConfigStoreClient(nats, { prefix: config.subjectPrefix }),
+    inject: [NATS, OrchestratorConfig],
+  },
+  {
+    // Shared by the plan check and the dispatcher: what the check opened is kept for the dispatches.
+    provide: SECRET_OPENER,
+    useFactory: (config: OrchestratorConfig): SecretOpener | null =>
+      config.secretsKey ? new SecretOpener(config.secretsKey) : null,
+    inject: [OrchestratorConfig],
+  },
+  {
+    // Sealed secrets are opened only by the dispatcher, for the one agent a dispatch goes to.
+    provide: JetStreamDispatcher,
+    useFactory: (nats: NatsConnection, config: OrchestratorConfig, secrets: SecretOpener | null) =>
+      new JetStreamDispatcher(
+        nats,
+        jetstream(nats),
+        config.subjectPrefix,
+        secrets ?? undefined,
+        config.taskLogLimitBytes,
+      ),
+    inject: [NATS, OrchestratorConfig, SECRET_OPENER],
+  },
   {
     provide: StoredPlanSource,
     useFactory: (nats: NatsConnection, config: OrchestratorConfig, plans: PlanStore, logger: Logger) =>
@@ -88,41 +123,31 @@ export const coordinatorProviders: Provider[] = [
     useFactory: (
       log: PostgresRunEventLog,
       plans: StoredPlanSource,
-      nats: NatsConnection,
-      config: OrchestratorConfig,
+      secrets: SecretOpener | null,
+      dispatcher: JetStreamDispatcher,
       presence: RedisPresence,
       lease: RedisRunLease,
       logger: Logger,
       store: EventStore,
-    ): CoordinatorPorts => {
-      // Sealed secrets are opened only by the dispatcher, for the one agent a dispatch goes to.
-      const secrets = config.secretsKey ? new SecretOpener(config.secretsKey) : undefined;
-      return {
-        log,
-        locks: new PostgresNodeLockLog(store),
-        plans: new SealedPlanCheck(plans, secrets),
-        dispatcher: new JetStreamDispatcher(
-          nats,
-          jetstream(nats),
-          config.subjectPrefix,
-          secrets,
-          config.taskLogLimitBytes,
-        ),
-        presence,
-        lease,
-        clock: { now: () => new Date() },
-        logger: {
-          info: (msg, fields) => logger.info(fields ?? {}, msg),
-          warn: (msg, fields) => logger.warn(fields ?? {}, msg),
-          error: (msg, fields) => logger.error(fields ?? {}, msg),
-        },
-      };
-    },
+    ): CoordinatorPorts => ({
+      log,
+      locks: new PostgresNodeLockLog(store),
+      plans: new SealedPlanCheck(plans, secrets ?? undefined),
+      dispatcher,
+      presence,
+      lease,
+      clock: { now: () => new Date() },
+      logger: {
+        info: (msg, fields) => logger.info(fields ?? {}, msg),
+        warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+        error: (msg, fields) => logger.error(fields ?? {}, msg),
+      },
+    }),
     inject: [
       PostgresRunEventLog,
       StoredPlanSource,
-      NATS,
-      OrchestratorConfig,
+      SECRET_OPENER,
+      JetStreamDispatcher,
       RedisPresence,
       RedisRunLease,
       LOGGER,
@@ -137,13 +162,16 @@ export const coordinatorProviders: Provider[] = [
   },
   {
     provide: StrategyCoordinator,
-    useFactory: (ports: CoordinatorPorts, runs: RunCoordinator, nats: NatsConnection, config: OrchestratorConfig) => {
+    useFactory: (
+      ports: CoordinatorPorts,
+      runs: RunCoordinator,
+      nats: NatsConnection,
+      config: OrchestratorConfig,
+      configStore: ConfigStoreClient,
+    ) => {
       const strategies = new StrategyCoordinator(
         ports,
-        new ConfigStoreStrategySource(
-          new ConfigStoreClient(nats, { prefix: config.subjectPrefix }),
-          new StoredInputs(nats, config.subjectPrefix),
-        ),
+        new ConfigStoreStrategySource(configStore, new StoredInputs(nats, config.subjectPrefix)),
         runs,
       );
       runs.onRunEnded = (runId, outcome, request) => {
@@ -151,6 +179,6 @@ export const coordinatorProviders: Provider[] = [
       };
       return strategies;
     },
-    inject: [COORDINATOR_PORTS, RunCoordinator, NATS, OrchestratorConfig],
+    inject: [COORDINATOR_PORTS, RunCoordinator, NATS, OrchestratorConfig, ConfigStoreClient],
   },
 ];

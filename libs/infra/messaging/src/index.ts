@@ -1,7 +1,7 @@
 /**
  * Shared messaging adapters: NATS and Redis connections with operator-readable errors, the
- * JetStream execution streams and agent consumers of `executionSubjects(prefix)`, and typed
- * JSON publish/decode helpers.
+ * JetStream execution streams and agent consumers of `executionSubjects(prefix)`, typed JSON
+ * publish/decode helpers, and `JetStreamConsumers`, the one way a service consumes JetStream.
  */
 export { NatsRefusedError, connectNats, identityOf, splitUrlCredentials } from './nats-connection';
 export type { ConnectNatsOptions, NatsConnectionSettings } from './nats-connection';
@@ -18,6 +18,15 @@ export {
 } from './execution-streams';
 export { decodeJson, publishJson } from './json-messages';
 export { ReconnectWaits } from './reconnect-waits';
+export { CONSUMER_RESTART_MS, JetStreamConsumers } from './jetstream-consumers';
+export type {
+  BatchConsumerSpec,
+  ConsumerLogger,
+  ConsumerRun,
+  ConsumerSpec,
+  MessageConsumerSpec,
+  Settle,
+} from './jetstream-consumers';
 export {
   JetStreamSetupError,
   MessageDecodeError,
