@@ -1,6 +1,6 @@
 import type { Decider } from '@granule/core';
-import { applyResult, buildReport, createStrategyRun, nextAction } from '@granule/deployment-strategy';
-import type { StrategyAction, StrategyPlan, StrategyRunState as GroupMachine } from '@granule/deployment-strategy';
+import { applyResult, buildReport, createGroupMachine, nextAction } from '@granule/deployment-strategy';
+import type { StrategyAction, StrategyPlan, GroupMachineState } from '@granule/deployment-strategy';
 import { isTerminalRunEvent, isTerminalRunPhase, RunError } from '@granule/run-events';
 import type { DeploymentRequested, RunEvent, RunPhaseName, StrategyAccepted } from '@granule/run-events';
 
@@ -37,7 +37,7 @@ export interface StrategyRun {
   /** Stored inline plan inputs the phase runs use (ADR 0029). */
   inputs?: StrategyAccepted['data']['inputs'];
   /** The group state machine; set once the strategy is accepted. */
-  groups?: GroupMachine;
+  groups?: GroupMachineState;
   /** The phase run being waited for. */
   pending?: { action: StrategyAction; childRunId: string };
   /** Every phase run started, in order. */
@@ -75,7 +75,7 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
         plan: event.data.plan,
         ...(event.data.inline ? { inline: event.data.inline } : {}),
         ...(event.data.inputs ? { inputs: event.data.inputs } : {}),
-        groups: createStrategyRun(event.data.plan),
+        groups: createGroupMachine(event.data.plan),
       };
     case 'StrategyPhaseStarted':
       return {
@@ -89,7 +89,7 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
     case 'StrategyPhaseFinished':
       return {
         ...state,
-        groups: applyResult(state.groups as GroupMachine, {
+        groups: applyResult(state.groups as GroupMachineState, {
           group: event.data.group,
           phase: event.data.phase,
           succeeded: event.data.succeeded,
@@ -118,7 +118,7 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
 
 /** The phase run id of the next phase: `<run>-<step>-<prepare|deploy>`. */
 function childRunIdFor(state: StrategyRun, action: StrategyAction): string {
-  return `${state.runId}-${(state.groups as GroupMachine).steps.length + 1}-${action.kind}`;
+  return `${state.runId}-${(state.groups as GroupMachineState).steps.length + 1}-${action.kind}`;
 }
 
 function failedNodesOf(state: StrategyRun): string[] {
