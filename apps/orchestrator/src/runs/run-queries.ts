@@ -21,8 +21,8 @@ import { EventStore } from '@granule/event-store';
 import type { StreamFilter } from '@granule/event-store';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
 import { buildReport } from '@granule/deployment-strategy';
-import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
-import type { StrategyRun } from '@granule/strategy-run';
+import { foldStrategyRun, isAcceptedStrategyRun, isStrategyParent } from '@granule/strategy-run';
+import type { AcceptedStrategyRun } from '@granule/strategy-run';
 import { foldRun, STATUS_NAMES, summarizeRun } from '@granule/deployment-run';
 import type { PlanSource } from '@granule/run-coordination';
 
@@ -141,7 +141,7 @@ export class RunQueries {
     if (q.planId) return this.graphPage(q.planId, q);
     if (typeof q.runId !== 'string') throw badQuery('give runId or planId');
     const events = (await this.events({ runId: q.runId })).map((e) => e.event);
-    const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+    const phases = isStrategyParent(events[0]) ? foldStrategyRun(q.runId, events).phaseRuns : [];
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     if (accepted?.type !== 'PlanAccepted') {
       throw new RunError(
@@ -200,7 +200,7 @@ export class RunQueries {
     if (until) entries = entries.filter((e) => e.at <= until);
     const events = entries.map((e) => e.event);
     const strategyRun = isStrategyParent(events[0]) ? foldStrategyRun(runId, events) : undefined;
-    if (strategyRun?.groups)
+    if (strategyRun && isAcceptedStrategyRun(strategyRun))
       return this.showStrategy(runId, events, strategyRun, at || until ? (until ?? entries.at(-1)?.at) : undefined);
     const planned = events.find((e) => e.type === 'PlanAccepted');
     const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
@@ -211,10 +211,10 @@ export class RunQueries {
   private async showStrategy(
     runId: string,
     events: RunEvent[],
-    strategyRun: StrategyRun,
+    strategyRun: AcceptedStrategyRun,
     asOf?: string,
   ): Promise<RunSummary> {
-    const report = buildReport(strategyRun.groups as NonNullable<StrategyRun['groups']>);
+    const report = buildReport(strategyRun.groups);
     const parent = summarizeRun(foldRun(runId, events), events);
     const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.showAsOf(id, undefined, asOf)));
     for (const child of children) {

@@ -1,3 +1,4 @@
+import { foldWith } from '@granule/core';
 import type { Decider } from '@granule/core';
 import { applyResult, buildReport, createGroupMachine, nextAction } from '@granule/deployment-strategy';
 import type { StrategyAction, StrategyPlan, GroupMachineState } from '@granule/deployment-strategy';
@@ -45,6 +46,13 @@ export interface StrategyRun {
   reason?: string;
 }
 
+/** A strategy run whose strategy was accepted: its plan and group machine are set. */
+export type AcceptedStrategyRun = StrategyRun & { plan: StrategyPlan; groups: GroupMachineState };
+
+export function isAcceptedStrategyRun(state: StrategyRun): state is AcceptedStrategyRun {
+  return state.plan !== undefined && state.groups !== undefined;
+}
+
 export type StrategyRunCommand =
   | { type: 'RequestStrategyRun'; request: DeploymentRequested['data'] }
   | {
@@ -87,9 +95,11 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
         phaseRuns: [...state.phaseRuns, event.data.childRunId],
       };
     case 'StrategyPhaseFinished':
+      if (!isAcceptedStrategyRun(state))
+        throw new Error(`run ${state.runId}: StrategyPhaseFinished before StrategyAccepted in its events`);
       return {
         ...state,
-        groups: applyResult(state.groups as GroupMachineState, {
+        groups: applyResult(state.groups, {
           group: event.data.group,
           phase: event.data.phase,
           succeeded: event.data.succeeded,
@@ -117,8 +127,8 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
 }
 
 /** The phase run id of the next phase: `<run>-<step>-<prepare|deploy>`. */
-function childRunIdFor(state: StrategyRun, action: StrategyAction): string {
-  return `${state.runId}-${(state.groups as GroupMachineState).steps.length + 1}-${action.kind}`;
+function childRunIdFor(state: AcceptedStrategyRun, action: StrategyAction): string {
+  return `${state.runId}-${state.groups.steps.length + 1}-${action.kind}`;
 }
 
 function failedNodesOf(state: StrategyRun): string[] {
@@ -127,7 +137,7 @@ function failedNodesOf(state: StrategyRun): string[] {
 
 /** What Advance decides: the next phase, the end of the run, or nothing (a phase runs). */
 function advance(state: StrategyRun, at: string): RunEvent[] {
-  if (state.pending || !state.groups) return [];
+  if (state.pending || !isAcceptedStrategyRun(state)) return [];
   if (state.phase === 'stopping')
     return [{ type: 'DeploymentStopped', data: { at, failedNodes: failedNodesOf(state) } }];
   if (state.phase !== 'running') return [];
@@ -280,7 +290,7 @@ export const strategyRunDecider: Decider<StrategyRun, StrategyRunCommand, RunEve
 
 /** A strategy run folded from its events: the one fold the driver, recovery and queries share. */
 export function foldStrategyRun(runId: string, events: readonly RunEvent[]): StrategyRun {
-  return events.reduce(evolveStrategyRun, initialStrategyRun(runId));
+  return foldWith(strategyRunDecider, runId, events, undefined);
 }
 
 /** How a phase run ended, from its events; undefined while it runs. */
