@@ -23,7 +23,7 @@ import { StoredPlanSource } from './adapters/plan-source.adapter';
 import { buildReport } from '@granule/deployment-strategy';
 import { foldStrategyRun, isAcceptedStrategyRun, isStrategyParent } from '@granule/strategy-run';
 import type { AcceptedStrategyRun } from '@granule/strategy-run';
-import { foldRun, STATUS_NAMES, summarizeRun } from '@granule/deployment-run';
+import { foldRun, initialRunState, STATUS_NAMES, summarizeRun } from '@granule/deployment-run';
 import type { PlanSource } from '@granule/run-coordination';
 
 function badQuery(message: string): InvalidInputError {
@@ -215,7 +215,17 @@ export class RunQueries {
     asOf?: string,
   ): Promise<RunSummary> {
     const report = buildReport(strategyRun.groups);
-    const parent = summarizeRun(foldRun(runId, events), events);
+    // The strategy run has no plan of its own: zero counts, and where it stands from its fold.
+    const { request } = strategyRun;
+    const reason = strategyRun.reason ?? strategyRun.stopReason;
+    const parent: RunSummary = {
+      ...summarizeRun(initialRunState(runId), []),
+      phase: strategyRun.phase,
+      version: events.length,
+      ...(request?.requestedBy ? { requestedBy: request.requestedBy } : {}),
+      ...(request?.check ? { check: true } : {}),
+      ...(reason ? { reason } : {}),
+    };
     const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.showAsOf(id, undefined, asOf)));
     for (const child of children) {
       for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;

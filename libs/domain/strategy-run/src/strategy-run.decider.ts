@@ -43,7 +43,10 @@ export interface StrategyRun {
   pending?: { action: StrategyAction; childRunId: string };
   /** Every phase run started, in order. */
   phaseRuns: string[];
+  /** Why it was refused or failed. */
   reason?: string;
+  /** Why it is stopping or was stopped (the stop's detail); cleared by a resume. */
+  stopReason?: string;
 }
 
 /** A strategy run whose strategy was accepted: its plan and group machine are set. */
@@ -108,9 +111,9 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
         pending: undefined,
       };
     case 'DeploymentStopRequested':
-      return { ...state, phase: 'stopping' };
+      return { ...state, phase: 'stopping', stopReason: event.data.detail };
     case 'DeploymentResumed':
-      return { ...state, phase: 'running' };
+      return { ...state, phase: 'running', stopReason: undefined };
     case 'DeploymentRefused':
       return { ...state, phase: 'refused', reason: event.data.reason };
     case 'DeploymentSucceeded':
