@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { RunSummary } from '@granule/contracts';
+import type { RunSummary, RunTasksReply } from '@granule/contracts';
 import { E2eStack, FIXTURES, REPO_ROOT } from './stack';
 
 // Seed 004's example on real agents: 11 nodes, the seed's strategy, a provisioning graph for
@@ -87,7 +87,19 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
     const now = JSON.parse((await stack.granule(['runs', 'show', 'seed-ok', '-o', 'json'])).stdout) as RunSummary;
     expect(now.totals.succeeded).toBeGreaterThan(0);
     expect(then.totals.succeeded).toBe(0);
+    // Where the strategy run stands comes from its own fold, its version from its events.
+    expect([then.phase, then.version, now.phase, now.version]).toEqual([
+      'running',
+      first.version,
+      'succeeded',
+      events.length,
+    ]);
     expect(then.strategy?.phaseRuns).toHaveLength(1);
+    // runs tasks answers for the phase runs the strategy run's fold lists.
+    const tasks = await stack.granule(['runs', 'tasks', 'seed-ok', '-o', 'json']);
+    stack.assertExitedOk(tasks, 'runs tasks');
+    const taskRuns = new Set((JSON.parse(tasks.stdout) as RunTasksReply).tasks.map((t) => t.runId));
+    expect([...taskRuns].sort()).toEqual([...(now.strategy?.phaseRuns ?? [])].sort());
 
     const past = await stack.granule(['runs', 'show', 'seed-ok', '--at', String(events.length + 1)]);
     expect(past.code).toBe(1);
@@ -170,6 +182,8 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
           .filter((l) => l.startsWith('seed-stop-'))
           .sort(),
       ).toEqual(['seed-stop-1-prepare prepare-node@mon01', 'seed-stop-1-prepare prepare-node@mon02']);
+      const shown = JSON.parse((await stack.granule(['runs', 'show', 'seed-stop', '-o', 'json'])).stdout) as RunSummary;
+      expect([shown.phase, shown.reason]).toEqual(['stopped', 'stopped by the operator']);
       const again = await stack.granule(['stop', 'seed-stop']);
       expect([again.code, again.stderr]).toEqual([
         1,

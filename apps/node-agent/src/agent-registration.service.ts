@@ -13,8 +13,8 @@ export const REGISTER_RETRY_SECONDS = 5;
 
 /**
  * Registers the agent with an orchestrator (`<p>.agent.register`, request/reply) in the
- * background, retrying until one answers `accepted: true`. Tasks are served meanwhile: the
- * dispatch consumer does not depend on it.
+ * background, retrying until one accepts it (an ok reply whose result, `AgentRegistered`, sets the
+ * heartbeat timing). Tasks are served meanwhile: the dispatch consumer does not depend on it.
  */
 @Injectable()
 export class AgentRegistrationService {

@@ -182,7 +182,8 @@ export class CommandIntake implements OnApplicationBootstrap, OnModuleDestroy {
         const start = payload as unknown as StartDeployment;
         // Answered once the request is recorded: the plan may take a while, and the commands
         // after this one must not wait for it. A refused plan ends the run (DeploymentRefused).
-        if (start.strategy) await this.strategies.start(start, { requestedBy: caller.name }, metadata);
+        const { strategy } = start;
+        if (strategy) await this.strategies.start({ ...start, strategy }, { requestedBy: caller.name }, metadata);
         else await this.runs.accept(start, { requestedBy: caller.name }, metadata);
         return start.runId;
       }

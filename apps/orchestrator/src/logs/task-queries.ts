@@ -15,7 +15,7 @@ import {
 import { STATUS_NAMES, foldRun, taskInstances } from '@granule/deployment-run';
 import { TaskLogStore } from '@granule/event-store';
 import type { PlanSource } from '@granule/run-coordination';
-import { isStrategyParent } from '@granule/strategy-run';
+import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { NATS } from '../orchestrator.tokens';
 import { StoredPlanSource } from '../runs/adapters/plan-source.adapter';
@@ -33,8 +33,9 @@ function badQuery(message: string): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'INVALID_INPUT', message }]);
 }
 
-const phaseRunsOf = (events: RunEvent[]): string[] =>
-  events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+/** The runs whose tasks a run's view shows: a strategy run's phase runs (from its fold), else the run itself. */
+const taskRunsOf = (runId: string, events: RunEvent[]): string[] =>
+  isStrategyParent(events[0]) ? foldStrategyRun(runId, events).phaseRuns : [runId];
 
 /**
  * The per-task view of a run (`runs.tasks`: every task instance with its status, tries, exit
@@ -59,7 +60,7 @@ export class TaskQueries {
       throw badQuery('node: expected a node uid');
     const events = (await this.runs.events({ runId: q.runId })).map((e) => e.event);
     const filter = { ...(q.node ? { node: q.node } : {}), ...(q.status ? { status: q.status } : {}) };
-    const runIds = isStrategyParent(events[0]) ? phaseRunsOf(events) : [q.runId];
+    const runIds = taskRunsOf(q.runId, events);
     const tasks: RunTasksReply['tasks'] = [];
     for (const runId of runIds) {
       const own = runId === q.runId ? events : (await this.runs.events({ runId })).map((e) => e.event);
@@ -79,7 +80,7 @@ export class TaskQueries {
       throw badQuery(`after: expected a record id, got ${JSON.stringify(q.after)}`);
     const limit = Math.min(Math.max(Number(q.limit) || LOG_PAGE_RECORDS, 1), LOG_PAGE_RECORDS);
     const events = (await this.runs.events({ runId: q.runId })).map((e) => e.event);
-    const runIds = isStrategyParent(events[0]) ? phaseRunsOf(events) : [q.runId];
+    const runIds = taskRunsOf(q.runId, events);
     const page = await this.logStore.read({
       runIds,
       ...(q.node ? { node: q.node } : {}),

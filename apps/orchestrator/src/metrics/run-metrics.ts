@@ -2,6 +2,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { executionSubjects, phaseAfterEvent, RUN_PHASES } from '@granule/contracts';
 import type { RunPhaseName } from '@granule/contracts';
 import type { TaskDispatchMessage } from '@granule/contracts';
+import { dispatchIdOf, isTerminalRunEvent } from '@granule/run-events';
 import { NATS_OUTBOX_CONSUMER } from '@granule/event-store';
 import type { EventStore, PublishedEvent } from '@granule/event-store';
 import type { GranuleMetrics, OrchestratorMetrics } from '@granule/observability';
@@ -17,15 +18,6 @@ const TASK_STATE_OF_EVENT: Record<string, string> = {
   TaskSkipped: 'skipped',
 };
 
-/** Run events that end a run: `granule_runs_ended_total{outcome}` takes the phase they give. */
-const RUN_END_EVENTS = new Set([
-  'DeploymentSucceeded',
-  'DeploymentFailed',
-  'DeploymentStopped',
-  'DeploymentRefused',
-  'DeploymentExpired',
-]);
-
 /** Bounds every map kept here: a long outage of terminal events must not grow memory without end. */
 const MAX_TRACKED = 100_000;
 
@@ -37,9 +29,9 @@ const MAX_TRACKED = 100_000;
 export class RunEventMetrics {
   /** `<runId>/<key>` → task type, from dispatch messages. */
   private readonly types = new Map<string, string>();
-  /** `<runId>/<key>/<attempt>` → TaskDispatched time (ms). */
+  /** Dispatch id (`dispatchIdOf`) → TaskDispatched time (ms). */
   private readonly dispatchedAt = new Map<string, number>();
-  /** `<runId>/<key>/<attempt>` → TaskStarted time (ms), when it came before its TaskDispatched. */
+  /** Dispatch id (`dispatchIdOf`) → TaskStarted time (ms), when it came before its TaskDispatched. */
   private readonly startedAt = new Map<string, number>();
   private readonly seen = new Set<string>();
 
@@ -59,11 +51,12 @@ export class RunEventMetrics {
     remember(this.seen, event.globalPosition);
     const runId = event.streamId.slice('run-'.length);
     if (event.type === 'DeploymentRequested') this.counters?.runsStarted.inc();
-    else if (RUN_END_EVENTS.has(event.type)) this.counters?.runsEnded.inc({ outcome: phaseAfterEvent(event.type) });
+    // A terminal event (`TERMINAL_RUN_EVENTS`): `granule_runs_ended_total{outcome}` takes the phase it gives.
+    else if (isTerminalRunEvent(event.type)) this.counters?.runsEnded.inc({ outcome: phaseAfterEvent(event.type) });
     else if (event.type === 'TaskDispatched') this.counters?.dispatches.inc();
     const data = event.data as { key?: string; attempt?: number; at?: string };
     if (typeof data.key !== 'string') return;
-    const attemptKey = `${runId}/${data.key}/${data.attempt ?? 0}`;
+    const attemptKey = dispatchIdOf(runId, data.key, data.attempt ?? 0);
     if (event.type === 'TaskDispatched' || event.type === 'TaskStarted') {
       // Either may arrive first (a re-published batch, an outbox handover): pair them whichever comes first.
       const at = Date.parse(data.at ?? '');

@@ -21,9 +21,9 @@ import { EventStore } from '@granule/event-store';
 import type { StreamFilter } from '@granule/event-store';
 import { StoredPlanSource } from './adapters/plan-source.adapter';
 import { buildReport } from '@granule/deployment-strategy';
-import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
-import type { StrategyRun } from '@granule/strategy-run';
-import { foldRun, STATUS_NAMES, summarizeRun } from '@granule/deployment-run';
+import { foldStrategyRun, isAcceptedStrategyRun, isStrategyParent } from '@granule/strategy-run';
+import type { AcceptedStrategyRun } from '@granule/strategy-run';
+import { foldRun, initialRunState, STATUS_NAMES, summarizeRun } from '@granule/deployment-run';
 import type { PlanSource } from '@granule/run-coordination';
 
 function badQuery(message: string): InvalidInputError {
@@ -141,7 +141,7 @@ export class RunQueries {
     if (q.planId) return this.graphPage(q.planId, q);
     if (typeof q.runId !== 'string') throw badQuery('give runId or planId');
     const events = (await this.events({ runId: q.runId })).map((e) => e.event);
-    const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+    const phases = isStrategyParent(events[0]) ? foldStrategyRun(q.runId, events).phaseRuns : [];
     const accepted = events.find((e) => e.type === 'PlanAccepted');
     if (accepted?.type !== 'PlanAccepted') {
       throw new RunError(
@@ -200,7 +200,7 @@ export class RunQueries {
     if (until) entries = entries.filter((e) => e.at <= until);
     const events = entries.map((e) => e.event);
     const strategyRun = isStrategyParent(events[0]) ? foldStrategyRun(runId, events) : undefined;
-    if (strategyRun?.groups)
+    if (strategyRun && isAcceptedStrategyRun(strategyRun))
       return this.showStrategy(runId, events, strategyRun, at || until ? (until ?? entries.at(-1)?.at) : undefined);
     const planned = events.find((e) => e.type === 'PlanAccepted');
     const plan = planned?.type === 'PlanAccepted' ? await this.plans.load(planned.data.planId) : undefined;
@@ -211,11 +211,21 @@ export class RunQueries {
   private async showStrategy(
     runId: string,
     events: RunEvent[],
-    strategyRun: StrategyRun,
+    strategyRun: AcceptedStrategyRun,
     asOf?: string,
   ): Promise<RunSummary> {
-    const report = buildReport(strategyRun.groups as NonNullable<StrategyRun['groups']>);
-    const parent = summarizeRun(foldRun(runId, events), events);
+    const report = buildReport(strategyRun.groups);
+    // The strategy run has no plan of its own: zero counts, and where it stands from its fold.
+    const { request } = strategyRun;
+    const reason = strategyRun.reason ?? strategyRun.stopReason;
+    const parent: RunSummary = {
+      ...summarizeRun(initialRunState(runId), []),
+      phase: strategyRun.phase,
+      version: events.length,
+      ...(request?.requestedBy ? { requestedBy: request.requestedBy } : {}),
+      ...(request?.check ? { check: true } : {}),
+      ...(reason ? { reason } : {}),
+    };
     const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.showAsOf(id, undefined, asOf)));
     for (const child of children) {
       for (const [k, v] of Object.entries(child.totals)) parent.totals[k as keyof typeof parent.totals] += v;

@@ -4,4 +4,4 @@ export type { Alongside, DrivenStream, DriverEventLog, DriverPorts, StreamProces
 export { outcomeOfRun, RunCoordinator } from './run-coordinator';
 export type { CoordinatorOptions, RunStartExtra } from './run-coordinator';
 export { StrategyCoordinator } from './strategy-coordinator';
-export type { StrategySource } from './strategy-coordinator';
+export type { StrategySource, StrategyStart } from './strategy-coordinator';

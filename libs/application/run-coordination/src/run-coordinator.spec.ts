@@ -131,6 +131,24 @@ describe('RunCoordinator', () => {
     expect([w.coordinator.owned(), w.leases.size]).toEqual([[], 0]);
   });
 
+  it('lets go of a run it records as expired: no lease, not driven, a stop is refused with RUN_ENDED', async () => {
+    const w = world();
+    const expiry = {
+      commandId: 'c1',
+      command: 'StartDeployment',
+      storedAt: '2026-01-01T00:00:00.000Z',
+      ttlSeconds: 60,
+      expiredAt: '2026-01-01T00:02:00.000Z',
+    };
+    await w.coordinator.expire(start, expiry);
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested', 'DeploymentExpired']);
+    expect([w.coordinator.drives('r1'), w.coordinator.owned(), w.leases.size]).toEqual([false, [], 0]);
+    await expect(w.coordinator.stop('r1')).rejects.toMatchObject({ code: 'RUN_ENDED' });
+    await w.coordinator.tick();
+    expect(await w.coordinator.recover()).toEqual([]);
+    expect((await w.log.read('r1')).map((e) => e.type)).toEqual(['DeploymentRequested', 'DeploymentExpired']);
+  });
+
   it('renewLeases - renews while a run waits on a slow NATS; the tick, behind that work, does not', async () => {
     const w = world();
     await w.coordinator.start(start);

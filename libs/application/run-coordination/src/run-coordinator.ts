@@ -21,7 +21,7 @@ import {
   runDecider,
 } from '@granule/deployment-run';
 import type { ExecutablePlan, ExecutionLimits, RunCommand, RunNodeStatus, RunState } from '@granule/deployment-run';
-import { isStrategyParent } from '@granule/strategy-run';
+import { foldStrategyRun, isStrategyParent } from '@granule/strategy-run';
 import type { PhaseRunOutcome } from '@granule/strategy-run';
 import { DeciderDriver } from './decider-driver';
 import type { DrivenStream, StreamProcess } from './decider-driver';
@@ -264,7 +264,7 @@ export class RunCoordinator {
     const events = await this.ports.log.read(command.runId);
     if (events.length === 0) throw new RunError('RUN_UNKNOWN', `run ${command.runId} does not exist`);
     if (isStrategyParent(events[0])) {
-      const phases = events.flatMap((e) => (e.type === 'StrategyPhaseStarted' ? [e.data.childRunId] : []));
+      const phases = foldStrategyRun(command.runId, events).phaseRuns;
       throw new RunError(
         'RUN_NOT_RETRYABLE',
         `run ${command.runId} is a strategy run: retry its phase runs (${phases.join(', ') || 'none started'}), or deploy the strategy again`,

@@ -24,6 +24,9 @@ export interface StrategySource {
 
 type StrategyStream = DrivenStream<StrategyRun, undefined, Record<string, never>>;
 
+/** A deployment command that names a strategy: what `StrategyCoordinator.start` takes. */
+export type StrategyStart = StartDeployment & { strategy: StrategyRef };
+
 /**
  * Drives strategy runs (seed 004) with the generic decider driver and the strategy-run decider
  * (`@granule/strategy-run`): groups one at a time, each phase a run of its own (the phase run) on
@@ -89,7 +92,7 @@ export class StrategyCoordinator {
    * A strategy that cannot be resolved ends the run refused.
    */
   async start(
-    command: StartDeployment,
+    command: StrategyStart,
     extra: { requestedBy?: string } = {},
     metadata?: Record<string, unknown>,
   ): Promise<void> {
@@ -102,7 +105,7 @@ export class StrategyCoordinator {
     await this.driver.run(run, async () => {
       let plan: StrategyPlan;
       try {
-        const resolved = await this.strategies.resolve(command.strategy as StrategyRef, {
+        const resolved = await this.strategies.resolve(command.strategy, {
           envId: command.envId,
           inlineNodes: command.inline?.nodes,
           inputs: command.inputs,

@@ -241,13 +241,6 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       state.request = event.data;
       state.phase = 'requested';
       return state;
-    case 'StrategyAccepted':
-    case 'StrategyPhaseStarted':
-    case 'StrategyPhaseFinished':
-    case 'StrategyReported':
-      // Strategy runs are followed by the strategy state machine; their phases are runs of their own.
-      state.phase = event.type === 'StrategyAccepted' ? 'running' : state.phase;
-      return state;
     case 'PlanAccepted':
       if (!plan)
         throw new Error(`PlanAccepted for run ${state.runId}: the plan ${event.data.planId} must be given to evolve`);
@@ -338,6 +331,12 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       return state;
     case 'DeploymentStopped':
       state.phase = 'stopped';
+      return state;
+    case 'StrategyAccepted':
+    case 'StrategyPhaseStarted':
+    case 'StrategyPhaseFinished':
+    case 'StrategyReported':
+      // A strategy run's own events: `@granule/strategy-run` folds them; a deployment run has none.
       return state;
     case 'DeploymentExpired':
       state.phase = 'expired';

@@ -4,6 +4,7 @@ import { assertNoErrors, parseTaskFile } from '@granule/task-model';
 import type { NodeSpec } from '@granule/task-model';
 import { RunError } from '@granule/run-events';
 import { decide } from './decide';
+import { runDecider } from './run.decider';
 import type { RunCommand } from './decide';
 import { toExecutablePlan } from './executable-plan';
 import type { ExecutablePlan, PlanDocument } from './executable-plan';
@@ -501,6 +502,32 @@ describe('run - operator commands', () => {
     expect(() => apply({ type: 'Resume', at: at(2) })).toThrow(
       'run r2 was stopped before it was planned: start the deployment again',
     );
+  });
+
+  it('ends an expired request: the decider lets go of it and a Stop is refused with RUN_ENDED', () => {
+    let state = initialRunState('r3');
+    const apply = (command: RunCommand): RunEvent[] => {
+      const events = runDecider.decide(state, command, undefined);
+      for (const e of events) state = runDecider.evolve(state, e, undefined);
+      return events;
+    };
+    const request = { runId: 'r3', graph: 'default', dryRun: false, noop: false };
+    const expiry = { commandId: 'c3', command: 'StartDeployment', storedAt: T0, ttlSeconds: 60, expiredAt: at(120) };
+    expect(types(apply({ type: 'ExpireRequest', request, expiry }))).toEqual([
+      'DeploymentRequested',
+      'DeploymentExpired',
+    ]);
+    expect(state.phase).toBe('expired');
+    expect(runDecider.isEnded(state)).toBe(true);
+    let refusal: unknown;
+    try {
+      apply({ type: 'Stop', at: at(121) });
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toBeInstanceOf(RunError);
+    expect((refusal as RunError).code).toBe('RUN_ENDED');
+    expect(state.phase).toBe('expired');
   });
 
   it('refuses to resume a run that did not stop', () => {

@@ -19,7 +19,7 @@ export {
 } from './strategy-plan';
 export {
   applyResult,
-  createStrategyRun,
+  createGroupMachine,
   nextAction,
   type GroupStage,
   type NextAction,
@@ -27,8 +27,8 @@ export {
   type RunGroup,
   type StepRecord,
   type StrategyAction,
-  type StrategyRunState,
-} from './strategy-run';
+  type GroupMachineState,
+} from './group-machine';
 export { simulateStrategy, type SimulationFailures } from './strategy-simulator';
 export {
   buildReport,

@@ -1,4 +1,4 @@
-import type { GroupStage, StrategyRunState } from './strategy-run';
+import type { GroupStage, GroupMachineState } from './group-machine';
 import type { GroupFailure, GroupStatus, NodeStatus, StrategyOutcome, StrategyPhase } from './strategy.types';
 
 /** One line of the group table. */
@@ -32,7 +32,7 @@ export interface StrategyReport {
 }
 
 /** Summarises a run state (finished or not) for logs, the CLI and the API. */
-export function buildReport(state: StrategyRunState): StrategyReport {
+export function buildReport(state: GroupMachineState): StrategyReport {
   const nodes: Record<NodeStatus, string[]> = { deployed: [], prepared: [], failed: [], not_started: [] };
   for (const uid of state.nodeOrder) nodes[state.nodes[uid]].push(uid);
   const steps: StepReportLine[] = [];

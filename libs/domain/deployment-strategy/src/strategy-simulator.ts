@@ -1,6 +1,6 @@
 import type { NodeSpec } from '@granule/task-model';
 import { planStrategy } from './strategy-plan';
-import { applyResult, createStrategyRun, nextAction, type StrategyRunState } from './strategy-run';
+import { applyResult, createGroupMachine, nextAction, type GroupMachineState } from './group-machine';
 import type { DeploymentStrategy } from './strategy.types';
 
 /** Which nodes fail in a simulation; every other node acted on succeeds. */
@@ -20,10 +20,10 @@ export function simulateStrategy(
   strategy: DeploymentStrategy,
   nodes: readonly NodeSpec[],
   failures: SimulationFailures = {},
-): StrategyRunState {
+): GroupMachineState {
   const failPrepare = new Set(failures.failPrepare ?? []);
   const failDeploy = new Set(failures.failDeploy ?? []);
-  let state = createStrategyRun(planStrategy(strategy, nodes));
+  let state = createGroupMachine(planStrategy(strategy, nodes));
   for (let action = nextAction(state); action.kind !== 'done'; action = nextAction(state)) {
     const failing = action.kind === 'prepare' ? failPrepare : failDeploy;
     state = applyResult(state, {

@@ -209,7 +209,9 @@ describe('strategy-run decider', () => {
     spec.when({ type: 'Stop', at: AT, detail: 'x' });
     spec.when({ type: 'RecordPhaseEnd', childRunId: 's1-1-prepare', outcome: succeeded(), at: AT });
     expect(types(spec.events).slice(-2)).toEqual(['StrategyPhaseFinished', 'DeploymentStopped']);
+    expect(foldStrategyRun('s1', spec.events).stopReason).toBe('x');
     expect(types(spec.when({ type: 'Resume', at: AT }))).toEqual(['DeploymentResumed', 'StrategyPhaseStarted']);
+    expect(foldStrategyRun('s1', spec.events).stopReason).toBeUndefined();
   });
 
   it('a run stopped before its strategy was accepted ends at once and cannot be resumed', () => {

@@ -1,6 +1,7 @@
+import { foldWith } from '@granule/core';
 import type { Decider } from '@granule/core';
-import { applyResult, buildReport, createStrategyRun, nextAction } from '@granule/deployment-strategy';
-import type { StrategyAction, StrategyPlan, StrategyRunState as GroupMachine } from '@granule/deployment-strategy';
+import { applyResult, buildReport, createGroupMachine, nextAction } from '@granule/deployment-strategy';
+import type { StrategyAction, StrategyPlan, GroupMachineState } from '@granule/deployment-strategy';
 import { isTerminalRunEvent, isTerminalRunPhase, RunError } from '@granule/run-events';
 import type { DeploymentRequested, RunEvent, RunPhaseName, StrategyAccepted } from '@granule/run-events';
 
@@ -37,12 +38,22 @@ export interface StrategyRun {
   /** Stored inline plan inputs the phase runs use (ADR 0029). */
   inputs?: StrategyAccepted['data']['inputs'];
   /** The group state machine; set once the strategy is accepted. */
-  groups?: GroupMachine;
+  groups?: GroupMachineState;
   /** The phase run being waited for. */
   pending?: { action: StrategyAction; childRunId: string };
   /** Every phase run started, in order. */
   phaseRuns: string[];
+  /** Why it was refused or failed. */
   reason?: string;
+  /** Why it is stopping or was stopped (the stop's detail); cleared by a resume. */
+  stopReason?: string;
+}
+
+/** A strategy run whose strategy was accepted: its plan and group machine are set. */
+export type AcceptedStrategyRun = StrategyRun & { plan: StrategyPlan; groups: GroupMachineState };
+
+export function isAcceptedStrategyRun(state: StrategyRun): state is AcceptedStrategyRun {
+  return state.plan !== undefined && state.groups !== undefined;
 }
 
 export type StrategyRunCommand =
@@ -75,7 +86,7 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
         plan: event.data.plan,
         ...(event.data.inline ? { inline: event.data.inline } : {}),
         ...(event.data.inputs ? { inputs: event.data.inputs } : {}),
-        groups: createStrategyRun(event.data.plan),
+        groups: createGroupMachine(event.data.plan),
       };
     case 'StrategyPhaseStarted':
       return {
@@ -87,9 +98,11 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
         phaseRuns: [...state.phaseRuns, event.data.childRunId],
       };
     case 'StrategyPhaseFinished':
+      if (!isAcceptedStrategyRun(state))
+        throw new Error(`run ${state.runId}: StrategyPhaseFinished before StrategyAccepted in its events`);
       return {
         ...state,
-        groups: applyResult(state.groups as GroupMachine, {
+        groups: applyResult(state.groups, {
           group: event.data.group,
           phase: event.data.phase,
           succeeded: event.data.succeeded,
@@ -98,9 +111,9 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
         pending: undefined,
       };
     case 'DeploymentStopRequested':
-      return { ...state, phase: 'stopping' };
+      return { ...state, phase: 'stopping', stopReason: event.data.detail };
     case 'DeploymentResumed':
-      return { ...state, phase: 'running' };
+      return { ...state, phase: 'running', stopReason: undefined };
     case 'DeploymentRefused':
       return { ...state, phase: 'refused', reason: event.data.reason };
     case 'DeploymentSucceeded':
@@ -117,8 +130,8 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
 }
 
 /** The phase run id of the next phase: `<run>-<step>-<prepare|deploy>`. */
-function childRunIdFor(state: StrategyRun, action: StrategyAction): string {
-  return `${state.runId}-${(state.groups as GroupMachine).steps.length + 1}-${action.kind}`;
+function childRunIdFor(state: AcceptedStrategyRun, action: StrategyAction): string {
+  return `${state.runId}-${state.groups.steps.length + 1}-${action.kind}`;
 }
 
 function failedNodesOf(state: StrategyRun): string[] {
@@ -127,7 +140,7 @@ function failedNodesOf(state: StrategyRun): string[] {
 
 /** What Advance decides: the next phase, the end of the run, or nothing (a phase runs). */
 function advance(state: StrategyRun, at: string): RunEvent[] {
-  if (state.pending || !state.groups) return [];
+  if (state.pending || !isAcceptedStrategyRun(state)) return [];
   if (state.phase === 'stopping')
     return [{ type: 'DeploymentStopped', data: { at, failedNodes: failedNodesOf(state) } }];
   if (state.phase !== 'running') return [];
@@ -280,7 +293,7 @@ export const strategyRunDecider: Decider<StrategyRun, StrategyRunCommand, RunEve
 
 /** A strategy run folded from its events: the one fold the driver, recovery and queries share. */
 export function foldStrategyRun(runId: string, events: readonly RunEvent[]): StrategyRun {
-  return events.reduce(evolveStrategyRun, initialStrategyRun(runId));
+  return foldWith(strategyRunDecider, runId, events, undefined);
 }
 
 /** How a phase run ended, from its events; undefined while it runs. */

@@ -42,7 +42,7 @@ export {
   onPermissionViolation,
   permissionRefused,
   permissionViolationIn,
-} from './nats-permissions';
+} from './nats-permission-errors';
 export { request, SERVICES, ServiceUnavailableError, signatureHeaders, signRequestsOn } from './nats-request';
 export type { RequestOptions, RequestSigner, ServiceRef, ServiceUnavailableCode } from './nats-request';
 export { MAX_REPLY_CHUNKS, encodeChunks, parseRequestJson } from './nats-payload';

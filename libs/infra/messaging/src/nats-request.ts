@@ -7,7 +7,7 @@ import {
   onPermissionViolation,
   permissionRefused,
   permissionViolationIn,
-} from './nats-permissions';
+} from './nats-permission-errors';
 import { isReply, unwrapReply } from './nats-reply';
 
 /** Who is asked, for messages and codes: `config-store`, how to start it, the code prefix. */

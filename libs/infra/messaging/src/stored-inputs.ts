@@ -4,7 +4,7 @@ import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { GranuleError, formatBytes } from '@granule/core';
 import { executionSubjects, type StoredInputsRef } from '@granule/contracts';
-import { permissionViolationIn } from './nats-permissions';
+import { permissionViolationIn } from './nats-permission-errors';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

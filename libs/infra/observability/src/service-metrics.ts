@@ -1,4 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { TERMINAL_RUN_PHASES } from '@granule/run-events';
+import type { TerminalRunPhase } from '@granule/run-events';
 
 /**
  * Each service's own figures, registered on its `createMetrics` registry. Outcome labels stay
@@ -152,8 +154,8 @@ export function registerAgentMetrics(registry: Registry): AgentMetrics {
   };
 }
 
-/** How a run ended, as `granule_runs_ended_total` labels it. */
-export type RunEndOutcome = 'succeeded' | 'failed' | 'stopped' | 'refused' | 'expired';
+/** How a run ended, as `granule_runs_ended_total` labels it: the phase its terminal event gives. */
+export type RunEndOutcome = TerminalRunPhase;
 
 /** The orchestrator's counters (beside `granule_runs` and the task metrics of `createMetrics`). */
 export interface OrchestratorMetrics {
@@ -176,7 +178,7 @@ export function registerOrchestratorMetrics(registry: Registry): OrchestratorMet
     }),
     runsEnded: new Counter({
       name: 'granule_runs_ended_total',
-      help: 'Deployment runs ended, by outcome (succeeded, failed, stopped, refused, expired).',
+      help: `Deployment runs ended, by outcome (${TERMINAL_RUN_PHASES.join(', ')}).`,
       labelNames: ['outcome'],
       registers: [registry],
     }),

@@ -85,6 +85,28 @@ describe('RedisRunLease (Redis) with NatsIncarnationBeacon (NATS)', () => {
     expect(await redis.get(keys.runLease('r3'))).toBe(formatLeaseHolder(first.holder));
   });
 
+  it('an incarnation answers the one reply envelope naming itself', async () => {
+    const a = await start('orch-e');
+    const reply = await a.nc.request(executionSubjects(prefix).orchestrators.incarnation(a.holder.incarnation), '', {
+      timeout: 1000,
+    });
+    expect(reply.json()).toEqual({ ok: true, result: { replica: 'orch-e', incarnation: a.holder.incarnation } });
+  });
+
+  it('a previous process of an older release, answering a bare object, is alive: its lease is not taken back', async () => {
+    const old = newLeaseHolder('orch-b4');
+    const nc = await connectNats({ natsUrl: NATS_URL }, 'older');
+    processes.push(nc);
+    nc.subscribe(executionSubjects(prefix).orchestrators.incarnation(old.incarnation), {
+      callback: (_err, msg) => void msg.respond(JSON.stringify({ replica: old.replica, incarnation: old.incarnation })),
+    });
+    await nc.flush();
+    await redis.set(keys.runLease('r7'), formatLeaseHolder(old), 'PX', TTL);
+    const after = await start('orch-b4');
+    expect(await after.lease.acquire('r7')).toBe(false);
+    expect(await redis.get(keys.runLease('r7'))).toBe(formatLeaseHolder(old));
+  });
+
   it('a previous process that is alive but does not answer (hung) is not taken for gone', async () => {
     const hung = newLeaseHolder('orch-h');
     const nc = await connectNats({ natsUrl: NATS_URL }, 'hung');

@@ -3,12 +3,12 @@ import { evaluateCriteria } from './success-criteria';
 import { StrategyRunError } from './strategy.errors';
 import { planStrategy } from './strategy-plan';
 import { buildReport, formatProcessingLog } from './strategy-report';
-import { applyResult, createStrategyRun, nextAction, type PhaseResult, type StrategyRunState } from './strategy-run';
+import { applyResult, createGroupMachine, nextAction, type PhaseResult, type GroupMachineState } from './group-machine';
 import { simulateStrategy } from './strategy-simulator';
 import type { DeploymentStrategy } from './strategy.types';
 
 /** The shape the CLI prints: outcome, group status and failures, node statuses. */
-const summary = (state: StrategyRunState) => ({
+const summary = (state: GroupMachineState) => ({
   outcome: state.outcome,
   groups: Object.fromEntries(state.groups.map((g) => [g.name, { status: g.status, failures: g.failures }])),
   nodes: state.nodes,
@@ -155,7 +155,7 @@ describe('seed example processing', () => {
   });
 
   it('a node failing prepare is left out of the deploy action', () => {
-    let state = createStrategyRun(planStrategy(strategy, nodes));
+    let state = createGroupMachine(planStrategy(strategy, nodes));
     const seen: string[] = [];
     for (let action = nextAction(state); action.kind !== 'done'; action = nextAction(state)) {
       seen.push(`${action.kind} ${action.group} ${action.nodes.join(',')}`);
@@ -172,7 +172,7 @@ describe('seed example processing', () => {
   });
 });
 
-describe('strategy run rules', () => {
+describe('group machine rules', () => {
   it('non-critical parent failing - its critical child fails by dependency and the run fails', () => {
     const strategy: DeploymentStrategy = {
       groups: [
@@ -220,7 +220,7 @@ describe('strategy run rules', () => {
         testGroup('real', { tags: ['x'], dependsOn: ['empty-percent'] }),
       ],
     };
-    const run = createStrategyRun(planStrategy(strategy, testNodes({ x1: ['x'] })));
+    const run = createGroupMachine(planStrategy(strategy, testNodes({ x1: ['x'] })));
     expect(nextAction(run)).toEqual({ kind: 'prepare', group: 'real', nodes: ['x1'] });
     expect(run.groups.map((g) => [g.name, g.status, g.failures])).toEqual([
       ['empty-percent', 'DEPLOYED', []],
@@ -330,7 +330,7 @@ describe('strategy run rules', () => {
   });
 
   it('a node absent from a result counts as failed (e.g. timed out)', () => {
-    let state = createStrategyRun(
+    let state = createGroupMachine(
       planStrategy({ groups: [testGroup('g', { tags: ['x'], critical: false })] }, testNodes({ a: ['x'], b: ['x'] })),
     );
     state = applyResult(state, { group: 'g', phase: 'prepare', succeeded: ['a'], failed: [] });
@@ -339,14 +339,14 @@ describe('strategy run rules', () => {
   });
 });
 
-describe('strategy run state', () => {
+describe('group machine state', () => {
   const { strategy, nodes } = seedExample();
   const plan = planStrategy(strategy, nodes);
 
   it('is not changed by applyResult and survives a JSON round trip', () => {
-    const start = createStrategyRun(plan);
+    const start = createGroupMachine(plan);
     const frozen = JSON.stringify(start);
-    const next = applyResult(JSON.parse(frozen) as StrategyRunState, {
+    const next = applyResult(JSON.parse(frozen) as GroupMachineState, {
       group: 'monitoring-nodes',
       phase: 'prepare',
       succeeded: ['mon01', 'mon02'],
@@ -360,7 +360,7 @@ describe('strategy run state', () => {
   });
 
   it('rejects results that do not answer the pending action', () => {
-    const start = createStrategyRun(plan);
+    const start = createGroupMachine(plan);
     const attempt = (result: PhaseResult): string => {
       try {
         applyResult(start, result);

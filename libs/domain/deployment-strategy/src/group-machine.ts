@@ -1,3 +1,7 @@
+/**
+ * The group state machine (Airship, seed 004): which group and phase comes next, and how each
+ * group is judged by its success criteria. Pure; the strategy-run decider drives it.
+ */
 import { evaluateCriteria } from './success-criteria';
 import { StrategyRunError } from './strategy.errors';
 import type { PlannedGroup, StrategyPlan } from './strategy-plan';
@@ -46,11 +50,12 @@ export interface StepRecord {
 }
 
 /**
- * The state of one strategy run's groups: plain, immutable, JSON-serialisable data. The
- * strategy-run decider (`@granule/strategy-run`) rebuilds it from a run's events by folding
- * {@link applyResult} over the recorded phase results, starting from {@link createStrategyRun}.
+ * The group machine's state: where one strategy run's groups stand (the run itself, its phase
+ * runs and its lifecycle, is `StrategyRun` in `@granule/strategy-run`). Plain, immutable,
+ * JSON-serialisable data. The strategy-run decider (`@granule/strategy-run`) rebuilds it from a run's events by folding
+ * {@link applyResult} over the recorded phase results, starting from {@link createGroupMachine}.
  */
-export interface StrategyRunState {
+export interface GroupMachineState {
   version: 1;
   /** In processing order. */
   groups: RunGroup[];
@@ -74,8 +79,8 @@ export interface StrategyRunState {
  * re-run, though it counts in this group's criteria). Criteria are checked after each phase;
  * failing after prepare skips deploy. A group whose dependency FAILED is FAILED without running.
  */
-export function createStrategyRun(plan: StrategyPlan): StrategyRunState {
-  const state: StrategyRunState = {
+export function createGroupMachine(plan: StrategyPlan): GroupMachineState {
+  const state: GroupMachineState = {
     version: 1,
     groups: plan.groups.map((g) => ({ ...structuredClone(g), status: 'NOT_STARTED', stage: 'none', failures: [] })),
     nodeOrder: [...plan.nodes],
@@ -89,7 +94,7 @@ export function createStrategyRun(plan: StrategyPlan): StrategyRunState {
 }
 
 /** The action the run waits for, or `done` with the outcome. */
-export function nextAction(state: StrategyRunState): NextAction {
+export function nextAction(state: GroupMachineState): NextAction {
   if (state.outcome !== null) return { kind: 'done', outcome: state.outcome };
   if (state.pending !== null) return structuredClone(state.pending);
   const settled = structuredClone(state);
@@ -101,7 +106,7 @@ export function nextAction(state: StrategyRunState): NextAction {
  * Records the result of the pending action and returns the new state (the given one is not
  * changed). Throws {@link StrategyRunError} when the result does not answer the pending action.
  */
-export function applyResult(state: StrategyRunState, result: PhaseResult): StrategyRunState {
+export function applyResult(state: GroupMachineState, result: PhaseResult): GroupMachineState {
   const next = structuredClone(state);
   settle(next);
   const pending = next.pending;
@@ -148,7 +153,7 @@ export function applyResult(state: StrategyRunState, result: PhaseResult): Strat
 
 // The functions below mutate a private copy.
 
-function settle(state: StrategyRunState): void {
+function settle(state: GroupMachineState): void {
   while (state.pending === null && state.outcome === null) {
     const group = state.groups.find((g) => g.status === 'NOT_STARTED');
     if (!group) {
@@ -166,7 +171,7 @@ function settle(state: StrategyRunState): void {
   }
 }
 
-function startPhase(state: StrategyRunState, group: RunGroup, phase: StrategyPhase): void {
+function startPhase(state: GroupMachineState, group: RunGroup, phase: StrategyPhase): void {
   group.stage = phase;
   const ready: NodeStatus = phase === 'prepare' ? 'not_started' : 'prepared';
   const nodes = group.nodes.filter((uid) => state.nodes[uid] === ready);
@@ -175,7 +180,7 @@ function startPhase(state: StrategyRunState, group: RunGroup, phase: StrategyPha
 }
 
 function finishPhase(
-  state: StrategyRunState,
+  state: GroupMachineState,
   group: RunGroup,
   phase: StrategyPhase,
   acted: string[],
@@ -212,7 +217,7 @@ function finishPhase(
   }
 }
 
-function outcomeOf(state: StrategyRunState): StrategyOutcome {
+function outcomeOf(state: GroupMachineState): StrategyOutcome {
   if (state.groups.some((g) => g.critical && g.status === 'FAILED')) return 'failed';
   if (state.groups.some((g) => g.status === 'FAILED') || Object.values(state.nodes).includes('failed'))
     return 'partial';
