@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { ArtifactStore, artifactsBucket, storePluginArtifact } from '@granule/artifacts';
+import { ArtifactStore, MAX_ARTIFACT_BYTES, artifactsBucket, storePluginArtifact } from '@granule/artifacts';
 import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-client';
 import { type TestDatabase } from '@granule/event-store';
 import { type ConfigStoreRuntime } from './config-store.runtime';
@@ -19,10 +20,12 @@ describe('config-store and the artifacts bucket', () => {
   let nc: NatsConnection;
   let client: ConfigStoreClient;
   let store: ArtifactStore;
+  let base: string;
+  const TOKEN = 'artifacts-test-token';
   const prefix = `test.${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    ({ db, runtime } = await startTestConfigStore('config_artifacts', { prefix }));
+    ({ db, runtime, base } = await startTestConfigStore('config_artifacts', { prefix, http: { token: TOKEN } }));
     nc = await connect({ servers: '127.0.0.1:4222' });
     client = new ConfigStoreClient(nc, { prefix });
     store = new ArtifactStore(nc, prefix);
@@ -96,5 +99,49 @@ describe('config-store and the artifacts bucket', () => {
     await event('run-later', 2, 'DeploymentSucceeded');
     expect(await runtime.api.retention?.sweep()).toEqual({ deleted: [], kept: [artifact.digest], waiting: [] });
     expect(await store.info(artifact.digest)).toEqual(artifact);
+  });
+
+  /** `PUT /artifacts/<digest>` declaring `length` in Content-Length and sending `body` (maybe less). */
+  const put = (digest: string, length: number, body: Buffer): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(`${base}/artifacts/${digest}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-length': String(length) },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body: text });
+        });
+      });
+      req.on('error', reject);
+      req.write(body);
+    });
+
+  it('refuses an HTTP upload whose Content-Length is over the size limit with 413, before reading it', async () => {
+    const digest = 'e'.repeat(64);
+    const refused = await put(
+      digest,
+      MAX_ARTIFACT_BYTES + 64 * 1024 * 1024,
+      Buffer.from('the first bytes of a huge tar'),
+    );
+    expect(refused.status).toBe(413);
+    expect(JSON.parse(refused.body)).toEqual({
+      error: {
+        code: 'ARTIFACT_TOO_LARGE',
+        message:
+          'the deployment files are too large: expected at most 512 MiB (the package size limit), got 576 MiB in Content-Length',
+      },
+    });
+    expect(await store.info(digest)).toBeUndefined();
+
+    // Within the limit the same route stores what it is sent.
+    const tar = randomBytes(5000);
+    const good = createHash('sha256').update(tar).digest('hex');
+    const stored = await put(good, tar.length, tar);
+    expect([stored.status, JSON.parse(stored.body)]).toEqual([201, { digest: good, size: 5000 }]);
+    expect(await store.info(good)).toEqual({ digest: good, size: 5000 });
   });
 });
