@@ -137,14 +137,41 @@ function pidAlive(pid: number): boolean {
 /** What the kernel says when it will not make a namespace (no privilege, or namespaces not built in). */
 const REFUSED = /not permitted|permission denied|invalid argument|not supported|not implemented/i;
 
+/** Bits of `CapEff` in /proc/self/status (linux/capability.h). */
+const CAP_NET_ADMIN = 12;
+const CAP_SYS_ADMIN = 21;
+
 /**
- * Why the kernel will not let this process run the tier (it refuses a network namespace, or mount,
- * UTS or PID namespaces inside one), or undefined when it will. Creates and deletes a namespace
+ * Why this process lacks the privilege the tier needs (namespaces, veth links and mounts need
+ * `CAP_SYS_ADMIN` and `CAP_NET_ADMIN`, which root has), or undefined when it has it. `status`
+ * is the text of /proc/self/status (a parameter for the unit test).
+ */
+export function missingPrivilege(status: string, uid = process.getuid?.() ?? -1): string | undefined {
+  const hex = /^CapEff:\s*([0-9a-f]+)$/im.exec(status)?.[1];
+  const caps = hex === undefined ? 0n : BigInt(`0x${hex}`);
+  const missing = [
+    ['CAP_SYS_ADMIN', CAP_SYS_ADMIN],
+    ['CAP_NET_ADMIN', CAP_NET_ADMIN],
+  ].filter(([, bit]) => (caps & (1n << BigInt(bit))) === 0n);
+  if (missing.length === 0) return undefined;
+  return (
+    `the multi-host tier needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) to create namespaces, links and mounts; ` +
+    `this process runs as uid ${uid} without ${missing.map(([name]) => name).join(' and ')}: run it as root ` +
+    `(sudo npm run test:fleet)`
+  );
+}
+
+/**
+ * Why this process cannot run the tier (it is not root nor has the capabilities, or the kernel
+ * refuses a network namespace, or mount, UTS or PID namespaces inside one), or undefined when it
+ * can. Creates and deletes a namespace
  * of its own. Anything else (a missing `ip` or `unshare`) is not a reason to skip: `Fleet.create`
  * then fails saying what is missing.
  */
 export function fleetUnsupportedReason(): string | undefined {
   if (process.platform !== 'linux') return `network namespaces need Linux (this is ${process.platform})`;
+  const privilege = missingPrivilege(readFileSync('/proc/self/status', 'utf8'));
+  if (privilege) return privilege;
   const probe = `${NETNS_PREFIX}${process.pid}-probe`;
   const add = spawnSync('ip', ['netns', 'add', probe], { encoding: 'utf8' });
   if (add.error) return undefined;

@@ -258,6 +258,22 @@ describe('helm/granule with the real helm', () => {
     ).toBeDefined();
   });
 
+  it("the chart's own NATS keeps JetStream (and so the packages' artifacts) on a volume of storageSize", () => {
+    // Installed packages' deployment files live in the JetStream object store <P>_ARTIFACTS
+    // (file storage, ADR 0026): the file store must be a persistent volume, not the container's disk.
+    const objects = render('--set', 'nats.server.enabled=true', '--set', 'nats.server.jetstream.storageSize=37Gi');
+    const conf = named(objects, 'ConfigMap', 'granule-nats').data?.['nats.conf'] ?? '';
+    expect(conf).toMatch(/jetstream \{\n\s+store_dir: \/data\n/);
+    const sts = named(objects, 'StatefulSet', 'granule-nats');
+    const nats = podOf(sts).containers.find((c) => c.name === 'nats');
+    expect(nats?.volumeMounts?.find((m) => m.mountPath === '/data')).toEqual({ name: 'data', mountPath: '/data' });
+    const claims = (sts.spec as { volumeClaimTemplates?: K8sObject[] }).volumeClaimTemplates ?? [];
+    expect(claims.map((c) => [c.metadata.name, c.spec])).toEqual([
+      ['data', expect.objectContaining({ resources: { requests: { storage: '37Gi' } } })],
+    ]);
+    expect(podOf(sts).volumes?.some((v) => v.name === 'data')).toBe(false);
+  });
+
   it("the chart's own NATS includes the trust store's nats-auth.conf and nothing else from it; the services use it", () => {
     const conf = named(full, 'ConfigMap', 'granule-nats').data?.['nats.conf'] ?? '';
     expect(conf).toMatch(/^include \.\.\/auth\/nats-auth\.conf$/m);

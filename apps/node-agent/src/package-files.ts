@@ -83,7 +83,10 @@ export class PackageFiles {
     } catch (err) {
       this.metrics.artifactFetched('failed');
       const code =
-        err instanceof ArtifactError && err.code !== 'ARTIFACT_NOT_STORED' && err.code !== 'ARTIFACT_IN_USE'
+        err instanceof ArtifactError &&
+        err.code !== 'ARTIFACT_NOT_STORED' &&
+        err.code !== 'ARTIFACT_IN_USE' &&
+        err.code !== 'ARTIFACT_TOO_LARGE'
           ? err.code
           : 'ARTIFACT_UNREADABLE';
       return {

@@ -1,4 +1,4 @@
-import { ArtifactError } from '@granule/artifacts';
+import { ArtifactError, MAX_ARTIFACT_BYTES } from '@granule/artifacts';
 import type { ArtifactStore } from '@granule/artifacts';
 import { ArtifactRetention } from '../services/artifact-retention';
 import type { DataSource } from 'typeorm';
@@ -7,7 +7,7 @@ import type { ConfigOperation, ConfigStoreReplies, ConfigStoreRequest } from '@g
 import { CONFIG_STORE_REQUESTS, validatePayload } from '@granule/contracts/dto';
 import { SecretSealer } from '@granule/secrets';
 import { AuditService } from '../audit/audit.service';
-import { InvalidInputError } from '@granule/core';
+import { InvalidInputError, formatBytes } from '@granule/core';
 import type { Diagnostic } from '@granule/core';
 import { currentCaller } from '../audit/caller-context';
 import { CatalogService, pluginFilesFromMap } from '../services/catalog.service';
@@ -106,7 +106,11 @@ export class ConfigStoreApi {
     return removed;
   }
 
-  /** HTTP upload of deployment files (`PUT /artifacts/<digest>`), checked as they stream in. */
+  /**
+   * HTTP upload of deployment files (`PUT /artifacts/<digest>`), checked as they stream in. A
+   * `Content-Length` over `MAX_ARTIFACT_BYTES` is refused (`ARTIFACT_TOO_LARGE`, 413) before a
+   * byte is read, and a body that goes on past its `Content-Length` is stopped there.
+   */
   async storeArtifact(
     digest: string,
     contentLength: string | undefined,
@@ -129,6 +133,11 @@ export class ConfigStoreApi {
         message: 'expected the size of the tar in a Content-Length header',
       });
     if (problems.length > 0) throw new InvalidInputError(problems);
+    if (size > MAX_ARTIFACT_BYTES)
+      throw new ArtifactError(
+        'ARTIFACT_TOO_LARGE',
+        `the deployment files are too large: expected at most ${formatBytes(MAX_ARTIFACT_BYTES)} (the package size limit), got ${formatBytes(size)} in Content-Length`,
+      );
     if (!this.artifacts)
       throw new ArtifactError(
         'ARTIFACT_NOT_STORED',
@@ -208,6 +217,8 @@ export function httpStatusFor(code: string): number {
     // service is misconfigured, not the caller unauthorized.
     case 'FORBIDDEN':
       return 502;
+    case 'ARTIFACT_TOO_LARGE':
+      return 413;
     case 'INTERNAL':
       return 500;
     default:

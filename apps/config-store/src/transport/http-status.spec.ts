@@ -19,4 +19,8 @@ describe('httpStatusFor', () => {
       400, 400, 500,
     ]);
   });
+
+  it('an upload over the size limit is 413', () => {
+    expect(httpStatusFor('ARTIFACT_TOO_LARGE')).toBe(413);
+  });
 });

@@ -7,7 +7,14 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { formatBytes } from '@granule/core';
 import { executionSubjects } from '@granule/contracts';
 import { objectStoreOpener, permissionViolationIn } from '@granule/messaging';
+import { DEFAULT_MAX_PACKAGE_BYTES } from '@granule/plugin-files';
 import { ArtifactError } from './artifact.errors';
+
+/**
+ * Largest artifact config-store accepts over HTTP: the limit on a package's unpacked size
+ * (`DEFAULT_MAX_PACKAGE_BYTES`, 512 MiB), which its deployment files' tar stays within.
+ */
+export const MAX_ARTIFACT_BYTES = DEFAULT_MAX_PACKAGE_BYTES;
 
 /** The bucket of `prefix`'s artifacts: `<PREFIX>_ARTIFACTS` (stream `OBJ_<PREFIX>_ARTIFACTS`). */
 export function artifactsBucket(prefix: string): string {
@@ -94,19 +101,36 @@ export class ArtifactStore {
 
   /**
    * Stores a stream under `digest` and checks it as it passes: bytes whose SHA-256 or size is
-   * not what the caller said are deleted again and refused (`ARTIFACT_DAMAGED`).
+   * not what the caller said are deleted again and refused (`ARTIFACT_DAMAGED`). A stream that
+   * goes on past the size the caller said is stopped there and refused (`ARTIFACT_TOO_LARGE`)
+   * without reading further, and nothing of it is kept.
    */
   async putStream(expected: ArtifactInfo, source: AsyncIterable<Uint8Array>): Promise<void> {
     const hash = createHash('sha256');
     let size = 0;
+    let refusal: ArtifactError | undefined;
+    const where = this.where(expected.digest);
     const checked = (async function* () {
       for await (const chunk of source) {
-        hash.update(chunk);
         size += chunk.length;
+        if (size > expected.size) {
+          refusal = new ArtifactError(
+            'ARTIFACT_TOO_LARGE',
+            `the upload of ${where} goes on past the ${formatBytes(expected.size)} it declared; it was stopped and nothing was kept`,
+          );
+          throw refusal;
+        }
+        hash.update(chunk);
         yield chunk;
       }
     })();
-    await this.put(expected, Readable.toWeb(Readable.from(checked)) as ReadableStream<Uint8Array>);
+    try {
+      await this.put(expected, Readable.toWeb(Readable.from(checked)) as ReadableStream<Uint8Array>);
+    } catch (err) {
+      if (!refusal) throw err;
+      await this.delete(expected.digest).catch(() => undefined);
+      throw refusal;
+    }
     const digest = hash.digest('hex');
     if (digest !== expected.digest || size !== expected.size) {
       await this.delete(expected.digest).catch(() => undefined);

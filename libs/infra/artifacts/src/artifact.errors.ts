@@ -9,6 +9,8 @@ export type ArtifactErrorCode =
   | 'ARTIFACT_UNREADABLE'
   /** The artifact could not be stored. */
   | 'ARTIFACT_NOT_STORED'
+  /** More bytes than declared, or than an artifact may hold (`MAX_ARTIFACT_BYTES`). */
+  | 'ARTIFACT_TOO_LARGE'
   /** A run that is not over still needs it. */
   | 'ARTIFACT_IN_USE';
 

@@ -123,4 +123,23 @@ describe('artifacts in a NATS object store', () => {
     await expect(store.putStream({ digest, size: 14 }, upload)).rejects.toMatchObject({ code: 'ARTIFACT_DAMAGED' });
     expect(await store.info(digest)).toBeUndefined();
   });
+
+  it('stops an upload that goes on past its declared size, without reading the rest, and keeps nothing', async () => {
+    const digest = 'd'.repeat(64);
+    let sent = 0;
+    // An endless stream of 64 KiB chunks: only a refusal as the bytes pass the size ends it.
+    const endless = (async function* () {
+      for (;;) {
+        sent += 1;
+        yield new Uint8Array(64 * 1024);
+      }
+    })();
+    const refused = await store.putStream({ digest, size: 100_000 }, endless).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'ARTIFACT_TOO_LARGE' });
+    expect((refused as Error).message).toMatch(
+      /the upload of artifact dddddddddddd… in object store \S+ goes on past the 97.7 KiB it declared; it was stopped and nothing was kept/,
+    );
+    expect(sent).toBeLessThanOrEqual(3);
+    expect(await store.info(digest)).toBeUndefined();
+  });
 });

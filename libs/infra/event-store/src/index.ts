@@ -10,3 +10,4 @@ export * from './position';
 export * from './stream-id';
 export * from './testing/test-database';
 export * from './testing/private-postgres';
+export * from './retention-queries';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, mkdir, readFile, rm, stat, symlink, writeFile, cp, utimes, chmod } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, readdir, rm, stat, symlink, writeFile, cp, utimes, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -7,7 +7,7 @@ import { Header, ReadEntry, list } from 'tar';
 import { InvalidInputError } from '@granule/core';
 import { validatePlugin } from '@granule/plugin';
 import { NodePluginFiles } from './node-plugin-files';
-import { buildPluginPackage, extractPluginPackage, readPluginPackage } from './plugin-package';
+import { buildPluginPackage, extractPluginPackage, readPackageEntries, readPluginPackage } from './plugin-package';
 import { createPluginFromTemplate } from './plugin-source';
 
 const EXAMPLE = path.resolve(__dirname, '../../../../examples/plugins/example-v5');
@@ -212,6 +212,64 @@ describe('extractPluginPackage - refuses unsafe packages before writing anything
     await expect(extractPluginPackage(file, path.join(tmp, 'out'))).rejects.toThrow(
       `${file}: not a readable .tar.gz package`,
     );
+  });
+});
+
+describe('packages are streamed, never held whole', () => {
+  it('readPackageEntries keeps the bytes of YAML/JSON files only; the others are counted', async () => {
+    const file = path.join(tmp, 'p.tar.gz');
+    await craft(file, [
+      { path: 'metadata.yaml', body: 'name: p\n' },
+      { path: 'deployment_scripts/', type: 'Directory' },
+      { path: 'deployment_scripts/big.bin', body: 'z'.repeat(5000) },
+      { path: 'deployment_scripts/data.json', body: '{"a":1}' },
+    ]);
+    const entries = await readPackageEntries(file);
+    expect(entries.map((e) => [e.path, e.type, e.size, e.data?.toString('utf8')])).toEqual([
+      ['metadata.yaml', 'file', 8, 'name: p\n'],
+      ['deployment_scripts', 'dir', undefined, undefined],
+      ['deployment_scripts/big.bin', 'file', 5000, undefined],
+      ['deployment_scripts/data.json', 'file', 7, '{"a":1}'],
+    ]);
+  });
+
+  it('extraction streams every file to disk byte for byte', async () => {
+    const file = path.join(tmp, 'p.tar.gz');
+    const body = 'q'.repeat(300_000);
+    await craft(file, [
+      { path: 'a/b.bin', body },
+      { path: 'a/c.yaml', body: 'x: 1\n' },
+    ]);
+    const out = path.join(tmp, 'out');
+    expect(await extractPluginPackage(file, out)).toEqual(['a/b.bin', 'a/c.yaml']);
+    expect(await readFile(path.join(out, 'a/b.bin'), 'utf8')).toBe(body);
+    expect(await readFile(path.join(out, 'a/c.yaml'), 'utf8')).toBe('x: 1\n');
+  });
+
+  it('an entry that appears twice: a clear error, and what was written is gone', async () => {
+    const file = path.join(tmp, 'dup.tar.gz');
+    await craft(file, [
+      { path: 'a.txt', body: 'one' },
+      { path: 'a.txt', body: 'two' },
+    ]);
+    const dest = path.join(tmp, 'out');
+    await expect(extractPluginPackage(file, dest)).rejects.toThrow(
+      `${file}: entry 'a.txt' appears twice or clashes with another entry; the package was not extracted`,
+    );
+    await expect(stat(dest)).rejects.toThrow();
+  });
+
+  it('a failure empties a destination that existed empty, and keeps the folder', async () => {
+    const file = path.join(tmp, 'evil.tar.gz');
+    await craft(file, [
+      { path: 'ok.txt', body: 'fine' },
+      { path: 'dir', type: 'SymbolicLink', linkpath: '.' },
+      { path: 'dir/evil', body: 'x' },
+    ]);
+    const dest = path.join(tmp, 'out');
+    await mkdir(dest);
+    await expect(extractPluginPackage(file, dest)).rejects.toThrow("lies beneath the symlink 'dir'");
+    expect(await readdir(dest)).toEqual([]);
   });
 });
 

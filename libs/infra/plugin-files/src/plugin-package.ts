@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { constants as fsConstants, createReadStream } from 'node:fs';
+import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
 import {
   chmod,
   copyFile,
@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Parser, ReadEntry, create } from 'tar';
-import { MemoryPluginFiles, PluginError, assertValidPlugin, normalizePluginPath } from '@granule/plugin';
+import { INPUT_LIMITS } from '@granule/core';
+import { DATA_FILE_RE, MemoryPluginFiles, PluginError, assertValidPlugin, normalizePluginPath } from '@granule/plugin';
 import { NodePluginFiles } from './node-plugin-files';
 
 /** Default limit on the uncompressed size of a package being read or extracted: 512 MiB. */
@@ -64,6 +65,17 @@ async function walk(root: string, rel = ''): Promise<SourceEntry[]> {
 
 const sha256 = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
 
+/** Size and sha256 of a file, read in chunks. */
+async function hashFile(file: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { size, sha256: hash.digest('hex') };
+}
+
 /** What {@link buildPluginPackage} wrote. */
 export interface BuiltPackage {
   file: string;
@@ -93,10 +105,7 @@ export async function buildPluginPackage(dir: string, out?: string): Promise<Bui
   const entries = await walk(path.resolve(dir));
   const files = entries.filter((e) => e.kind === 'file' && e.rel !== MANIFEST_FILE && e.rel !== CHECKSUMS_FILE);
   const sums: { rel: string; size: number; sha256: string }[] = [];
-  for (const f of files) {
-    const data = await readFile(path.join(dir, f.rel));
-    sums.push({ rel: f.rel, size: data.length, sha256: sha256(data) });
-  }
+  for (const f of files) sums.push({ rel: f.rel, ...(await hashFile(path.join(dir, f.rel))) });
   const manifest = `${JSON.stringify({ name, version, package_version: report.packageVersion, files: sums.map((s) => ({ path: s.rel, size: s.size, sha256: s.sha256 })) }, null, 2)}\n`;
   const checksums =
     [...sums.map((s) => `${s.sha256}  ${s.rel}`), `${sha256(manifest)}  ${MANIFEST_FILE}`].join('\n') + '\n';
@@ -110,7 +119,7 @@ export async function buildPluginPackage(dir: string, out?: string): Promise<Bui
       if (e.kind === 'dir') await mkdir(dst, { recursive: true });
       else {
         await mkdir(path.dirname(dst), { recursive: true });
-        await writeFile(dst, await readFile(path.join(dir, e.rel)));
+        await copyFile(path.join(dir, e.rel), dst);
       }
       staged.push(e);
     }
@@ -142,8 +151,8 @@ export async function buildPluginPackage(dir: string, out?: string): Promise<Bui
   } finally {
     await rm(stage, { recursive: true, force: true });
   }
-  const built = await readFile(target);
-  return { file: target, name, version, sha256: sha256(built), files: sums.map((s) => s.rel) };
+  const built = await hashFile(target);
+  return { file: target, name, version, sha256: built.sha256, files: sums.map((s) => s.rel) };
 }
 
 async function readVersion(dir: string): Promise<string> {
@@ -159,14 +168,22 @@ export interface PackageReadOptions {
   maxBytes?: number;
 }
 
-/** One entry of a package, read and checked. */
+/**
+ * One entry of a package, read and checked. Only YAML/JSON files (the plugin's configuration
+ * and task files) carry their bytes in `data`; every other file is counted in `size` only.
+ */
 export interface PackageEntry {
   path: string;
   type: 'file' | 'dir' | 'symlink' | 'hardlink';
   mode: number;
+  /** Uncompressed size of a file. */
+  size?: number;
   data?: Buffer;
   linkpath?: string;
 }
+
+/** Largest YAML/JSON file of a package read into memory (the limit of any text input file). */
+export const MAX_PACKAGE_DATA_FILE_BYTES = INPUT_LIMITS.inputFileBytes;
 
 function unsafe(file: string, message: string): PluginError {
   return new PluginError('PLUGIN_PACKAGE_UNSAFE', `${file}: ${message}; the package was not extracted`);
@@ -252,15 +269,22 @@ function checkLinkStructure(file: string, entries: PackageEntry[]): void {
   }
 }
 
+/** Where a scan sends a checked file entry's bytes; resolves with them when it keeps them in memory. */
+type FileSink = (entry: PackageEntry, stream: ReadEntry) => Promise<Buffer | undefined>;
+
 /**
- * Reads every entry of a `.tar.gz` package into memory, checking as it goes. Rejects (with a
- * `PluginError` naming the entry): absolute paths, paths with `..`, symlinks and hard links
- * that point outside the package, device/fifo entries, and a total uncompressed size over
- * `maxBytes`. Nothing is written to disk.
+ * Reads a `.tar.gz` package entry by entry, checking each header as it comes and passing each
+ * file's bytes to `sink` as they are unpacked (one entry at a time: the parser waits while the
+ * sink is slow, so no more than a chunk is in memory). Rejects (with a `PluginError` naming the
+ * entry): absolute paths, paths with `..`, symlinks and hard links that point outside the
+ * package, device/fifo entries, and a total uncompressed size over `maxBytes`. The links of the
+ * whole package are checked together at the end ({@link checkLinkStructure}). On a failure it
+ * rejects only once every write the sink began has settled.
  */
-export async function readPackageEntries(file: string, options: PackageReadOptions = {}): Promise<PackageEntry[]> {
+async function scanPackage(file: string, options: PackageReadOptions, sink: FileSink): Promise<PackageEntry[]> {
   const max = options.maxBytes ?? DEFAULT_MAX_PACKAGE_BYTES;
   const entries: PackageEntry[] = [];
+  const writes: Promise<void>[] = [];
   let total = 0;
   await new Promise<void>((resolve, reject) => {
     let failed = false;
@@ -268,14 +292,14 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
       if (failed) return;
       failed = true;
       source.destroy();
-      reject(
+      const refusal =
         err instanceof PluginError
           ? err
           : new PluginError(
               'PLUGIN_PACKAGE_UNREADABLE',
               `${file}: not a readable .tar.gz package: ${err instanceof Error ? err.message : String(err)}`,
-            ),
-      );
+            );
+      void Promise.allSettled(writes).then(() => reject(refusal));
     };
     const parser = new Parser({
       strict: true,
@@ -297,9 +321,19 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
               entry.type === 'Link' ? checkEntryPath(file, entry.linkpath ?? '') : (entry.linkpath ?? '');
             entries.push({ path: p, type: entry.type === 'Link' ? 'hardlink' : 'symlink', mode, linkpath });
           } else if (entry.type === 'File' || entry.type === 'OldFile' || entry.type === 'ContiguousFile') {
-            const chunks: Buffer[] = [];
-            entry.on('data', (c: Buffer) => chunks.push(c));
-            entry.on('end', () => entries.push({ path: p, type: 'file', mode, data: Buffer.concat(chunks) }));
+            const e: PackageEntry = { path: p, type: 'file', mode, size: entry.size ?? 0 };
+            entries.push(e);
+            writes.push(
+              sink(e, entry).then(
+                (data) => {
+                  if (data) e.data = data;
+                },
+                (err: unknown) => {
+                  entry.resume();
+                  fail(err);
+                },
+              ),
+            );
             return;
           } else if (!/Header|Pax|Extended/.test(entry.type)) {
             throw unsafe(
@@ -323,12 +357,49 @@ export async function readPackageEntries(file: string, options: PackageReadOptio
     const gunzip = createGunzip();
     gunzip.on('error', fail);
     parser.on('end', () => {
-      if (!failed) resolve();
+      void Promise.all(writes).then(() => {
+        if (!failed) resolve();
+      });
     });
     source.pipe(gunzip).pipe(parser);
   });
   checkLinkStructure(file, entries);
   return entries;
+}
+
+/** Reads an entry's bytes into memory, refusing more than `limit` of them. */
+function collect(file: string, e: PackageEntry, stream: ReadEntry, limit: number): Promise<Buffer> {
+  if ((e.size ?? 0) > limit)
+    return Promise.reject(
+      new PluginError(
+        'PLUGIN_PACKAGE_TOO_LARGE',
+        `${file}: '${e.path}' holds ${e.size} bytes; a YAML or JSON file of a package may hold at most ${limit}`,
+      ),
+    );
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+/**
+ * Reads a `.tar.gz` package's entries, checked as {@link scanPackage} says, without writing
+ * anything: the YAML/JSON files (configuration and tasks) come with their bytes in `data`;
+ * every other file's bytes are checked and counted, then dropped, so a package of any size
+ * needs no more memory than its metadata.
+ */
+export async function readPackageEntries(file: string, options: PackageReadOptions = {}): Promise<PackageEntry[]> {
+  return scanPackage(file, options, async (e, stream) => {
+    if (DATA_FILE_RE.test(e.path)) return collect(file, e, stream, MAX_PACKAGE_DATA_FILE_BYTES);
+    stream.resume();
+    await new Promise<void>((resolve, reject) => {
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+    return undefined;
+  });
 }
 
 /** Throws unless `dir` (which exists) really lies inside `root`, symlinks resolved. */
@@ -338,45 +409,75 @@ async function assertRealPathInside(file: string, root: string, dir: string, ent
     throw unsafe(file, `entry '${entryPath}' would be written outside the package directory`);
 }
 
+/** Streams one checked file entry to `target` (which must not exist yet). */
+async function writeEntry(file: string, e: PackageEntry, stream: ReadEntry, target: string): Promise<void> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const out = createWriteStream(target, { flags: 'wx', mode: e.mode & 0o111 ? 0o755 : 0o644 });
+      out.on('error', reject);
+      out.on('close', resolve);
+      stream.on('error', reject);
+      stream.pipe(out);
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'EISDIR' || code === 'ENOTDIR')
+      throw unsafe(file, `entry '${e.path}' appears twice or clashes with another entry`);
+    throw new PluginError(
+      'PLUGIN_PACKAGE_UNREADABLE',
+      `${file}: cannot write entry '${e.path}' to ${target}: ${(err as Error).message}`,
+    );
+  }
+  await chmod(target, e.mode & 0o111 ? 0o755 : 0o644);
+}
+
 /**
- * Extracts a package into `dest` (created; it must be empty or absent) after checking every
- * entry (see {@link readPackageEntries}); nothing is written when a check fails. Files get
- * 0644 or 0755, directories 0755; links are recreated only after their targets were checked.
+ * Extracts a package into `dest` (created; it must be empty or absent), streaming each file to
+ * disk as it is unpacked (a package of any size needs a chunk of memory, not its size). Every
+ * entry is checked (see {@link scanPackage}) before it is written, and links are created only
+ * after the links of the whole package were checked together; when a check fails, whatever was
+ * written is removed again and `dest` is left as it was found. Files get 0644 or 0755,
+ * directories 0755.
  */
 export async function extractPluginPackage(
   file: string,
   dest: string,
   options: PackageReadOptions = {},
 ): Promise<string[]> {
-  const entries = await readPackageEntries(file, options);
   const root = path.resolve(dest);
-  const existing = await readdir(root).catch(() => []);
-  if (existing.length > 0)
+  const existing = await readdir(root).catch(() => undefined);
+  if (existing !== undefined && existing.length > 0)
     throw new PluginError('PLUGIN_TARGET_EXISTS', `${dest} is not empty; extract into a new directory`);
   await mkdir(root, { recursive: true });
-  // The checks above are on paths; these are on the disk (a second line of defence).
-  const realRoot = await realpath(root);
-  const links: PackageEntry[] = [];
-  for (const e of entries) {
-    const target = path.join(root, e.path);
-    if (!target.startsWith(root + path.sep) && target !== root)
-      throw unsafe(file, `entry '${e.path}' leaves the package directory`);
-    if (e.type === 'dir') await mkdir(target, { recursive: true, mode: 0o755 });
-    else if (e.type === 'file') {
+  try {
+    // The checks on paths come first; these are on the disk (a second line of defence).
+    const realRoot = await realpath(root);
+    const entries = await scanPackage(file, options, async (e, stream) => {
+      const target = path.join(root, e.path);
+      if (!target.startsWith(root + path.sep)) throw unsafe(file, `entry '${e.path}' leaves the package directory`);
       await mkdir(path.dirname(target), { recursive: true });
       await assertRealPathInside(file, realRoot, path.dirname(target), e.path);
-      await writeFile(target, e.data ?? Buffer.alloc(0), { flag: 'wx' });
-      await chmod(target, e.mode & 0o111 ? 0o755 : 0o644);
-    } else links.push(e);
+      await writeEntry(file, e, stream, target);
+      return undefined;
+    });
+    for (const e of entries) {
+      if (e.type === 'dir') await mkdir(path.join(root, e.path), { recursive: true, mode: 0o755 });
+    }
+    for (const e of entries) {
+      if (e.type !== 'symlink' && e.type !== 'hardlink') continue;
+      const target = path.join(root, e.path);
+      if (!target.startsWith(root + path.sep)) throw unsafe(file, `entry '${e.path}' leaves the package directory`);
+      await mkdir(path.dirname(target), { recursive: true });
+      await assertRealPathInside(file, realRoot, path.dirname(target), e.path);
+      if (e.type === 'symlink') await symlink(e.linkpath ?? '', target);
+      else await copyFile(path.join(root, e.linkpath ?? ''), target, fsConstants.COPYFILE_EXCL);
+    }
+    return entries.map((e) => e.path);
+  } catch (err) {
+    if (existing === undefined) await rm(root, { recursive: true, force: true });
+    else for (const name of await readdir(root)) await rm(path.join(root, name), { recursive: true, force: true });
+    throw err;
   }
-  for (const e of links) {
-    const target = path.join(root, e.path);
-    await mkdir(path.dirname(target), { recursive: true });
-    await assertRealPathInside(file, realRoot, path.dirname(target), e.path);
-    if (e.type === 'symlink') await symlink(e.linkpath ?? '', target);
-    else await copyFile(path.join(root, e.linkpath ?? ''), target, fsConstants.COPYFILE_EXCL);
-  }
-  return entries.map((e) => e.path);
 }
 
 /** Reads a package into memory as `PluginFiles` (for validate/load/plan without extracting). */
