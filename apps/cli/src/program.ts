@@ -8,15 +8,19 @@ const FORMAT_WORDS = /\b(json|yaml|table|text|dot|mermaid)\b/g;
 
 /**
  * `-o FORMAT` is checked before a command acts: a change made and then its output refused
- * (`node tag n1 web -o xml`) would be a surprise. The formats are those the option's description
- * names; a command with modes (plan --simulate) still checks its mode's own list when it prints.
+ * (`node tag n1 web -o xml`) would be a surprise. Any format the option's description names is
+ * let through; a command with modes (`plan`, whose `--simulate` prints a table: "(with
+ * --simulate: ...)") checks its mode's own list when it prints. The error lists the formats
+ * named outside parentheses, the command's plain ones.
  */
 export function checkOutputFormat(cmd: Command): void {
   const option = cmd.options.find((o) => o.long === '--output');
   const value = cmd.opts<{ output?: unknown }>().output;
   if (!option || typeof value !== 'string') return;
-  const formats = [...new Set(option.description.match(FORMAT_WORDS) ?? [])];
-  if (formats.length > 0) parseFormat(value, formats as OutputFormat[]);
+  const formats = (text: string): OutputFormat[] => [...new Set(text.match(FORMAT_WORDS) ?? [])] as OutputFormat[];
+  if (formats(option.description).includes(value as OutputFormat)) return;
+  const plain = formats(option.description.replace(/\([^)]*\)/g, ''));
+  if (plain.length > 0) parseFormat(value, plain);
 }
 
 /** The CLI; with `command`, only that command's group is loaded (see `registerCommands`). */
