@@ -3,7 +3,8 @@ const { swcOptions, jestModuleNameMapper } = require('./tools/swc-options.cjs');
 
 const base = {
   rootDir: __dirname,
-  testEnvironment: 'node',
+  // Node's, and a DeprecationWarning fails the test that caused it.
+  testEnvironment: '<rootDir>/tools/jest-environment.cjs',
   // NestJS 12 ships ES modules, which jest's CommonJS loader cannot require: swc turns them into
   // CommonJS as it does our TypeScript (the services themselves load them with Node's require(esm)).
   transform: { '^.+\\.(ts|js)$': ['@swc/jest', { ...swcOptions(), swcrc: false }] },

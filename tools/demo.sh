@@ -15,6 +15,8 @@ DEMO_NATS_PORT=${DEMO_NATS_PORT:-4322}
 DEMO_REDIS_PORT=${DEMO_REDIS_PORT:-6380}
 AUTH=$DEMO_DIR/auth
 RELEASE=examples/releases/example-release
+# shellcheck source=tools/demo-lib.sh
+source tools/demo-lib.sh
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "setting up (npm packages, PostgreSQL, Redis, NATS, puppet, rsync)"
@@ -92,16 +94,13 @@ GRANULE_SECRETS_KEY=$(sed -n 's/^GRANULE_SECRETS_KEY=//p' "$AUTH/secrets.env") \
   as_identity orchestrator start orchestrator node dist/apps/orchestrator/src/main.js
 wait_for "orchestrator" "./granule runs list"
 
-# On a real fleet every agent has its host to itself; here four share one, so each gets its own
-# health port (8421-8424) instead of all asking for the default 8414.
-AGENT_HEALTH_BASE=${AGENT_HEALTH_BASE:-8420}
 step "enrolling 4 node agents (a credential bound to each node) and starting them (each a process with its own root directory and health port)"
 for uid in 1 2 3 4; do
   # As the admin, so that config-store records the credential and node list shows it.
   as_identity admin ./granule agent enroll "$uid" --auth-dir "$AUTH" --expires 30d --out "$(creds "agent-$uid")" | sed 's/^/  /'
   # NATS is an agent's only connection: no Redis, no database.
   start "agent-$uid" env -u GRANULE_REDIS_URL -u GRANULE_DATABASE_URL GRANULE_NODE_UID="$uid" \
-    GRANULE_ROOT="$DEMO_DIR/node-$uid" GRANULE_HEARTBEAT_SECONDS=1 GRANULE_HEALTH_PORT=$((AGENT_HEALTH_BASE + uid)) \
+    GRANULE_ROOT="$DEMO_DIR/node-$uid" GRANULE_HEARTBEAT_SECONDS=1 GRANULE_HEALTH_PORT="$(demo_health_port "$uid")" \
     GRANULE_NATS_CREDS="$(creds "agent-$uid")" node dist/apps/node-agent/src/main.js
 done
 wait_for "agents" "[ \$(REDISCLI_AUTH=\$(cat $DEMO_DIR/redis.password) redis-cli -p $DEMO_REDIS_PORT --scan --pattern '$GRANULE_SUBJECT_PREFIX:presence:*' | wc -l) -ge 4 ]"
@@ -138,32 +137,5 @@ done
 step "what happened on the hosts"
 for uid in 1 2 3 4; do echo "node-$uid:"; find "$DEMO_DIR/node-$uid/state" -type f 2>/dev/null | sed "s#$DEMO_DIR/##" | sed 's/^/  /'; done
 
-# The hints are commands to paste: with DEMO_KEEP=1 the services answer them; without, only the
-# offline plan does, and the hint says how to keep the services up.
-offline="./granule plan --release $RELEASE --nodes $RELEASE/nodes.yaml --simulate -o table"
-if [ "${DEMO_KEEP:-}" = 1 ]; then
-  cat <<EOF
-
-Next (the services keep running; paste these here):
-  export GRANULE_NATS_URL=$GRANULE_NATS_URL GRANULE_SUBJECT_PREFIX=$GRANULE_SUBJECT_PREFIX GRANULE_NATS_CREDS=$GRANULE_NATS_CREDS
-  ./granule runs list
-  ./granule runs events demo-1                     # add --at N: the run as it was after event N
-  ./granule runs show demo-1                       # says who asked for it: demo-operator
-  ./granule audit list                             # who changed the configuration
-  ./granule graph --run demo-1-2-deploy -o dot     # a phase run, coloured by outcome
-  ./granule graph --env demo -o mermaid
-  curl -s http://127.0.0.1:$((AGENT_HEALTH_BASE + 1))/readyz               # agent 1's health; agents 2-4 use the next ports
-  $offline
-Logs: $DEMO_DIR/logs   Data: database $db, $DEMO_DIR
-EOF
-else
-  cat <<EOF
-
-The services stop as the demo ends. To look around afterwards (runs list, runs events demo-1, graph --env demo),
-run the demo with them kept up:  DEMO_KEEP=1 bash tools/demo.sh
-Offline, no services needed:
-  $offline
-Logs: $DEMO_DIR/logs   Data: database $db, $DEMO_DIR
-EOF
-fi
+demo_hints
 exit $status

@@ -169,7 +169,7 @@ export async function packageAgent({ out = process.cwd(), log = (m) => process.s
     mkdirSync(path.dirname(file), { recursive: true });
     accessSync(path.dirname(file), constants.W_OK);
   } catch (err) {
-    throw new Error(`--out ${out}: cannot write ${file} (${err.code ?? err.message})`);
+    throw new Error(`--out ${out}: cannot write the package there: ${OUT_REASONS[err.code] ?? err.message}`);
   }
   const staging = mkdtempSync(path.join(os.tmpdir(), 'granule-agent-package-'));
   try {
@@ -260,6 +260,15 @@ export async function packageAgent({ out = process.cwd(), log = (m) => process.s
   }
 }
 
+/** Why `--out` cannot take the package, in words (docs/messages.md: no raw system codes). */
+const OUT_REASONS = {
+  EEXIST: 'a part of the path is a file, not a folder',
+  ENOTDIR: 'a part of the path is not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+};
+
 function parseArgs(argv) {
   const args = { out: process.cwd() };
   for (let i = 0; i < argv.length; i++) {
@@ -268,7 +277,7 @@ function parseArgs(argv) {
       process.stdout.write('usage: node tools/package-agent.mjs [--out DIR|FILE.tar.gz]\n');
       process.exit(0);
     } else {
-      process.stderr.write(`package-agent: unknown argument '${argv[i]}' (usage: [--out DIR|FILE.tar.gz])\n`);
+      process.stderr.write(`error: unknown argument '${argv[i]}' (usage: [--out DIR|FILE.tar.gz])\n`);
       process.exit(2);
     }
   }
@@ -281,7 +290,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const { file } = await packageAgent({ out });
     process.stdout.write(`${file}\n`);
   } catch (err) {
-    process.stderr.write(`package-agent: ${err.message}\n`);
+    process.stderr.write(`error: ${err.message}\n`);
     process.exit(1);
   }
 }

@@ -83,3 +83,26 @@ describe('npm run bench:watch-cost (small)', () => {
     expect(figure(r.stdout, "the watch's share  CLI NATS messages")).toBeGreaterThan(0);
   }, 180_000);
 });
+
+describe('npm run bench:ready-order (small)', () => {
+  beforeAll(() => assertBuilt());
+
+  it('simulates both ready-task rules on fuel-library and a small synthetic release and prints each makespan', async () => {
+    const r = await runBench([], { BENCH_SIZES: '20', BENCH_SEEDS: '1' }, 'test/bench/ready-order.bench.mjs');
+    expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
+    const rows = [
+      ...r.stdout.matchAll(
+        /^(fuel-library|synthetic) +(\d+) +\d+ +(1 unit each|1-31, seed 1) +(\d+) +(\d+) +(-?\d+) /gm,
+      ),
+    ];
+    expect(rows.map((m) => [m[1], m[2], m[3]])).toEqual([
+      ['fuel-library', '7', '1 unit each'],
+      ['fuel-library', '7', '1-31, seed 1'],
+      ['synthetic', '20', '1 unit each'],
+      ['synthetic', '20', '1-31, seed 1'],
+    ]);
+    for (const m of rows) expect(Number(m[6])).toBe(Number(m[5]) - Number(m[4]));
+    expect(Number(rows[0][4])).toBeGreaterThan(0);
+    expect(r.stdout).toMatch(/^(both rules: the same makespan in all 4 runs|the rules differ in \d+ of 4 runs; .*)$/m);
+  }, 60_000);
+});

@@ -4,8 +4,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Command } from 'commander';
 import { GRANULE_VERSION } from '@granule/core';
-import { type CliResult, E2eStack } from './stack';
+import { type CliResult, E2eStack, REPO_ROOT } from './stack';
 
 interface Case {
   args: string[];
@@ -20,6 +21,32 @@ interface Case {
 
 const STRATEGY = 'examples/strategies/deployment-strategy.yaml';
 const STRATEGY_NODES = 'examples/strategies/nodes.yaml';
+
+/**
+ * Every leaf command of the CLI (`plugin validate`, `watch`, ...), walked as its help spec walks
+ * them, from the built CLI this spec runs (an app is not imported by path).
+ */
+function leafCommands(): string[] {
+  const { buildProgram } = require(path.join(REPO_ROOT, 'dist/apps/cli/src/program.js')) as {
+    buildProgram: () => Command;
+  };
+  const leaves: string[] = [];
+  const visit = (cmd: Command, prefix: string[]): void => {
+    if (cmd.commands.length === 0 && prefix.length > 0) leaves.push(prefix.join(' '));
+    for (const sub of cmd.commands) visit(sub, [...prefix, sub.name()]);
+  };
+  visit(buildProgram(), []);
+  return leaves;
+}
+
+/** The leaf command a command line runs: its longest prefix that is one. */
+function leafOf(args: string[], leaves: readonly string[]): string | undefined {
+  for (let n = Math.min(args.length, 3); n > 0; n--) {
+    const name = args.slice(0, n).join(' ');
+    if (leaves.includes(name)) return name;
+  }
+  return undefined;
+}
 
 /** The style rules every failing command keeps; returns the broken ones. */
 function styleProblems(args: string[], r: CliResult, c: Case): string[] {
@@ -179,6 +206,32 @@ describe('CLI messages - every command, its error paths, one style', () => {
     { args: ['runs', 'show', 'r1', '--at', 'zero'], code: 2 },
     { args: ['retry', 'r1', '--failed-only', '--all-unfinished'], code: 2 },
     {
+      args: ['completion', 'fish'],
+      code: 2,
+      says: ['error: completion: expected a shell, one of bash, zsh, got "fish"'],
+    },
+    { args: ['secrets', 'keygen', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of text, json, yaml'] },
+    { args: ['secrets', 'seal', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of json, yaml'] },
+    {
+      args: ['auth', 'init', '@/tasks.yaml/auth'],
+      code: 1,
+      says: [/^error: \S+tasks\.yaml\/auth: a part of the path is not a folder$/],
+    },
+    {
+      args: ['auth', 'list', '--auth-dir', '@/nowhere'],
+      code: 1,
+      says: [/^error: no trust store in \S+nowhere: create one with 'granule auth init \S+nowhere'$/],
+    },
+    { args: ['agent', 'revoke', 'n1', '--auth-dir', '@/nowhere', '--no-record'], code: 1 },
+    { args: ['agent', 'record', 'n1', '--auth-dir', '@/nowhere'], code: 1 },
+    {
+      args: ['agent', 'package', '--out', '@/tasks.yaml/agent.tar.gz'],
+      code: 1,
+      says: [
+        /^error: --out \S+tasks\.yaml\/agent\.tar\.gz: cannot write the package there: a part of the path is a file, not a folder$/,
+      ],
+    },
+    {
       args: ['logs', 'r1', '--attempt', 'zero'],
       code: 2,
       says: ['error: --attempt zero: expected a try number (1 for the first, 2 for the first retry, ...)'],
@@ -205,12 +258,39 @@ describe('CLI messages - every command, its error paths, one style', () => {
     { args: ['node', 'show', 'nope'], code: 1 },
     { args: ['node', 'label', 'n1', 'bad'], code: 2 },
     { args: ['node', 'remove', 'nope'], code: 1 },
+    // A change's output format is checked before the change is made.
+    {
+      args: ['node', 'tag', 'nope', 'web', '-o', 'xml'],
+      code: 2,
+      says: ['error: -o xml: expected one of json, yaml, table'],
+    },
+    { args: ['node', 'tag', 'nope', 'web'], code: 1 },
+    { args: ['node', 'rack', 'nope', 'r1'], code: 1 },
+    { args: ['node', 'assign', 'nope', '--env', 'nope', '--roles', 'x'], code: 1 },
+    { args: ['node', 'list', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of json, yaml, table'] },
+    { args: ['env', 'list', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of json, yaml, table'] },
+    { args: ['plugin', 'list', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of json, yaml, table'] },
+    { args: ['plugin', 'disable', 'nope', '--env', 'nope'], code: 1 },
+    { args: ['release', 'list', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of json, yaml, table'] },
+    { args: ['strategy', 'list', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of json, yaml, table'] },
+    {
+      args: ['audit', 'list', '--limit', '0'],
+      code: 2,
+      says: ['error: --limit 0: expected a whole number from 1 to 1000'],
+    },
     { args: ['strategy', 'upload', 'nope.yaml'], code: 1, says: ['error: nope.yaml: no such file or directory'] },
     { args: ['strategy', 'show', 'nope'], code: 1 },
     { args: ['strategy', 'remove', 'nope'], code: 1 },
   );
   // Orchestrator and graph-planner.
   cases.push(
+    {
+      args: ['runs', 'list', '--limit', 'zero'],
+      code: 2,
+      says: ['error: --limit zero: expected a whole number from 1 to 1000'],
+    },
+    { args: ['runs', 'list', '--status', 'weird'], code: 2 },
+    { args: ['watch', 'r1', '-o', 'xml'], code: 2, says: ['error: -o xml: expected one of text, json, yaml'] },
     { args: ['runs', 'show', 'nope'], code: 1 },
     { args: ['runs', 'events', 'nope'], code: 1 },
     { args: ['runs', 'tasks', 'nope'], code: 1 },
@@ -233,6 +313,13 @@ describe('CLI messages - every command, its error paths, one style', () => {
       says: [/^error: run [\w-]+ was refused: environment 'nope' does not exist$/],
     },
   );
+
+  it('every leaf command has an error-path case', () => {
+    const leaves = leafCommands();
+    expect(leaves).toEqual(expect.arrayContaining(['plan', 'watch', 'runs list', 'secrets seal', 'completion']));
+    const covered = new Set(cases.map((c) => leafOf(c.args, leaves)));
+    expect(leaves.filter((leaf) => !covered.has(leaf))).toEqual([]);
+  });
 
   it.each(cases.map((c) => [c.args.join(' '), c] as const))('granule %s', async (_name, c) => {
     const args = c.args.map((a) => (a.startsWith('@/') ? at(a.slice(2)) : a));

@@ -65,5 +65,27 @@ describe('commands nobody answered in time (whole stack)', () => {
     expect(expired).toEqual([
       { type: 'CommandExpired', data: expect.objectContaining({ command: 'StopDeployment', runId: 'keeps-going' }) },
     ]);
+    // The operator sees it where they look at the run: among its events and in its recap.
+    const listed = await stack.granule(['runs', 'events', 'keeps-going']);
+    stack.assertExitedOk(listed, 'runs events');
+    const lines = listed.stdout.trimEnd().split('\n');
+    const at = lines.findIndex((l) => /\bCommandExpired\b/.test(l));
+    expect(lines[at]).toMatch(/CommandExpired +StopDeployment by \S+ waited 1 s for an orchestrator; never acted on/);
+    expect(lines.at(-1)).toMatch(/DeploymentSucceeded/);
+    const show = await stack.granule(['runs', 'show', 'keeps-going']);
+    stack.assertExitedOk(show, 'runs show');
+    expect(show.stdout).toMatch(
+      /^expired: \d\d:\d\d:\d\d StopDeployment by \S+ waited 1 s for an orchestrator; never acted on/m,
+    );
+    const json = JSON.parse((await stack.granule(['runs', 'events', 'keeps-going', '-o', 'json'])).stdout) as {
+      stream?: string;
+      event: { type: string };
+    }[];
+    expect(json.filter((e) => e.stream)).toEqual([
+      expect.objectContaining({
+        stream: expect.stringMatching(/^command-/),
+        event: expect.objectContaining({ type: 'CommandExpired' }),
+      }),
+    ]);
   }, 120_000);
 });

@@ -24,7 +24,7 @@ describe('environment deployment through config-store (release, plugin, env, nod
     const early = await stack.granule(['env', 'create', 'demo']);
     expect(early.code).toBe(1);
     expect(early.stderr).toContain(
-      'no release is installed: install one with ./granule release install <DIR|FILE.tar.gz>',
+      'no release is installed: install one with granule release install <DIR|FILE.tar.gz>',
     );
 
     await cli('release', 'install', EXAMPLE_RELEASE);

@@ -5,7 +5,8 @@ import { E2eStack, REPO_ROOT, dataOf, keysOf, versionOf, type StoredEvent } from
 
 // The fuel-library-shaped release (examples/fuel-library) on real agents: one node of each role
 // plus an agent for the master host, deployed by the CLI with --tasks as an operator would
-// bring a Fuel release (issue 25, ADR 0013).
+// bring a Fuel release, and installed as a release in config-store and deployed to an
+// environment of it (issue 25, ADR 0013).
 const FUEL = path.join(REPO_ROOT, 'examples/fuel-library');
 const ARGS = ['--tasks', path.join(FUEL, 'tasks'), '--nodes', path.join(FUEL, 'nodes-small.yaml')];
 const AGENTS = ['1', '2', '3', '4', 'master'];
@@ -111,6 +112,37 @@ describe('a fuel-library-shaped release on five agents (whole stack)', () => {
     ]);
     expect(file('master', 'astute.yaml')).toBeUndefined();
   });
+
+  it('installed as a release: env create, node add with its roles, deploy --env runs the same tasks in the same order', async () => {
+    await stack.service('config-store').start();
+    const cli = async (...args: string[]): Promise<string> => {
+      const r = await stack.granule(args);
+      stack.assertExitedOk(r, `granule ${args.join(' ')}`);
+      return r.stdout;
+    };
+    await cli('release', 'install', FUEL);
+    expect(JSON.parse(await cli('release', 'list', '-o', 'json'))).toEqual([
+      expect.objectContaining({ name: 'fuel-library', version: '1.0.0' }),
+    ]);
+    await cli('env', 'create', 'fuel', '--release', 'fuel-library');
+    for (const [uid, role] of Object.entries(ROLE_OF))
+      await cli('node', 'add', uid, '--hostname', `fuel-${uid}`, '--roles', role, '--env', 'fuel');
+    const r = await stack.granule(['deploy', '--env', 'fuel', '--run-id', 'fuel-env', '--watch'], {
+      timeoutMs: 140_000,
+    });
+    stack.assertExitedOk(r, 'granule deploy --env fuel');
+    expect(r.stdout.split('\n')[0]).toBe('RECAP run fuel-env: succeeded');
+    const run = await stack.events('fuel-env');
+    // The same instances as the --tasks deploy of the same nodes, in an order the plan allows.
+    expect(keysOf(run, 'TaskSucceeded').sort()).toEqual(work().map(key).sort());
+    const markersLookedThrough = planned.map((i) => (i.type === 'group' ? { ...i, skipped: true } : i));
+    expect(orderViolations(run, workPredecessors(markersLookedThrough))).toEqual([]);
+    expect(
+      keysOf(run, 'TaskSucceeded')
+        .filter((k) => k.endsWith('@master'))
+        .sort(),
+    ).toEqual(['generate_deleted_nodes@master', 'generate_keys@master', 'sync_time@master']);
+  }, 150_000);
 
   it('a failed ceph-osd node does not fail the run: the group states no fault_tolerance', async () => {
     // An environment override (CLUSTER.yaml tasks) makes the OSD role fail on its node.

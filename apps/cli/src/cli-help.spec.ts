@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { buildProgram } from './program';
+import { buildProgram, checkOutputFormat } from './program';
 
 /** Every command of the CLI with its full `--help` text (including the text added after it). */
 function everyCommand(): { name: string; cmd: Command; help: string }[] {
@@ -66,6 +66,17 @@ describe('granule --help - one way to write things', () => {
       expect(c.help).not.toMatch(/\.\/granule|\$ granule/);
       for (const option of c.cmd.options)
         if (option.defaultValue !== undefined) expect(`${option.flags}: ${option.description}`).not.toMatch(/default/i);
+    },
+  );
+
+  // `-o` is checked before a command acts, against the formats its description names: its
+  // default must be one of them, and a format no mode prints is refused.
+  it.each(leaves.filter((c) => c.cmd.options.some((o) => o.long === '--output')).map((c) => [c.name, c] as const))(
+    '%s - -o takes its default and refuses xml before acting',
+    (_name, c) => {
+      expect(() => checkOutputFormat(c.cmd)).not.toThrow();
+      c.cmd.setOptionValue('output', 'xml');
+      expect(() => checkOutputFormat(c.cmd)).toThrow(/^-o xml: expected one of /);
     },
   );
 });

@@ -1,5 +1,6 @@
 import { debugEnabled } from './cli-environment';
 import { EXIT_OK, exitCodeFor, reportError, wantsJson } from './cli-error-handler';
+import { fileSystemProblem } from './messages';
 import { buildProgram } from './program';
 
 async function main(argv: string[]): Promise<number> {
@@ -8,7 +9,8 @@ async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram(argv[2], { json }).parseAsync(argv);
     return EXIT_OK;
-  } catch (err) {
+  } catch (thrown) {
+    const err = fileSystemProblem(thrown) ?? thrown;
     reportError(err, debugEnabled(), json);
     return exitCodeFor(err);
   }

@@ -47,6 +47,18 @@ export function unreadable(file: string, err: unknown): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'FILE_UNREADABLE', file, message: fsReason(err) }]);
 }
 
+/**
+ * A file-system error that reached the top unhandled (writing a trust store or a package into a
+ * path that cannot hold it), as the operator's problem it is: `PATH: a part of the path is not a
+ * folder` (exit 1), not an internal error with the raw code. Anything else: undefined.
+ */
+export function fileSystemProblem(err: unknown): InvalidInputError | undefined {
+  const e = err as NodeJS.ErrnoException | null;
+  if (!(e instanceof Error) || typeof e.code !== 'string' || !(e.code in FS_REASONS) || typeof e.path !== 'string')
+    return undefined;
+  return new InvalidInputError([{ severity: 'error', code: 'FILE_SYSTEM', file: e.path, message: fsReason(e) }]);
+}
+
 function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {

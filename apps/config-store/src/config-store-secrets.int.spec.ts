@@ -183,7 +183,7 @@ describe('config-store without GRANULE_SECRETS_PUBLIC_KEY', () => {
 
   it('a secret in clear is refused, each named with its task, and nothing is stored', async () => {
     const hint =
-      "a secret in clear: config-store seals secrets before it stores them and has no GRANULE_SECRETS_PUBLIC_KEY: start it with the installation's public key (./granule secrets keygen prints a pair), or leave the value out";
+      "a secret in clear: config-store seals secrets before it stores them and has no GRANULE_SECRETS_PUBLIC_KEY: start it with the installation's public key (granule secrets keygen prints a pair), or leave the value out";
     expect(
       await refused(client.request('tasks.put', { scope: 'release', id: '1', graph: 'default', tasks: SECRET_TASKS })),
     ).toEqual([

@@ -105,7 +105,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
     const r = await refusal(client.request('env.create', { name: 'prod' }));
     expect(r).toEqual({ code: 'CONFIG_NO_RELEASE', message: NO_RELEASE_MESSAGE });
     expect(NO_RELEASE_MESSAGE).toBe(
-      'no release is installed: install one with ./granule release install <DIR|FILE.tar.gz>',
+      'no release is installed: install one with granule release install <DIR|FILE.tar.gz>',
     );
     expect(await db.dataSource.getRepository(EnvironmentEntity).count()).toBe(0);
   });
@@ -120,7 +120,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
     expect(again).toEqual({
       code: 'CONFIG_ALREADY_EXISTS',
       message:
-        "release 'example-release' version 1.0.0 is already installed (id 1); remove it first with ./granule release remove 1",
+        "release 'example-release' version 1.0.0 is already installed (id 1); remove it first with granule release remove 1",
     });
     expect((await client.request('release.list', {})).map((r) => r.name)).toEqual(['example-release']);
   });
@@ -151,7 +151,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
     const r = await refusal(client.request('plugin.install', await readPluginSourceFiles(RELEASE_DIR)));
     expect(r).toEqual({
       code: 'CONFIG_WRONG_KIND',
-      message: `${RELEASE_DIR} is a release plugin (a release has is_release: true): install it with ./granule release install ${RELEASE_DIR}`,
+      message: `${RELEASE_DIR} is a release plugin (a release has is_release: true): install it with granule release install ${RELEASE_DIR}`,
     });
   });
 
@@ -173,7 +173,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
     expect(await refusal(client.request('plugin.remove', { id: 'example-v5' }))).toEqual({
       code: 'CONFIG_IN_USE',
       message:
-        "plugin 'example-v5' is enabled in environment 'prod': disable it there first (./granule plugin disable example-v5 --env prod)",
+        "plugin 'example-v5' is enabled in environment 'prod': disable it there first (granule plugin disable example-v5 --env prod)",
     });
     expect(await refusal(client.request('release.remove', { id: '1' }))).toEqual({
       code: 'CONFIG_IN_USE',

@@ -166,7 +166,7 @@ function refuseClearSecrets(request: PlanRequest, file: string): void {
     clearSecretDiagnostics(
       clear,
       { file },
-      `the planner stores plans and takes secrets only sealed: deploy with ./granule, which seals them with ${SECRETS_PUBLIC_KEY_VARIABLE}, or keep them in config-store, which seals them when it stores them (tasks stored before that: upload them again)`,
+      `the planner stores plans and takes secrets only sealed: deploy with granule, which seals them with ${SECRETS_PUBLIC_KEY_VARIABLE}, or keep them in config-store, which seals them when it stores them (tasks stored before that: upload them again)`,
     ),
   );
 }

@@ -1,5 +1,5 @@
 import type { PlanInstance } from '@granule/planner';
-import type { RunEvent, TaskInstanceRow, TaskLogRecord } from '@granule/run-events';
+import type { CommandExpired, RunEvent, TaskInstanceRow, TaskLogRecord } from '@granule/run-events';
 
 /** `runs.list` request. */
 export interface RunsListRequest {
@@ -34,12 +34,25 @@ export interface RunEventsRequest {
   runId: string;
   after?: number;
   upTo?: number;
+  /**
+   * Also the stops and resumes that named the run and expired before an orchestrator took them
+   * (ADR 0021), as `ExpiredCommandEntry`s among the events by time. Not with `after` or `upTo`:
+   * they are not the run's events and have no version of it.
+   */
+  expiredCommands?: boolean;
 }
 
 export interface RunEventEntry {
   version: number;
   at: string;
   event: RunEvent;
+}
+
+/** A stop or resume that named a run and expired: its event on its own stream, `command-<commandId>`. */
+export interface ExpiredCommandEntry {
+  stream: string;
+  at: string;
+  event: CommandExpired;
 }
 
 /** `runs.show` request: the run's state after event `at` (default: the last one). */

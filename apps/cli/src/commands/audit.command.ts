@@ -24,7 +24,7 @@ export function registerAuditCommand(program: Command): void {
     .action(async (opts: AuditOptions) => {
       const limit = /^\d+$/.test(opts.limit) ? Number(opts.limit) : NaN;
       if (!(limit >= 1 && limit <= 1000))
-        throw new UsageError(`--limit: expected a whole number from 1 to 1000, got ${JSON.stringify(opts.limit)}`);
+        throw new UsageError(`--limit ${opts.limit}: expected a whole number from 1 to 1000`);
       const entries = await withConfigStore(opts, (c) => c.request('audit.list', { limit }));
       await printResult(entries, opts.output, { rows: entries.map((e) => ({ ...e })), columns: COLUMNS });
     });

@@ -174,6 +174,56 @@ describe('granule plan (built CLI)', () => {
     expect(refused.stderr).toContain('metadata.yaml');
   });
 
+  it("a plugin task requiring a task nobody defines: the plugin's file, line and task, exit 1", () => {
+    file(
+      'acme/metadata.yaml',
+      [
+        'name: acme',
+        'title: acme plugin',
+        "version: '1.0.0'",
+        "package_version: '5.0.0'",
+        'description: a plugin whose task requires a missing one',
+        "licenses: ['Apache License Version 2.0']",
+        "authors: ['Granule']",
+        "homepage: 'https://example.com/acme'",
+        'releases:',
+        '  - {os: ubuntu, version: mitaka-9.0, deployment_scripts_path: deployment_scripts/, repository_path: repositories/ubuntu}',
+        '',
+      ].join('\n'),
+    );
+    file('acme/deployment_scripts/deploy.sh', 'true\n');
+    file('acme/repositories/ubuntu/.keep', '');
+    const tasks = file(
+      'acme/deployment_tasks.yaml',
+      [
+        '- id: acme-prepare',
+        '  type: shell',
+        '  version: 2.0.0',
+        '  roles: [acme-role]',
+        '  parameters: {cmd: "true", timeout: 60}',
+        '- id: acme-install',
+        '  type: shell',
+        '  version: 2.0.0',
+        '  roles: [acme-role]',
+        '  requires: [acme-prepair]',
+        '  parameters: {cmd: "true", timeout: 60}',
+        '',
+      ].join('\n'),
+    );
+    const nodes = file('acme-nodes.yaml', 'nodes: [{uid: n1, roles: [acme-role]}]\n');
+    const base = file('acme-base.yaml', '- {id: base, type: shell, roles: ["*"], parameters: {cmd: "true"}}\n');
+    const run = granule('plan', '--tasks', base, '--nodes', nodes, '--plugin', join(tasks, '..'));
+    expect([run.status, run.stdout]).toEqual([1, '']);
+    const lines = run.stderr.trimEnd().split('\n');
+    expect(lines).toContain(
+      `error: ${tasks}:6: task 'acme-install': requires names task 'acme-prepair', which does not exist`,
+    );
+    // The validator's warning for the same line, as plugin validate prints it; nothing else.
+    expect(lines.filter((l) => !l.startsWith('error: '))).toEqual([
+      `warning: ${tasks}:6: task 'acme-install': requires names 'acme-prepair', which this plugin does not define; it must come from the release or another plugin`,
+    ]);
+  });
+
   it('exits 1 naming file, line and task for bad input, and 2 for usage errors', () => {
     const bad = file(
       'bad/deployment_tasks.yaml',

@@ -1,11 +1,15 @@
-import type { RunEventEntry, RunSummary } from '@granule/contracts';
+import type { ExpiredCommandEntry, RunEventEntry, RunSummary } from '@granule/contracts';
+import type { CommandExpiry } from '@granule/run-events';
 import { toTable } from '../output';
 import { logsCommandFor } from './task-log-format';
 
 /** One line per event: `HH:MM:SS  #version  Type  details`. */
-export function describeEvent(entry: RunEventEntry): string {
-  const e = entry.event;
+export function describeEvent(entry: RunEventEntry | ExpiredCommandEntry): string {
   const time = entry.at.slice(11, 19);
+  // A stop or resume that named the run and expired: not one of the run's events (no number).
+  if ('stream' in entry)
+    return `${time}  ${'-'.padEnd(5)} ${entry.event.type.padEnd(24)} ${expiredDetail(entry.event.data)}`;
+  const e = entry.event;
   let detail = '';
   switch (e.type) {
     case 'DeploymentRequested':
@@ -82,6 +86,11 @@ export function describeEvent(entry: RunEventEntry): string {
   return `${time}  #${String(entry.version).padEnd(4)} ${e.type.padEnd(24)} ${detail}`.trimEnd();
 }
 
+/** What an expired stop or resume was: `StopDeployment by alice waited 120 s for an orchestrator; never acted on`. */
+function expiredDetail(c: CommandExpiry & { requestedBy?: string }): string {
+  return `${c.command}${c.requestedBy ? ` by ${c.requestedBy}` : ''} waited ${c.ttlSeconds} s for an orchestrator; never acted on (command ${c.commandId})`;
+}
+
 /** `waits for n1, n2 (run A); n3 (run B); starts when they are free` (ADR 0024). */
 export function queuedDetail(heldBy: readonly { node: string; runId: string }[]): string {
   const byRun = new Map<string, string[]>();
@@ -153,6 +162,7 @@ export function renderRecap(summary: RunSummary): string {
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
     (failures.length ? `failures:\n${failures.join('\n')}\n` : '') +
     tries +
+    (summary.expiredCommands ?? []).map((c) => `expired: ${c.storedAt.slice(11, 19)} ${expiredDetail(c)}\n`).join('') +
     strategy
   );
 }

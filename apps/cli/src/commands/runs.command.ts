@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import type {
+  ExpiredCommandEntry,
   RunEventEntry,
   RunEventsRequest,
   RunListEntry,
@@ -179,10 +180,12 @@ export function registerRunsCommands(program: Command): void {
             );
             return;
           }
-          const events = await query<RunEventsRequest, RunEventEntry[]>(s, s.subjects.runs.events, {
-            runId,
-            ...(at ? { upTo: at } : {}),
-          });
+          // Without --at, the stops and resumes that named the run and expired are shown among its events.
+          const events = await query<RunEventsRequest, (RunEventEntry | ExpiredCommandEntry)[]>(
+            s,
+            s.subjects.runs.events,
+            { runId, ...(at ? { upTo: at } : { expiredCommands: true }) },
+          );
           await print(format, events, () => `${events.map(describeEvent).join('\n')}\n`);
         });
       }),

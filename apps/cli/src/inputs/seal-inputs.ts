@@ -18,7 +18,7 @@ import { cliEnvironment } from '../cli-environment';
 
 const DATA_FILE = /\.(ya?ml|json)$/i;
 
-const NO_KEY = `./granule seals secrets before they leave this machine and has no key to seal with: set ${SECRETS_PUBLIC_KEY_VARIABLE} to the installation's public key (./granule secrets keygen prints a pair), or start config-store with it`;
+const NO_KEY = `granule seals secrets before they leave this machine and has no key to seal with: set ${SECRETS_PUBLIC_KEY_VARIABLE} to the installation's public key (granule secrets keygen prints a pair), or start config-store with it`;
 
 /**
  * What the CLI sends is sealed first (ADR 0023): secrets in task parameters, settings and plugin

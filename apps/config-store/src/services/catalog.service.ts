@@ -202,7 +202,7 @@ export class CatalogService {
         const names = envs.map((e) => `'${e.name}'`).join(', ');
         throw new ConfigStoreError(
           'CONFIG_IN_USE',
-          `plugin '${plugin.name}' is enabled in environment${envs.length > 1 ? 's' : ''} ${names}: disable it there first (./granule plugin disable ${plugin.name} --env ${envs[0].name})`,
+          `plugin '${plugin.name}' is enabled in environment${envs.length > 1 ? 's' : ''} ${names}: disable it there first (granule plugin disable ${plugin.name} --env ${envs[0].name})`,
         );
       }
       await em.getRepository(PluginEntity).delete({ id: plugin.id });
@@ -231,8 +231,8 @@ export class CatalogService {
       throw new ConfigStoreError(
         'CONFIG_WRONG_KIND',
         prepared.kind === 'release'
-          ? `${source} is a release plugin (a release has is_release: true): install it with ./granule release install ${source}`
-          : `${source} defines no release (no release record has is_release: true): install it as a plugin with ./granule plugin install ${source}`,
+          ? `${source} is a release plugin (a release has is_release: true): install it with granule release install ${source}`
+          : `${source} defines no release (no release record has is_release: true): install it as a plugin with granule plugin install ${source}`,
       );
     }
     try {
@@ -244,7 +244,7 @@ export class CatalogService {
             if (existing) {
               throw new ConfigStoreError(
                 'CONFIG_ALREADY_EXISTS',
-                `release '${r.name}' version ${r.version} is already installed (id ${existing.id}); remove it first with ./granule release remove ${existing.id}`,
+                `release '${r.name}' version ${r.version} is already installed (id ${existing.id}); remove it first with granule release remove ${existing.id}`,
               );
             }
             const saved = await em.getRepository(ReleaseEntity).save(
@@ -270,7 +270,7 @@ export class CatalogService {
         if (existing) {
           throw new ConfigStoreError(
             'CONFIG_ALREADY_EXISTS',
-            `plugin '${prepared.name}' version ${prepared.version} is already installed (id ${existing.id}); remove it first with ./granule plugin remove ${existing.id}`,
+            `plugin '${prepared.name}' version ${prepared.version} is already installed (id ${existing.id}); remove it first with granule plugin remove ${existing.id}`,
           );
         }
         const saved = await em.getRepository(PluginEntity).save(

@@ -50,7 +50,7 @@ export class SecretSealing {
       clearSecretDiagnostics(
         clear,
         at,
-        `config-store seals secrets before it stores them and has no ${SECRETS_PUBLIC_KEY_VARIABLE}: start it with the installation's public key (./granule secrets keygen prints a pair), or leave the value out`,
+        `config-store seals secrets before it stores them and has no ${SECRETS_PUBLIC_KEY_VARIABLE}: start it with the installation's public key (granule secrets keygen prints a pair), or leave the value out`,
       ),
     );
   }

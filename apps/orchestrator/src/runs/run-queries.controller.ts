@@ -2,6 +2,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { Allow } from '@granule/nats-endpoints';
 import type {
+  ExpiredCommandEntry,
   RunEventEntry,
   RunEventsRequest,
   RunGraphReply,
@@ -29,8 +30,8 @@ export class RunQueriesController {
 
   @MessagePattern('runs.events')
   @Allow('viewer', 'operator', 'admin', 'config-store')
-  events(@Payload() q: RunEventsRequest): Promise<RunEventEntry[]> {
-    return this.queries.events(q);
+  events(@Payload() q: RunEventsRequest): Promise<(RunEventEntry | ExpiredCommandEntry)[]> {
+    return this.queries.eventsReply(q);
   }
 
   @MessagePattern('runs.show')

@@ -2,8 +2,9 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidInputError } from '@granule/core';
 import { lastEventTypesOf, phaseAfterEvent, RUN_PHASES, RunError, runStreamId } from '@granule/run-events';
-import type { RunPhaseName } from '@granule/run-events';
+import type { CommandExpired, RunPhaseName } from '@granule/run-events';
 import type {
+  ExpiredCommandEntry,
   RunEvent,
   RunEventEntry,
   RunEventsRequest,
@@ -129,6 +130,13 @@ export class RunQueries {
     }));
   }
 
+  /** `runs.events`: the run's events and, when asked, the expired commands that named it among them. */
+  async eventsReply(q: RunEventsRequest): Promise<(RunEventEntry | ExpiredCommandEntry)[]> {
+    const entries = await this.events(q);
+    if (!q.expiredCommands || q.after || q.upTo) return entries;
+    return withExpiredCommands(entries, await this.expiredCommands(q.runId));
+  }
+
   /**
    * One page of a run's plan with each entry's status (`runs.graph`), or of a stored plan by id.
    * A page is read from the stored plan as a stream (the instances before it are counted, not
@@ -188,7 +196,9 @@ export class RunQueries {
   }
 
   async show(q: RunShowRequest): Promise<RunSummary> {
-    return this.showAsOf(q.runId, q.at);
+    const summary = await this.showAsOf(q.runId, q.at);
+    const expired = q.at ? [] : await this.expiredCommands(q.runId);
+    return expired.length ? { ...summary, expiredCommands: expired.map((e) => e.event.data) } : summary;
   }
 
   /**
@@ -256,6 +266,38 @@ export class RunQueries {
       },
     };
   }
+
+  /**
+   * The stops and resumes that named a run and expired before an orchestrator took them, oldest
+   * first. They are on streams of their own (`command-<id>`, ADR 0021): the index of streams by
+   * type and last event reads those few, then their first event names the run.
+   */
+  async expiredCommands(runId: string): Promise<ExpiredCommandEntry[]> {
+    const streams = await this.store.streamsEndingWith('command', ['CommandExpired'], {
+      key: 'runId',
+      values: [runId],
+    });
+    return streams.map((s) => ({
+      stream: s.streamId,
+      at: s.createdAt.toISOString(),
+      event: s.first as unknown as CommandExpired,
+    }));
+  }
+}
+
+/** A run's events with the expired commands that named it, in the order they were recorded. */
+function withExpiredCommands(
+  events: RunEventEntry[],
+  expired: ExpiredCommandEntry[],
+): (RunEventEntry | ExpiredCommandEntry)[] {
+  if (expired.length === 0) return events;
+  const out: (RunEventEntry | ExpiredCommandEntry)[] = [];
+  let next = 0;
+  for (const e of events) {
+    while (next < expired.length && expired[next].at < e.at) out.push(expired[next++]);
+    out.push(e);
+  }
+  return [...out, ...expired.slice(next)];
 }
 
 function zero<T extends object>(counts: T): T {

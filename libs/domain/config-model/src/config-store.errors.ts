@@ -17,8 +17,7 @@ export type ConfigStoreErrorCode =
 export class ConfigStoreError extends GranuleError<ConfigStoreErrorCode> {}
 
 /** The message of seed 003's no-release case: says how to install one. */
-export const NO_RELEASE_MESSAGE =
-  'no release is installed: install one with ./granule release install <DIR|FILE.tar.gz>';
+export const NO_RELEASE_MESSAGE = 'no release is installed: install one with granule release install <DIR|FILE.tar.gz>';
 
 /** Creating an environment with no release installed (seed 003). */
 export function noReleaseInstalled(): ConfigStoreError {

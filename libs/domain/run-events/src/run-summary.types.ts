@@ -1,3 +1,4 @@
+import type { CommandExpiry } from './run-events';
 export type InstanceCounts = Record<
   'pending' | 'dispatched' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'dep_failed' | 'timed_out' | 'not_in_run',
   number
@@ -26,6 +27,8 @@ export interface RunSummary {
   failedTries?: number;
   /** Task instances that needed more than one try. */
   retriedTasks?: number;
+  /** Stops and resumes that named this run and expired, never acted on (ADR 0021), oldest first. */
+  expiredCommands?: (CommandExpiry & { requestedBy?: string })[];
   /** Strategy runs: the groups' outcome (the phase runs' task counts are in `nodes` and `totals`). */
   strategy?: {
     outcome: string | null;

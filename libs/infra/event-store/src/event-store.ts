@@ -502,14 +502,23 @@ export class EventStore implements EventStorePort {
    * Streams of a type whose last event is one of `lastEventTypes`, oldest first, each with its
    * first event. Asked as "last event is one of these" so that PostgreSQL reads only those
    * entries of the (stream type, last event type) index: open runs are asked for on every tick,
-   * and finished runs pile up.
+   * and finished runs pile up. With `firstData`, only those whose first event's top-level field
+   * is one of its values (the stops and resumes that named a run and expired: ADR 0021).
    */
-  async streamsEndingWith(streamType: string, lastEventTypes: readonly string[]): Promise<StreamListing[]> {
+  async streamsEndingWith(
+    streamType: string,
+    lastEventTypes: readonly string[],
+    firstData?: StreamFilter['firstData'],
+  ): Promise<StreamListing[]> {
+    const params: unknown[] = [streamType, lastEventTypes];
+    const naming = firstData
+      ? `AND f.data ->> $${params.push(firstData.key)} = ANY($${params.push(firstData.values)}::text[])`
+      : '';
     const rows: ListingRow[] = await this.dataSource.query(
       `SELECT ${LISTING_COLUMNS} ${LISTING_FROM}
-        WHERE s.stream_type = $1 AND s.last_event_type = ANY($2::text[])
+        WHERE s.stream_type = $1 AND s.last_event_type = ANY($2::text[]) ${naming}
         ORDER BY s.created_at`,
-      [streamType, lastEventTypes],
+      params,
     );
     return rows.map(toListing);
   }

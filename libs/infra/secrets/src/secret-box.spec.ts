@@ -58,7 +58,7 @@ describe('sealed values', () => {
     expect(both.open(new SecretSealer(next.publicKey).seal('new'))).toBe('new');
     expect(() => opener.open(new SecretSealer(next.publicKey).seal('new'))).toThrow(/sealed for another key/);
     expect(secretsKeyProblem(`${next.secretKey},nope`)).toBe(
-      'key 2 of 2: expected a curve seed (SX..., 58 characters) from ./granule secrets keygen, got 4 characters',
+      'key 2 of 2: expected a curve seed (SX..., 58 characters) from granule secrets keygen, got 4 characters',
     );
   });
 
@@ -79,7 +79,7 @@ describe('sealed values', () => {
     expect(secretsPublicKeyProblem(pair.secretKey)).toMatch(/this is the private key/);
     expect(secretsKeyProblem(pair.publicKey)).toMatch(/this is the public key/);
     expect(secretsKeyProblem('nope')).toBe(
-      'expected a curve seed (SX..., 58 characters) from ./granule secrets keygen, got 4 characters',
+      'expected a curve seed (SX..., 58 characters) from granule secrets keygen, got 4 characters',
     );
     // One character changed in the middle: the key's CRC-16 no longer holds.
     const broken = `${pair.secretKey.slice(0, 20)}${pair.secretKey[20] === 'A' ? 'B' : 'A'}${pair.secretKey.slice(21)}`;

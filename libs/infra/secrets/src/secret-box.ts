@@ -39,12 +39,12 @@ export function secretsPublicKeyProblem(text: string): string | undefined {
       createCurve().seal(new Uint8Array(1), text);
       return undefined;
     } catch {
-      return 'expected a curve public key from ./granule secrets keygen; this one fails its checksum';
+      return 'expected a curve public key from granule secrets keygen; this one fails its checksum';
     }
   }
   if (SEED.test(text))
     return `expected the public key (X..., 56 characters); this is the private key, which belongs to the orchestrator's ${SECRETS_KEY_VARIABLE} only`;
-  return `expected a curve public key (X..., 56 characters) from ./granule secrets keygen, got ${text.length} characters`;
+  return `expected a curve public key (X..., 56 characters) from granule secrets keygen, got ${text.length} characters`;
 }
 
 /** What is wrong with a private key's text (never quoting it back), or undefined. */
@@ -54,12 +54,12 @@ function oneKeyProblem(text: string): string | undefined {
       fromCurveSeed(encoder.encode(text)).clear();
       return undefined;
     } catch {
-      return 'expected a curve seed from ./granule secrets keygen; this one fails its checksum';
+      return 'expected a curve seed from granule secrets keygen; this one fails its checksum';
     }
   }
   if (PUBLIC_KEY.test(text))
     return `expected the private key (SX..., 58 characters); this is the public key, which belongs in ${SECRETS_PUBLIC_KEY_VARIABLE}`;
-  return `expected a curve seed (SX..., 58 characters) from ./granule secrets keygen, got ${text.length} characters`;
+  return `expected a curve seed (SX..., 58 characters) from granule secrets keygen, got ${text.length} characters`;
 }
 
 /**
