@@ -281,14 +281,40 @@ describe('trust: break-in attempts on an authenticated stack (whole stack)', () 
       expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
     }, 90_000);
 
-    it('the run records who asked for it from the signed command, and runs show says so', async () => {
+    it('the run records who asked for it, stopped it and resumed it from the signed commands, and runs show and runs events say so', async () => {
+      stack.setSlow('step2@2', 4);
       const deploy = await stack.granule(['deploy', ...CHAIN, '--run-id', 'who-asked']);
       stack.assertExitedOk(deploy, 'deploy');
-      const events = await stack.waitForEnd('who-asked', 60_000);
-      expect(events[0]).toMatchObject({ type: 'DeploymentRequested', data: { requestedBy: 'e2e-operator' } });
+      await stack.waitForEvent('who-asked', 'TaskStarted', (e) => e.data.key === 'step2@2');
+      stack.assertExitedOk(await stack.granule(['stop', 'who-asked']), 'stop');
+      stack.setSlow('step2@2', 0);
+      const stopped = await stack.waitForEnd('who-asked', 60_000);
+      expect(stopped[stopped.length - 1].type).toBe('DeploymentStopped');
       const show = await stack.granule(['runs', 'show', 'who-asked'], { as: 'e2e-viewer' });
       stack.assertExitedOk(show, 'runs show');
       expect(show.stdout).toContain('requested by e2e-operator');
+      expect(show.stdout).toContain('stopped by the operator (e2e-operator)');
+
+      stack.assertExitedOk(await stack.granule(['resume', 'who-asked']), 'resume');
+      const events = await stack.waitForEvent('who-asked', 'DeploymentSucceeded');
+      expect(events[0]).toMatchObject({ type: 'DeploymentRequested', data: { requestedBy: 'e2e-operator' } });
+      expect(events.filter((e) => e.type === 'DeploymentStopRequested' || e.type === 'DeploymentResumed')).toEqual([
+        expect.objectContaining({
+          type: 'DeploymentStopRequested',
+          data: expect.objectContaining({ requestedBy: 'e2e-operator' }),
+        }),
+        expect.objectContaining({
+          type: 'DeploymentResumed',
+          data: expect.objectContaining({ requestedBy: 'e2e-operator' }),
+        }),
+      ]);
+      const listed = await stack.granule(['runs', 'events', 'who-asked'], { as: 'e2e-viewer' });
+      stack.assertExitedOk(listed, 'runs events');
+      const lines = listed.stdout.split('\n');
+      expect(lines.find((l) => l.includes('DeploymentStopRequested'))).toMatch(
+        /DeploymentStopRequested +stopped by the operator \(e2e-operator\)$/,
+      );
+      expect(lines.find((l) => l.includes('DeploymentResumed'))).toMatch(/DeploymentResumed +by e2e-operator$/);
     }, 90_000);
   });
 

@@ -194,7 +194,8 @@ export interface GroupToleranceExceeded {
 
 export interface DeploymentStopRequested {
   type: 'DeploymentStopRequested';
-  data: { reason: 'operator' | 'fault_tolerance' | 'critical_node'; detail: string };
+  /** `requestedBy`: the authenticated operator who stopped it (reason `operator`, ADR 0025). */
+  data: { reason: 'operator' | 'fault_tolerance' | 'critical_node'; detail: string; requestedBy?: string };
 }
 
 /** A node the run needs and the run that holds it (ADR 0024). */
@@ -221,7 +222,8 @@ export interface DeploymentQueued {
 
 export interface DeploymentResumed {
   type: 'DeploymentResumed';
-  data: { at: string };
+  /** `requestedBy`: the authenticated operator who resumed it (ADR 0025). */
+  data: { at: string; requestedBy?: string };
 }
 
 export interface DeploymentSucceeded {
