@@ -434,7 +434,8 @@ export class RunCoordinator {
     const queued = run.state.queued;
     if (!queued) return;
     if (queued.resume) {
-      await this.resumeStep(run, true);
+      // The operator who asked for the resume is recorded with it when it happens.
+      await this.resumeStep(run, true, undefined, queued.requestedBy);
       return;
     }
     if (run.context && queued.plan) await this.acceptStep(run, run.context, queued.plan);

@@ -436,7 +436,17 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
             `run ${state.runId} cannot resume: ${nodesLockedReason(conflicts, 'resume')}`,
           );
         if (sameHolders(state.queued?.heldBy, conflicts)) return [];
-        return [{ type: 'DeploymentQueued', data: { heldBy: conflicts, resume: true, at: command.at } }];
+        return [
+          {
+            type: 'DeploymentQueued',
+            data: {
+              heldBy: conflicts,
+              resume: true,
+              ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}),
+              at: command.at,
+            },
+          },
+        ];
       }
       return [
         {

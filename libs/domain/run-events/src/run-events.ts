@@ -216,6 +216,8 @@ export interface DeploymentQueued {
     heldBy: NodeHeld[];
     plan?: { planId: string; planHash: string; only?: string[] };
     resume?: boolean;
+    /** A resume that waits: the operator who asked, recorded again with its `DeploymentResumed`. */
+    requestedBy?: string;
     at: string;
   };
 }
