@@ -166,7 +166,7 @@ describe('failures, fault tolerance and operator commands (whole stack)', () => 
     const events = await stack.waitForEnd('op-stop');
     const stop = events.find((e) => e.type === 'DeploymentStopRequested');
     if (!stop) throw new Error('no DeploymentStopRequested');
-    expect(stop.data).toEqual({ reason: 'operator', detail: 'stopped by the operator' });
+    expect(stop.data).toEqual({ reason: 'operator', detail: 'stopped by the operator', requestedBy: 'e2e-operator' });
     expect(after(events, stop.version).filter((e) => e.type === 'TaskDispatched')).toEqual([]);
     expect(
       sorted(

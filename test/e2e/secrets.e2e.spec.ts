@@ -250,7 +250,16 @@ describe('secrets reach only the agent that runs the task (whole stack)', () => 
       await cli(['runs', 'events', runId, '-o', 'json']);
       await cli(['runs', 'events', runId]);
       await cli(['graph', '--run', runId, '-o', 'json']);
+      // The run's progress and its tasks' output, as an operator follows them.
+      await cli(['watch', runId]);
+      await cli(['watch', runId, '-o', 'json']);
+      await cli(['logs', runId]);
+      await cli(['logs', runId, '-o', 'json']);
+      await cli(['logs', runId, '--follow']);
     }
+    expect(cliOutputs.find((o) => o.what === 'granule logs inline-1')?.text).toContain(
+      'password is *** and url is ***',
+    );
     const plan = await cli(['plan', '--tasks', files.tasks, '--nodes', files.nodes, '-o', 'json']);
     expect(plan.stdout).toContain('"DB_PASSWORD":"***"');
     await cli(['plan', '--tasks', files.tasks, '--nodes', files.nodes, '-o', 'yaml']);

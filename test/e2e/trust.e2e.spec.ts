@@ -3,12 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createUser } from '@nats-io/nkeys';
 import { connect, credsAuthenticator, headers as natsHeaders } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import Redis from 'ioredis';
-import { connectNats, onPermissionViolation } from '@granule/messaging';
+import { connectNats, onPermissionViolation, request, SERVICES } from '@granule/messaging';
+import { CONFIG_OPERATIONS, CONFIG_READ_OPERATIONS, type ConfigOperation } from '@granule/contracts';
 import { signMessage, TrustStore } from '@granule/nats-auth';
 import { E2eStack, FIXTURES, sleep, waitUntil } from './stack';
 
@@ -187,6 +188,32 @@ describe('trust: break-in attempts on an authenticated stack (whole stack)', () 
       expect(stack.ledger('forged-outcome')).toContain('step2@2');
     }, 90_000);
 
+    it("an agent's credential registers its own node only: as another node, or a new one, it is refused and nothing is recorded", async () => {
+      const s = stack.subjects;
+      const agent1 = await connectAs(stack.credsFile('agent-1'));
+      const registration = (uid: string) => ({ uid, hostname: 'intruder', address: '10.6.6.6', agentVersion: '0.0.0' });
+      const registered = async (uid: string) => (await nodeEvents(uid)).filter((e) => e.type === 'NodeRegistered');
+      const before = await registered('2');
+      expect(before.length).toBeGreaterThan(0);
+      for (const uid of ['2', '9']) {
+        const refusal = await request(agent1, SERVICES.orchestrator, s.agents.register, registration(uid)).then(
+          () => 'registered',
+          (err: Error & { code?: string }) => `${err.code}: ${err.message}`,
+        );
+        expect(refusal).toBe(`AGENT_REFUSED: 'agent-1' is enrolled for node 1, not ${uid}`);
+      }
+      // Its own node it may register (so the refusals above are about the node).
+      await expect(request(agent1, SERVICES.orchestrator, s.agents.register, registration('1'))).resolves.toMatchObject(
+        {
+          heartbeatSeconds: expect.any(Number),
+        },
+      );
+      expect(await registered('2')).toEqual(before);
+      expect(await nodeEvents('9')).toEqual([]);
+      const jsm = await jetstreamManager(await connectAs(stack.credsFile('e2e-admin')));
+      await expect(jsm.consumers.info(s.dispatch.stream, s.dispatch.consumerFor('9'))).rejects.toThrow(/not found/);
+    });
+
     it('a dispatch the orchestrator did not sign is not run, and the refusal is recorded on the node', async () => {
       const s = stack.subjects;
       const admin = await connectAs(stack.credsFile('e2e-admin'));
@@ -281,14 +308,40 @@ describe('trust: break-in attempts on an authenticated stack (whole stack)', () 
       expect(events[events.length - 1].type).toBe('DeploymentSucceeded');
     }, 90_000);
 
-    it('the run records who asked for it from the signed command, and runs show says so', async () => {
+    it('the run records who asked for it, stopped it and resumed it from the signed commands, and runs show and runs events say so', async () => {
+      stack.setSlow('step2@2', 4);
       const deploy = await stack.granule(['deploy', ...CHAIN, '--run-id', 'who-asked']);
       stack.assertExitedOk(deploy, 'deploy');
-      const events = await stack.waitForEnd('who-asked', 60_000);
-      expect(events[0]).toMatchObject({ type: 'DeploymentRequested', data: { requestedBy: 'e2e-operator' } });
+      await stack.waitForEvent('who-asked', 'TaskStarted', (e) => e.data.key === 'step2@2');
+      stack.assertExitedOk(await stack.granule(['stop', 'who-asked']), 'stop');
+      stack.setSlow('step2@2', 0);
+      const stopped = await stack.waitForEnd('who-asked', 60_000);
+      expect(stopped[stopped.length - 1].type).toBe('DeploymentStopped');
       const show = await stack.granule(['runs', 'show', 'who-asked'], { as: 'e2e-viewer' });
       stack.assertExitedOk(show, 'runs show');
       expect(show.stdout).toContain('requested by e2e-operator');
+      expect(show.stdout).toContain('stopped by the operator (e2e-operator)');
+
+      stack.assertExitedOk(await stack.granule(['resume', 'who-asked']), 'resume');
+      const events = await stack.waitForEvent('who-asked', 'DeploymentSucceeded');
+      expect(events[0]).toMatchObject({ type: 'DeploymentRequested', data: { requestedBy: 'e2e-operator' } });
+      expect(events.filter((e) => e.type === 'DeploymentStopRequested' || e.type === 'DeploymentResumed')).toEqual([
+        expect.objectContaining({
+          type: 'DeploymentStopRequested',
+          data: expect.objectContaining({ requestedBy: 'e2e-operator' }),
+        }),
+        expect.objectContaining({
+          type: 'DeploymentResumed',
+          data: expect.objectContaining({ requestedBy: 'e2e-operator' }),
+        }),
+      ]);
+      const listed = await stack.granule(['runs', 'events', 'who-asked'], { as: 'e2e-viewer' });
+      stack.assertExitedOk(listed, 'runs events');
+      const lines = listed.stdout.split('\n');
+      expect(lines.find((l) => l.includes('DeploymentStopRequested'))).toMatch(
+        /DeploymentStopRequested +stopped by the operator \(e2e-operator\)$/,
+      );
+      expect(lines.find((l) => l.includes('DeploymentResumed'))).toMatch(/DeploymentResumed +by e2e-operator$/);
     }, 90_000);
   });
 
@@ -357,6 +410,90 @@ describe('trust: break-in attempts on an authenticated stack (whole stack)', () 
         'api-token',
       ]);
     }, 60_000);
+  });
+
+  describe('config-store, every write operation', () => {
+    // Each write of the config-store's NATS API with its HTTP route (credential.record has none:
+    // it is an admin's, and the HTTP token is an operator's). Payloads are valid, so a refusal is
+    // about the caller, not the request.
+    const WRITES: Array<{ op: ConfigOperation; payload: Record<string, unknown>; http?: [string, string] }> = [
+      { op: 'release.install', payload: { name: 'r-x', version: '1.0.0' }, http: ['POST', '/releases'] },
+      { op: 'release.remove', payload: { id: 'r-x' }, http: ['DELETE', '/releases/r-x'] },
+      { op: 'plugin.install', payload: { name: 'p-x', version: '1.0.0' }, http: ['POST', '/plugins'] },
+      { op: 'plugin.remove', payload: { id: 'p-x' }, http: ['DELETE', '/plugins/p-x'] },
+      { op: 'env.create', payload: { name: 'e-x' }, http: ['POST', '/clusters'] },
+      { op: 'env.update', payload: { id: 'e-x', settings: { a: '1' } }, http: ['PATCH', '/clusters/e-x'] },
+      {
+        op: 'env.plugin.enable',
+        payload: { environment: 'e-x', plugin: 'p-x' },
+        http: ['POST', '/clusters/e-x/plugins'],
+      },
+      {
+        op: 'env.plugin.disable',
+        payload: { environment: 'e-x', plugin: 'p-x' },
+        http: ['DELETE', '/clusters/e-x/plugins/p-x'],
+      },
+      { op: 'node.add', payload: { uid: 'n-x', hostname: 'h', address: '10.0.0.9' }, http: ['POST', '/nodes'] },
+      { op: 'node.update', payload: { uid: 'n-x', hostname: 'h2' }, http: ['PATCH', '/nodes/n-x'] },
+      { op: 'node.assign', payload: { uid: 'n-x', environment: 'e-x' }, http: ['PUT', '/nodes/n-x/assignment'] },
+      { op: 'node.remove', payload: { uid: 'n-x' }, http: ['DELETE', '/nodes/n-x'] },
+      {
+        op: 'tasks.put',
+        payload: { scope: 'release', id: 'r-x', tasks: [] },
+        http: ['PUT', '/releases/r-x/deployment_tasks'],
+      },
+      { op: 'strategy.upload', payload: { name: 's-x', yaml: 'name: s-x' }, http: ['POST', '/strategies'] },
+      { op: 'strategy.remove', payload: { name: 's-x' }, http: ['DELETE', '/strategies/s-x'] },
+      { op: 'credential.record', payload: { uid: 'n-x', state: 'revoked' } },
+    ];
+
+    // One viewer and one admin connection for the whole table (many more make the server slow to
+    // reload for the revocation test below).
+    let both: Promise<{ viewer: NatsConnection; admin: NatsConnection }> | undefined;
+    const connections = () =>
+      (both ??= (async () => ({
+        viewer: await connectAs(stack.credsFile('e2e-viewer')),
+        admin: await connectAs(stack.credsFile('e2e-admin')),
+      }))());
+
+    it('the table names every write operation of the NATS API', () => {
+      expect(WRITES.map((w) => w.op).sort()).toEqual(
+        CONFIG_OPERATIONS.filter((op) => !CONFIG_READ_OPERATIONS.includes(op)).sort(),
+      );
+    });
+
+    it.each(WRITES)(
+      '$op: HTTP refuses it without the token; NATS refuses it to a viewer, and config-store refuses the viewer relayed',
+      async ({ op, payload, http: route }) => {
+        const subject = `${stack.prefix}.config.${op}`;
+        if (route) {
+          const [method, url] = route;
+          const answer = await fetch(`http://127.0.0.1:${httpPort}${url}`, {
+            method,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(payload),
+          });
+          expect([op, answer.status]).toEqual([op, 401]);
+        }
+        const data = new TextEncoder().encode(JSON.stringify(payload));
+        const { viewer, admin } = await connections();
+        const direct = await viewer.request(subject, data, { timeout: 5000 }).then(
+          (m) => `answered ${m.string()}`,
+          (err: Error) => err.message,
+        );
+        expect([op, direct]).toEqual([op, expect.stringMatching(/permissions violation/i)]);
+        const h = natsHeaders();
+        for (const [k, v] of Object.entries(
+          signMessage(readFileSync(stack.credsFile('e2e-viewer'), 'utf8'), subject, data),
+        ))
+          h.set(k, v);
+        const relayed = (await admin.request(subject, data, { headers: h, timeout: 10_000 })).json();
+        expect([op, relayed]).toEqual([
+          op,
+          expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'FORBIDDEN' }) }),
+        ]);
+      },
+    );
   });
 
   describe('redis', () => {

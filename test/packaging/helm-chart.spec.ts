@@ -192,6 +192,19 @@ describe('helm/granule with the real helm', () => {
     ).toContain('secrets.values.redisUrl is required with secrets.create');
   });
 
+  it('a Redis URL without a password is refused: Redis takes one for every service (issue 20)', () => {
+    for (const url of ['redis://redis.example.com:6379', 'redis://user@redis.example.com:6379', 'rediss://:@r:6379'])
+      expect([url, refusal('--set', `secrets.values.redisUrl=${url}`)]).toEqual([
+        url,
+        expect.stringContaining('/secrets/values/redisUrl'),
+      ]);
+    for (const url of ['redis://:pw@r:6379', 'redis://granule:pw@r:6379/0', 'rediss://:pw@r.example.com:6380'])
+      expect([
+        url,
+        runHelm(helm, ['template', 'granule', CHART, '--set', `secrets.values.redisUrl=${url}`]).status,
+      ]).toEqual([url, 0]);
+  });
+
   it('each pod mounts only its own .creds, read-only, and GRANULE_NATS_CREDS names that file', () => {
     for (const [objects, secretOf] of [
       [

@@ -16,7 +16,7 @@ import {
 } from '@granule/observability';
 import { PLAN_STORE_MIGRATIONS } from '@granule/plan-store';
 import { createLogger, exitService, openDatabase, readLogSettings, runService } from '@granule/service-kit';
-import { loadOrchestratorConfig } from './orchestrator.config';
+import { configWarnings, loadOrchestratorConfig } from './orchestrator.config';
 import { OrchestratorModule } from './orchestrator.module';
 import { formatLeaseHolder, newLeaseHolder } from './runs/adapters/run-lease.adapter';
 
@@ -26,6 +26,7 @@ const ORCHESTRATOR_QUEUE = 'orchestrator';
 runService('orchestrator', async () => {
   const config = loadOrchestratorConfig(process.env);
   const logger = createLogger('orchestrator', { ...readLogSettings(process.env), level: config.logLevel });
+  for (const warning of configWarnings(config)) logger.warn({}, warning);
   const metrics = createMetrics('orchestrator');
   const counters = registerOrchestratorMetrics(metrics.registry);
   const requests = registerRequestMetrics(metrics.registry);

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { generateSecretsKeyPair } from '@granule/secrets';
-import { loadOrchestratorConfig } from './orchestrator.config';
+import { configWarnings, loadOrchestratorConfig } from './orchestrator.config';
 
 describe('GRANULE_SECRETS_KEY', () => {
   const pair = generateSecretsKeyPair();
@@ -36,5 +36,25 @@ describe('GRANULE_INSTANCE_ID', () => {
     expect(() => loadOrchestratorConfig({ GRANULE_INSTANCE_ID: 'orch#1' })).toThrow(
       /GRANULE_INSTANCE_ID.*letters, digits, "\.", "_" and "-"/,
     );
+  });
+});
+
+describe('GRANULE_REDIS_URL', () => {
+  const warningsFor = (url: string) => configWarnings(loadOrchestratorConfig({ GRANULE_REDIS_URL: url }));
+
+  it('without a password is taken, with a warning that says why it matters and how to set one', () => {
+    for (const url of ['redis://127.0.0.1:6379', 'redis://granule@redis.example.com:6379', 'rediss://:@r:6380'])
+      expect([url, warningsFor(url)]).toEqual([
+        url,
+        [
+          'GRANULE_REDIS_URL has no password: anyone who reaches Redis can forge node presence and take run leases; ' +
+            'give Redis a password (requirepass) or an ACL user, and put it in the URL',
+        ],
+      ]);
+  });
+
+  it('with a password (alone or with an ACL user) warns of nothing', () => {
+    for (const url of ['redis://:s3cret@127.0.0.1:6379', 'redis://granule:s3cret@r:6379/1', 'rediss://:p%40ss@r:6380'])
+      expect([url, warningsFor(url)]).toEqual([url, []]);
   });
 });

@@ -62,3 +62,24 @@ export function loadOrchestratorConfig(env: Record<string, string | undefined>):
   if (problem) throw new ConfigError([`GRANULE_SECRETS_KEY: ${problem}`]);
   return config;
 }
+
+/**
+ * What is allowed but unsafe in `config`, one line each for the log at start: a Redis URL
+ * without a password (issue 20: every service that uses Redis authenticates; the presence keys
+ * and run leases there decide which nodes are online and who drives a run).
+ */
+export function configWarnings(config: OrchestratorConfig): string[] {
+  const warnings: string[] = [];
+  let password = '';
+  try {
+    password = new URL(config.redisUrl).password;
+  } catch {
+    // The URL was checked by its pattern; one that URL cannot read has no password we can see.
+  }
+  if (password === '')
+    warnings.push(
+      'GRANULE_REDIS_URL has no password: anyone who reaches Redis can forge node presence and take run leases; ' +
+        'give Redis a password (requirepass) or an ACL user, and put it in the URL',
+    );
+  return warnings;
+}

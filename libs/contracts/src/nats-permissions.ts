@@ -72,27 +72,49 @@ export function eventStreamReader(prefix: string): string[] {
   ];
 }
 
+/**
+ * Reading the objects of bucket `bucket` (a JetStream object store, stream `OBJ_<bucket>`): the
+ * stream's info, an object's info (its last metadata message) and an ordered consumer of its
+ * chunks, asked for, pulled from and deleted again. Nothing that writes, purges or deletes.
+ */
+export function objectStoreReader(bucket: string): string[] {
+  const stream = `OBJ_${bucket}`;
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.STREAM.MSG.GET.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
+    `$JS.API.CONSUMER.INFO.${stream}.*`,
+    `$JS.API.CONSUMER.DELETE.${stream}.*`,
+  ];
+}
+
 export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectPermissions {
   const p = ctx.prefix;
   const s = executionSubjects(p);
   const inbox = `${ctx.inboxPrefix}.>`;
-  const jsApi = '$JS.API.>';
   switch (role) {
     case 'admin':
       return { pub: ['>'], sub: ['>'], respond: true };
     case 'orchestrator':
       // Drives runs: consumes commands and results, publishes dispatches and events, owns the streams.
-      return { pub: [`${p}.>`, jsApi, '$JS.ACK.>'], sub: [`${p}.>`, inbox], respond: true };
-    case 'config-store':
-      // Keeps the artifacts bucket (ADR 0026): creates it, stores and checks deployment files.
+      return { pub: [`${p}.>`, '$JS.API.>', '$JS.ACK.>'], sub: [`${p}.>`, inbox], respond: true };
+    case 'config-store': {
+      // Keeps the artifacts bucket (ADR 0026): creates it, stores, reads and deletes deployment
+      // files (an object's chunks are purged by subject). No other stream: not the dispatches,
+      // commands or events, which it can neither read back, purge nor delete.
       // Its HTTP API reads runs (ADR 0032): the orchestrators' run queries, and the run events and
       // task logs as they are published, which wake its Server-Sent Event streams.
+      const artifacts = s.artifacts.bucket;
       return {
         pub: [
-          jsApi,
-          '$JS.ACK.>',
+          '$JS.API.INFO',
+          ...objectStoreReader(artifacts),
+          `$JS.API.STREAM.CREATE.OBJ_${artifacts}`,
+          `$JS.API.STREAM.PURGE.OBJ_${artifacts}`,
           `${p}.config.>`,
-          `$O.${s.artifacts.bucket}.>`,
+          `$O.${artifacts}.>`,
           s.runs.list,
           s.runs.show,
           s.runs.events,
@@ -102,9 +124,15 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
         sub: [configSubjectWildcard(p), s.events.all, s.logs.all, inbox],
         respond: true,
       };
+    }
     case 'graph-planner':
+      // Reads config, and the inputs an operator stored for a plan (ADR 0029): no other stream.
       return {
-        pub: [...CONFIG_READ_OPERATIONS.map((op) => configSubject(p, op)), jsApi],
+        pub: [
+          ...CONFIG_READ_OPERATIONS.map((op) => configSubject(p, op)),
+          '$JS.API.INFO',
+          ...objectStoreReader(s.inputs.bucket),
+        ],
         sub: [s.planner.plan, inbox],
         respond: true,
       };
@@ -158,7 +186,6 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
       const consumer = s.dispatch.consumerFor(node);
       // Reading a package from the artifacts bucket (ADR 0026): the bucket's and the object's
       // info, and an ordered consumer of the object's chunks. Nothing that writes or deletes.
-      const artifacts = `OBJ_${s.artifacts.bucket}`;
       return {
         pub: [
           s.results.fromNode(node),
@@ -171,13 +198,7 @@ export function permissionsFor(role: NatsRole, ctx: PermissionContext): SubjectP
           `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,
           `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`,
           `$JS.ACK.${stream}.${consumer}.>`,
-          `$JS.API.STREAM.INFO.${artifacts}`,
-          `$JS.API.STREAM.MSG.GET.${artifacts}`,
-          `$JS.API.CONSUMER.CREATE.${artifacts}`,
-          `$JS.API.CONSUMER.CREATE.${artifacts}.>`,
-          `$JS.API.CONSUMER.MSG.NEXT.${artifacts}.*`,
-          `$JS.API.CONSUMER.INFO.${artifacts}.*`,
-          `$JS.API.CONSUMER.DELETE.${artifacts}.*`,
+          ...objectStoreReader(s.artifacts.bucket),
         ],
         sub: [inbox],
         respond: false,

@@ -1,5 +1,5 @@
 import type { InstanceCounts, RunSummary } from '@granule/contracts';
-import { renderRecap } from './run-format';
+import { describeEvent, renderRecap } from './run-format';
 
 const counts = (c: Partial<InstanceCounts>): InstanceCounts => ({
   pending: 0,
@@ -36,5 +36,28 @@ describe('renderRecap', () => {
     const recap = renderRecap(summary(true)).split('\n');
     expect(recap[0]).toBe('RECAP run r1: succeeded within fault tolerance (1 node failed: 2)');
     expect(recap).toContain('  configure@2: failed');
+  });
+});
+
+describe('describeEvent', () => {
+  const at = '2026-11-26T10:15:00.000Z';
+  it('names who stopped and who resumed a run', () => {
+    expect(
+      describeEvent({
+        version: 7,
+        at,
+        event: {
+          type: 'DeploymentStopRequested',
+          data: { reason: 'operator', detail: 'stopped by the operator', requestedBy: 'alice' },
+        },
+      }),
+    ).toBe('10:15:00  #7    DeploymentStopRequested  stopped by the operator (alice)');
+    expect(
+      describeEvent({ version: 9, at, event: { type: 'DeploymentResumed', data: { at, requestedBy: 'bob' } } }),
+    ).toBe('10:15:00  #9    DeploymentResumed        by bob');
+    // Recorded before runs named who asked: nothing to name.
+    expect(describeEvent({ version: 9, at, event: { type: 'DeploymentResumed', data: { at } } })).toBe(
+      '10:15:00  #9    DeploymentResumed',
+    );
   });
 });

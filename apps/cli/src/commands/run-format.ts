@@ -46,7 +46,10 @@ export function describeEvent(entry: RunEventEntry | ExpiredCommandEntry): strin
       detail = `${e.data.group}: ${e.data.failed.length} failed, ${e.data.tolerance} allowed`;
       break;
     case 'DeploymentStopRequested':
-      detail = e.data.detail;
+      detail = `${e.data.detail}${e.data.requestedBy ? ` (${e.data.requestedBy})` : ''}`;
+      break;
+    case 'DeploymentResumed':
+      detail = e.data.requestedBy ? `by ${e.data.requestedBy}` : '';
       break;
     case 'DeploymentRefused':
       detail = e.data.reason;

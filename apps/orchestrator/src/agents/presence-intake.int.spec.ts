@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, redisKeys } from '@granule/contracts';
 import { connectNats, startPrivateNats, type PrivateServer } from '@granule/messaging';
 import type { Logger } from '@granule/service-kit';
@@ -105,6 +106,41 @@ describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
       (await redis.exists(keys.presence('web-4'))) ? true : undefined,
     );
     expect(await redis.keys(`${prefix}:presence:x*`)).toEqual([]);
+  });
+
+  it("what JetStream delivers on a node's heartbeat subject (a push consumer pointed there, its idle heartbeats) is no beat", async () => {
+    // Anyone allowed to create a consumer on some stream can choose its deliver subject: here a
+    // stream of its own, delivered to ghost-1's heartbeat subject with idle heartbeats every 100 ms.
+    const jsm = await jetstreamManager(agent);
+    const stream = `${prefix.toUpperCase()}_ANY`;
+    await jsm.streams.add({ name: stream, subjects: [`${prefix}.any.>`] });
+    await jetstream(agent).publish(`${prefix}.any.1`, JSON.stringify({ uid: 'ghost-1', at: new Date().toISOString() }));
+    const target = s.agents.heartbeatFrom('ghost-1');
+    const arrived: string[] = [];
+    const listener = agent.subscribe(target, {
+      callback: (_e, m) => {
+        arrived.push(m.headers?.code ? `status ${m.headers.code}` : m.string());
+      },
+    });
+    await agent.flush();
+    await jsm.consumers.add(stream, {
+      name: 'to-heartbeats',
+      deliver_subject: target,
+      ack_policy: AckPolicy.None,
+      idle_heartbeat: nanos(100),
+    });
+    await until('a delivery and an idle heartbeat on the heartbeat subject', async () =>
+      arrived.length >= 2 && arrived.some((a) => a.startsWith('status')) ? true : undefined,
+    );
+    listener.unsubscribe();
+    await jsm.consumers.delete(stream, 'to-heartbeats');
+    // A plain beat of another node after them: once it is written, the ones before were taken or not.
+    beat('web-5');
+    await until('the presence key of web-5', async () =>
+      (await redis.exists(keys.presence('web-5'))) ? true : undefined,
+    );
+    expect(await redis.exists(keys.presence('ghost-1'))).toBe(0);
+    await jsm.streams.delete(stream);
   });
 
   it('absence is not known until heartbeats have reached it for a whole TTL, again after its NATS came back', async () => {

@@ -1,12 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import { executionSubjects, ID_PATTERN, redisKeys } from '@granule/contracts';
 import type { ExecutionSubjects } from '@granule/contracts';
 import type { Logger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { LOGGER, NATS, REDIS } from '../orchestrator.tokens';
+
+/**
+ * Whether `msg` was sent by JetStream rather than published by a client: a push consumer's
+ * delivery (its reply subject is `$JS.ACK.…`, `$JS.FC.…` for flow control) or one of its idle
+ * heartbeats (a status header, no body). A party that may create a consumer on some stream could
+ * point its deliver subject at a node's heartbeat subject (NATS permissions cannot stop that,
+ * docs/architecture.md "Security model"); an agent's own beat is a plain publish.
+ */
+export function jetStreamDelivery(msg: Msg): boolean {
+  return (msg.reply ?? '').startsWith('$JS.') || (msg.headers?.code ?? 0) > 0;
+}
 
 /** Queue group of the orchestrators' heartbeat subscriptions: each beat is written once. */
 export const PRESENCE_QUEUE = 'orchestrator-presence';
@@ -16,7 +27,7 @@ export const PRESENCE_QUEUE = 'orchestrator-presence';
  * (`<prefix>.agent.heartbeat.<node>`): agents reach nothing but NATS, and none holds a
  * credential that could write another node's presence or touch a run lease. The node is the one
  * the subject names, which NATS lets only that node's agent publish on; the body is not trusted
- * for it. A beat marked `leaving` (a graceful stop) deletes the key at once.
+ * for it, and what JetStream delivers there is no beat (`jetStreamDelivery`). A beat marked `leaving` (a graceful stop) deletes the key at once.
  *
  * Beats go to one orchestrator of the queue group. While this orchestrator's NATS connection is
  * down, or for a whole TTL after it came (back), a missing key may be a beat it could not
@@ -46,7 +57,7 @@ export class PresenceIntake implements OnApplicationBootstrap, OnApplicationShut
     this.sub = this.nats.subscribe(this.subjects.agents.heartbeats, {
       queue: PRESENCE_QUEUE,
       callback: (err, msg) => {
-        if (!err) this.take(msg.subject, msg.data);
+        if (!err && !jetStreamDelivery(msg)) this.take(msg.subject, msg.data);
       },
     });
     this.since = performance.now();

@@ -198,10 +198,11 @@ export class CommandIntake implements OnApplicationBootstrap, OnModuleDestroy {
         const here = this.runs.drives(runId) || this.strategies.drives(runId);
         if (!here && (await this.runs.isOpen(runId))) return undefined;
         const target = (await this.strategies.isStrategyRun(runId)) ? this.strategies : this.runs;
-        if (command.type === 'StopDeployment') await target.stop(runId, metadata);
+        // Who asked is the authenticated caller, never a field of the command (ADR 0025).
+        if (command.type === 'StopDeployment') await target.stop(runId, metadata, caller.name);
         else if (target === this.runs)
-          await this.runs.resume(runId, metadata, (payload as ResumeDeployment).waitForLocks ?? false);
-        else await this.strategies.resume(runId, metadata);
+          await this.runs.resume(runId, metadata, (payload as ResumeDeployment).waitForLocks ?? false, caller.name);
+        else await this.strategies.resume(runId, metadata, caller.name);
         return runId;
       }
     }

@@ -660,7 +660,7 @@ describe('RunCoordinator - node locks (ADR 0024)', () => {
       message: expect.stringContaining('(run r2)'),
     });
     expect(w.coordinator.drives('r1')).toBe(false);
-    await w.coordinator.resume('r1', undefined, true);
+    await w.coordinator.resume('r1', undefined, true, 'alice');
     expect((await types(w.log, 'r1')).at(-1)).toBe('DeploymentQueued');
     await w.coordinator.stop('r2');
     await w.coordinator.tick();
@@ -679,6 +679,10 @@ describe('RunCoordinator - node locks (ADR 0024)', () => {
     expect((await types(w.log, 'r2')).at(-1)).toBe('DeploymentStopped');
     await w.coordinator.tick();
     expect((await types(w.log, 'r1')).slice(-3)).toEqual(['DeploymentResumed', 'TaskDispatched', 'TaskDispatched']);
+    // Resumed when the nodes came free, in the name of the operator who asked for it.
+    expect((await w.log.read('r1')).find((e) => e.type === 'DeploymentResumed')?.data).toMatchObject({
+      requestedBy: 'alice',
+    });
   });
 
   it('a queued run stopped - ends stopped and says nothing of the nodes the holder is deploying', async () => {

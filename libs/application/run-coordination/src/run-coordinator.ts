@@ -360,34 +360,48 @@ export class RunCoordinator {
     }
   }
 
-  async stop(runId: string, metadata?: Record<string, unknown>): Promise<void> {
+  /** Stops a run; `requestedBy`, the authenticated operator who asked, is recorded with the stop. */
+  async stop(runId: string, metadata?: Record<string, unknown>, requestedBy?: string): Promise<void> {
     const run = this.driver.get(runId) ?? (await this.whyNotDriven(runId, 'stop'));
     await this.driver.run(run, () =>
-      this.driver.execute(run, [{ type: 'Stop', at: this.now() }, ...this.advanceCommands()], metadata),
+      this.driver.execute(
+        run,
+        [{ type: 'Stop', at: this.now(), ...(requestedBy ? { requestedBy } : {}) }, ...this.advanceCommands()],
+        metadata,
+      ),
     );
   }
 
   /**
    * Resumes a stopped run. A node another run took meanwhile refuses it (`NODES_LOCKED`), or
-   * queues it with `wait` (ADR 0024); a run refused so is let go again.
+   * queues it with `wait` (ADR 0024); a run refused so is let go again. `requestedBy`: the
+   * authenticated operator who asked, recorded with the resume.
    */
-  async resume(runId: string, metadata?: Record<string, unknown>, wait = false): Promise<void> {
+  async resume(runId: string, metadata?: Record<string, unknown>, wait = false, requestedBy?: string): Promise<void> {
     // A stopped run is not driven by anyone: take it back.
     const run = this.driver.get(runId) ?? (await this.adopt(runId, true)) ?? (await this.whyNotDriven(runId, 'resume'));
     try {
-      await this.driver.run(run, () => this.resumeStep(run, wait, metadata));
+      await this.driver.run(run, () => this.resumeStep(run, wait, metadata, requestedBy));
     } finally {
       if (run.state.phase === 'stopped') await this.driver.release(runId);
     }
   }
 
-  private resumeStep(run: RunStream, wait: boolean, metadata?: Record<string, unknown>): Promise<unknown> {
+  private resumeStep(
+    run: RunStream,
+    wait: boolean,
+    metadata?: Record<string, unknown>,
+    requestedBy?: string,
+  ): Promise<unknown> {
     return this.withLocks(run.state.lockedNodes ?? [], (view) => {
       this.checkFresh(run);
       run.local.lockVersions = view.versions;
       return this.driver.execute(
         run,
-        [{ type: 'Resume', at: this.now(), holders: view.holders, wait }, ...this.advanceCommands()],
+        [
+          { type: 'Resume', at: this.now(), holders: view.holders, wait, ...(requestedBy ? { requestedBy } : {}) },
+          ...this.advanceCommands(),
+        ],
         metadata,
       );
     });
@@ -420,7 +434,8 @@ export class RunCoordinator {
     const queued = run.state.queued;
     if (!queued) return;
     if (queued.resume) {
-      await this.resumeStep(run, true);
+      // The operator who asked for the resume is recorded with it when it happens.
+      await this.resumeStep(run, true, undefined, queued.requestedBy);
       return;
     }
     if (run.context && queued.plan) await this.acceptStep(run, run.context, queued.plan);

@@ -129,20 +129,26 @@ export class StrategyCoordinator {
   }
 
   /** Stops a strategy run this orchestrator drives: its phase run stops gracefully, then the run ends stopped. */
-  async stop(runId: string, metadata?: Record<string, unknown>): Promise<void> {
+  async stop(runId: string, metadata?: Record<string, unknown>, requestedBy?: string): Promise<void> {
     const run = this.driver.get(runId) ?? (await this.whyNotDriven(runId, 'stop'));
     await this.driver.run(run, () =>
-      this.driver.execute(run, [{ type: 'Stop', at: this.now(), detail: 'stopped by the operator' }], metadata),
+      this.driver.execute(
+        run,
+        [{ type: 'Stop', at: this.now(), detail: 'stopped by the operator', ...(requestedBy ? { requestedBy } : {}) }],
+        metadata,
+      ),
     );
   }
 
   /** Resumes a stopped (or stopping) strategy run: its pending phase run is resumed and the strategy goes on. */
-  async resume(runId: string, metadata?: Record<string, unknown>): Promise<void> {
+  async resume(runId: string, metadata?: Record<string, unknown>, requestedBy?: string): Promise<void> {
     const run =
       this.driver.get(runId) ??
       (await this.driver.adopt(runId, (events) => events[events.length - 1]?.type === 'DeploymentStopped')) ??
       (await this.whyNotDriven(runId, 'resume'));
-    await this.driver.run(run, () => this.driver.execute(run, [{ type: 'Resume', at: this.now() }], metadata));
+    await this.driver.run(run, () =>
+      this.driver.execute(run, [{ type: 'Resume', at: this.now(), ...(requestedBy ? { requestedBy } : {}) }], metadata),
+    );
   }
 
   /** A phase run this orchestrator drove has ended (its driver says so at once). */

@@ -47,10 +47,20 @@ export type RunCommand =
       dispatchSentAt?: ReadonlyMap<string, number>;
       dispatchUnsent?: ReadonlySet<string>;
     }
-  | { type: 'Stop'; at: string }
+  /** `requestedBy`: the authenticated operator who asked (recorded in the event). */
+  | { type: 'Stop'; at: string; requestedBy?: string }
   /** `holders` as for AcceptPlan; `wait`: queue when a node is held instead of refusing. */
-  | { type: 'Resume'; at: string; holders?: NodeHolders; wait?: boolean }
+  | { type: 'Resume'; at: string; holders?: NodeHolders; wait?: boolean; requestedBy?: string }
   | { type: 'Finish'; at: string };
+
+/** The stop an operator asked for, naming them when known. */
+function operatorStop(requestedBy: string | undefined): {
+  reason: 'operator';
+  detail: string;
+  requestedBy?: string;
+} {
+  return { reason: 'operator', detail: 'stopped by the operator', ...(requestedBy ? { requestedBy } : {}) };
+}
 
 /** The events a failed node causes: NodeFailed, exceeded groups, and a stop when the run can no longer succeed. */
 function nodeFailure(
@@ -392,13 +402,13 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
       // run's nodes: nothing runs, it ends now.
       if (state.phase === 'requested' || state.phase === 'queued')
         return [
-          { type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } },
+          { type: 'DeploymentStopRequested', data: operatorStop(command.requestedBy) },
           {
             type: 'DeploymentStopped',
             data: { at: command.at, failedNodes: [], ...(state.plan ? {} : { beforeStart: true }) },
           },
         ];
-      return [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: 'stopped by the operator' } }];
+      return [{ type: 'DeploymentStopRequested', data: operatorStop(command.requestedBy) }];
 
     case 'Resume': {
       if (state.phase === 'running') return [];
@@ -426,9 +436,24 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
             `run ${state.runId} cannot resume: ${nodesLockedReason(conflicts, 'resume')}`,
           );
         if (sameHolders(state.queued?.heldBy, conflicts)) return [];
-        return [{ type: 'DeploymentQueued', data: { heldBy: conflicts, resume: true, at: command.at } }];
+        return [
+          {
+            type: 'DeploymentQueued',
+            data: {
+              heldBy: conflicts,
+              resume: true,
+              ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}),
+              at: command.at,
+            },
+          },
+        ];
       }
-      return [{ type: 'DeploymentResumed', data: { at: command.at } }];
+      return [
+        {
+          type: 'DeploymentResumed',
+          data: { at: command.at, ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}) },
+        },
+      ];
     }
 
     case 'Finish': {

@@ -200,11 +200,15 @@ describe('node locks', () => {
     run.when({ type: 'Stop', at: T0 });
     run.when({ type: 'Finish', at: T0 });
     const held = new Map([['n2', 'r2']]);
-    expect(run.types(run.when({ type: 'Resume', at: T0, holders: held, wait: true }))).toEqual(['DeploymentQueued']);
-    expect(run.state.queued?.resume).toBe(true);
-    // The tick asks again (without the operator's --wait): still queued, nothing new recorded.
-    expect(run.when({ type: 'Resume', at: T0, holders: held })).toEqual([]);
-    expect(run.types(run.when({ type: 'Resume', at: T0, holders: new Map() }))).toEqual(['DeploymentResumed']);
+    expect(run.types(run.when({ type: 'Resume', at: T0, holders: held, wait: true, requestedBy: 'alice' }))).toEqual([
+      'DeploymentQueued',
+    ]);
+    expect(run.state.queued).toMatchObject({ resume: true, requestedBy: 'alice' });
+    // The tick asks again (without the operator's --wait, with who asked): still queued, nothing new recorded.
+    expect(run.when({ type: 'Resume', at: T0, holders: held, requestedBy: 'alice' })).toEqual([]);
+    expect(run.when({ type: 'Resume', at: T0, holders: new Map(), requestedBy: 'alice' })).toEqual([
+      { type: 'DeploymentResumed', data: { at: T0, requestedBy: 'alice' } },
+    ]);
     expect(run.state.phase).toBe('running');
   });
 

@@ -46,7 +46,7 @@ export interface RunState {
   version: number;
   request?: DeploymentRequested['data'];
   planId?: string;
-  stopReason?: { reason: string; detail: string };
+  stopReason?: { reason: string; detail: string; requestedBy?: string };
   terminalReason?: string;
   /** The code of a DeploymentRefused (e.g. PLAN_UNKNOWN_GRAPH). */
   refusalCode?: string;
@@ -315,7 +315,11 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
     }
     case 'DeploymentStopRequested':
       state.phase = 'stopping';
-      state.stopReason = { reason: event.data.reason, detail: event.data.detail };
+      state.stopReason = {
+        reason: event.data.reason,
+        detail: event.data.detail,
+        ...(event.data.requestedBy ? { requestedBy: event.data.requestedBy } : {}),
+      };
       return state;
     case 'DeploymentResumed':
       state.phase = 'running';

@@ -67,7 +67,11 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
     ...(state.terminalReason
       ? { reason: state.terminalReason }
       : state.stopReason
-        ? { reason: state.stopReason.detail }
+        ? {
+            reason: state.stopReason.requestedBy
+              ? `${state.stopReason.detail} (${state.stopReason.requestedBy})`
+              : state.stopReason.detail,
+          }
         : {}),
     totals,
     nodes,

@@ -486,6 +486,24 @@ describe('run - operator commands', () => {
     expect(run.dispatch().sort()).toEqual(['b@n1', 'b@n2']);
   });
 
+  it('records who stopped and who resumed the run, and runs show names who stopped it', () => {
+    const run = new Scenario(planOf(CHAIN, nodes));
+    run.dispatch();
+    expect(run.when({ type: 'Stop', at: at(1), requestedBy: 'alice' })).toEqual([
+      {
+        type: 'DeploymentStopRequested',
+        data: { reason: 'operator', detail: 'stopped by the operator', requestedBy: 'alice' },
+      },
+    ]);
+    run.report('a@n1', 'succeeded');
+    run.report('a@n2', 'succeeded');
+    run.finish();
+    expect(summarizeRun(run.state, run.events).reason).toBe('stopped by the operator (alice)');
+    expect(run.when({ type: 'Resume', at: at(100), requestedBy: 'bob' })).toEqual([
+      { type: 'DeploymentResumed', data: { at: at(100), requestedBy: 'bob' } },
+    ]);
+  });
+
   it('stops a run that is not planned yet (its planning failed and waits for another try) at once; it cannot be resumed', () => {
     let state = initialRunState('r2');
     const apply = (command: RunCommand): RunEvent[] => {

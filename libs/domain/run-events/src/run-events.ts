@@ -194,7 +194,8 @@ export interface GroupToleranceExceeded {
 
 export interface DeploymentStopRequested {
   type: 'DeploymentStopRequested';
-  data: { reason: 'operator' | 'fault_tolerance' | 'critical_node'; detail: string };
+  /** `requestedBy`: the authenticated operator who stopped it (reason `operator`, ADR 0025). */
+  data: { reason: 'operator' | 'fault_tolerance' | 'critical_node'; detail: string; requestedBy?: string };
 }
 
 /** A node the run needs and the run that holds it (ADR 0024). */
@@ -215,13 +216,16 @@ export interface DeploymentQueued {
     heldBy: NodeHeld[];
     plan?: { planId: string; planHash: string; only?: string[] };
     resume?: boolean;
+    /** A resume that waits: the operator who asked, recorded again with its `DeploymentResumed`. */
+    requestedBy?: string;
     at: string;
   };
 }
 
 export interface DeploymentResumed {
   type: 'DeploymentResumed';
-  data: { at: string };
+  /** `requestedBy`: the authenticated operator who resumed it (ADR 0025). */
+  data: { at: string; requestedBy?: string };
 }
 
 export interface DeploymentSucceeded {

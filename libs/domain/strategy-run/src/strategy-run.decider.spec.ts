@@ -214,6 +214,22 @@ describe('strategy-run decider', () => {
     expect(foldStrategyRun('s1', spec.events).stopReason).toBeUndefined();
   });
 
+  it('records who stopped and who resumed the strategy run', () => {
+    const spec = accepted();
+    spec.when({ type: 'Advance', at: AT });
+    expect(spec.when({ type: 'Stop', at: AT, detail: 'stopped by the operator', requestedBy: 'alice' })).toEqual([
+      {
+        type: 'DeploymentStopRequested',
+        data: { reason: 'operator', detail: 'stopped by the operator', requestedBy: 'alice' },
+      },
+    ]);
+    spec.when({ type: 'RecordPhaseEnd', childRunId: 's1-1-prepare', outcome: succeeded(), at: AT });
+    expect(spec.when({ type: 'Resume', at: AT, requestedBy: 'bob' })[0]).toEqual({
+      type: 'DeploymentResumed',
+      data: { at: AT, requestedBy: 'bob' },
+    });
+  });
+
   it('a run stopped before its strategy was accepted ends at once and cannot be resumed', () => {
     const spec = new Spec().given(requested);
     expect(types(spec.when({ type: 'Stop', at: AT, detail: 'x' }))).toEqual([

@@ -68,8 +68,9 @@ export type StrategyRunCommand =
   /** Start the next phase, or end the run when the groups are done (or a stop waits for no phase). */
   | { type: 'Advance'; at: string }
   | { type: 'RecordPhaseEnd'; childRunId: string; outcome: PhaseRunOutcome; at: string }
-  | { type: 'Stop'; at: string; detail: string }
-  | { type: 'Resume'; at: string };
+  /** `requestedBy`: the authenticated operator who asked (recorded in the event). */
+  | { type: 'Stop'; at: string; detail: string; requestedBy?: string }
+  | { type: 'Resume'; at: string; requestedBy?: string };
 
 export function initialStrategyRun(runId: string): StrategyRun {
   return { runId, phase: 'new', phaseRuns: [] };
@@ -258,7 +259,16 @@ export function decideStrategyRun(state: StrategyRun, command: StrategyRunComman
       if (state.phase === 'stopping') return [];
       return then(
         state,
-        [{ type: 'DeploymentStopRequested', data: { reason: 'operator', detail: command.detail } }],
+        [
+          {
+            type: 'DeploymentStopRequested',
+            data: {
+              reason: 'operator',
+              detail: command.detail,
+              ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}),
+            },
+          },
+        ],
         // Nothing runs (no phase, or not accepted yet): it ends now. A phase run stops first.
         (s) => (s.pending ? [] : advanceStopped(s, command.at)),
       );
@@ -275,7 +285,16 @@ export function decideStrategyRun(state: StrategyRun, command: StrategyRunComman
           'RUN_NO_PLAN',
           `run ${state.runId} was stopped before its strategy was accepted: start the deployment again`,
         );
-      return then(state, [{ type: 'DeploymentResumed', data: { at: command.at } }], (s) => advance(s, command.at));
+      return then(
+        state,
+        [
+          {
+            type: 'DeploymentResumed',
+            data: { at: command.at, ...(command.requestedBy ? { requestedBy: command.requestedBy } : {}) },
+          },
+        ],
+        (s) => advance(s, command.at),
+      );
   }
 }
 

@@ -70,6 +70,16 @@ async function delivered(from: NatsConnection, subject: string): Promise<boolean
   return seen;
 }
 
+/** 'refused' when NATS refused the JetStream API call for this identity, 'done' when it was carried out. */
+async function refusal(call: Promise<unknown>): Promise<'refused' | 'done' | string> {
+  try {
+    await call;
+    return 'done';
+  } catch (err) {
+    return err instanceof Error && /[Pp]ermission/.test(err.message) ? 'refused' : (err as Error).message;
+  }
+}
+
 let admin: Awaited<ReturnType<typeof issue>>;
 
 beforeAll(async () => {
@@ -309,6 +319,69 @@ describe('NATS authorization by role', () => {
     await expect(operatorJsm.streams.purge(s.storedLogs.stream)).rejects.toThrow(/[Pp]ermission/);
     await expect(operatorJsm.streams.deleteMessage(s.storedLogs.stream, 1)).rejects.toThrow(/[Pp]ermission/);
   }, 30_000);
+
+  it('graph-planner and config-store cannot read back, delete or purge the dispatches or the events, nor any stream but their bucket', async () => {
+    const orchestrator = await issue('orch-narrow', 'orchestrator');
+    const orchNc = await orchestrator.connect();
+    await ensureExecutionStreams(orchNc, PREFIX);
+    await ensureInputsBucket(orchNc, PREFIX);
+    const js = jetstream(orchNc);
+    const dispatched = await js.publish(s.dispatch.forNode('z1'), JSON.stringify({ secret: 'hunter2' }));
+    const event = await js.publish(s.events.forRun('narrow-1'), JSON.stringify({ streamVersion: 1 }));
+    for (const role of ['graph-planner', 'config-store'] as const) {
+      const jsm = await jetstreamManager(await (await issue(`${role}-narrow`, role)).connect());
+      for (const [stream, seq] of [
+        [s.dispatch.stream, dispatched.seq],
+        [s.events.stream, event.seq],
+      ] as const) {
+        const what = `${role} on ${stream}`;
+        await expect([what, await refusal(jsm.streams.getMessage(stream, { seq }))]).toEqual([what, 'refused']);
+        await expect([what, await refusal(jsm.streams.deleteMessage(stream, seq))]).toEqual([what, 'refused']);
+        await expect([what, await refusal(jsm.streams.purge(stream))]).toEqual([what, 'refused']);
+        await expect([what, await refusal(jsm.streams.delete(stream))]).toEqual([what, 'refused']);
+        await expect([what, await refusal(jsm.streams.info(stream))]).toEqual([what, 'refused']);
+      }
+      const other = role === 'graph-planner' ? `OBJ_${s.artifacts.bucket}` : `OBJ_${s.inputs.bucket}`;
+      await expect([role, await refusal(jsm.streams.purge(other))]).toEqual([role, 'refused']);
+      await expect([role, await refusal(jsm.streams.add({ name: `${role}_OWN`, subjects: [`${role}.own`] }))]).toEqual([
+        role,
+        'refused',
+      ]);
+    }
+    // Both are still there, whole.
+    const orchJsm = await jetstreamManager(orchNc);
+    expect((await orchJsm.streams.getMessage(s.dispatch.stream, { seq: dispatched.seq }))?.json()).toEqual({
+      secret: 'hunter2',
+    });
+    expect((await orchJsm.streams.getMessage(s.events.stream, { seq: event.seq }))?.json()).toEqual({
+      streamVersion: 1,
+    });
+  }, 60_000);
+
+  it('an agent, an operator and a viewer cannot create, change or delete a stream', async () => {
+    const orchestrator = await issue('orch-streams', 'orchestrator');
+    await ensureExecutionStreams(await orchestrator.connect(), PREFIX);
+    const orchJsm = await jetstreamManager(await orchestrator.connect());
+    const dispatch = (await orchJsm.streams.info(s.dispatch.stream)).config;
+    for (const [name, role, node] of [
+      ['node-g1', 'agent', 'g1'],
+      ['otto', 'operator', undefined],
+      ['vicky', 'viewer', undefined],
+    ] as const) {
+      const jsm = await jetstreamManager(await (await issue(name, role, node)).connect());
+      await expect([role, await refusal(jsm.streams.add({ name: 'G1_OWN', subjects: ['g1-own.>'] }))]).toEqual([
+        role,
+        'refused',
+      ]);
+      await expect([role, await refusal(jsm.streams.update(s.dispatch.stream, { ...dispatch, max_msgs: 1 }))]).toEqual([
+        role,
+        'refused',
+      ]);
+      await expect([role, await refusal(jsm.streams.delete(s.dispatch.stream))]).toEqual([role, 'refused']);
+    }
+    expect((await orchJsm.streams.info(s.dispatch.stream)).config.max_msgs).toBe(dispatch.max_msgs);
+    await expect(orchJsm.streams.info('G1_OWN')).rejects.toThrow(/stream not found/);
+  }, 60_000);
 
   it('a viewer gets its replies on its own inbox', async () => {
     const viewer = await issue('erin', 'viewer');
