@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connectTestNats } from '@granule/messaging';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { ArtifactStore, artifactsBucket, storePluginArtifact } from '@granule/artifacts';
 import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-client';
 import { type TestDatabase } from '@granule/event-store';
@@ -23,7 +24,7 @@ describe('config-store and the artifacts bucket', () => {
 
   beforeAll(async () => {
     ({ db, runtime } = await startTestConfigStore('config_artifacts', { prefix }));
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('package-artifacts-test');
     client = new ConfigStoreClient(nc, { prefix });
     store = new ArtifactStore(nc, prefix);
   }, 30_000);

@@ -3,14 +3,12 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, type StoredTaskLogMessage, type TaskLogMessage } from '@granule/contracts';
 import { createTestDatabase, TaskLogStore, type TestDatabase } from '@granule/event-store';
-import { connectNats, deleteExecutionStreams, ensureExecutionStreams, publishJson } from '@granule/messaging';
+import { connectTestNats, deleteExecutionStreams, ensureExecutionStreams, publishJson } from '@granule/messaging';
 import { createLogger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { TaskLogIntake } from './task-log-intake';
 
 jest.setTimeout(30_000);
-
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -38,7 +36,7 @@ describe('TaskLogIntake (real NATS and PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('task_log_intake');
-    nats = await connectNats({ natsUrl: NATS_URL }, 'granule-task-log-intake-test');
+    nats = await connectTestNats('granule-task-log-intake-test');
     await ensureExecutionStreams(nats, prefix);
   });
 

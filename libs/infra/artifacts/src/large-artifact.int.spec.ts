@@ -3,7 +3,8 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectTestNats } from '@granule/messaging';
 import { ArtifactCache } from './artifact-cache';
 import { digestFile, packDirectory } from './artifact-pack';
 import { ArtifactStore, artifactsBucket, ensureArtifactsBucket } from './artifact-store';
@@ -16,7 +17,7 @@ let nc: NatsConnection;
 let dir: string;
 
 beforeAll(async () => {
-  nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  nc = await connectTestNats('large-artifact-test');
   await ensureArtifactsBucket(nc, PREFIX);
   dir = mkdtempSync(path.join(os.tmpdir(), 'granule-artifacts-large-'));
 });
