@@ -1,7 +1,15 @@
 // What the benchmark scripts share: waiting for a condition, for a started service's ready
-// line, and one-off statements as the database administrator.
-import { existsSync, readFileSync } from 'node:fs';
+// line, one-off statements as the database administrator, and the authorized NATS and Redis
+// they run on (dist/ must be built).
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(import.meta.url);
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -52,4 +60,45 @@ export async function stopChildren(children, killAfterMs) {
   }, killAfterMs);
   await Promise.all(exits);
   clearTimeout(timer);
+}
+
+/**
+ * What a bench runs on by default, as an installation does: a trust store of its own in
+ * `<work>/auth`, a credential for each of `identities` (`[name, role, node?]`, written to
+ * `<work>/auth/creds/<name>.creds`), a nats-server with authorization on (its own port and store;
+ * `natsSettings`: more lines of its configuration) and a Redis with a password. `stop()` ends
+ * both servers; the folder goes with `work`.
+ */
+export async function startSecureServers({ work, prefix, identities, natsSettings = [] }) {
+  const { startPrivateNats, startPrivateRedis } = require(path.join(root, 'dist/libs/infra/messaging/src/index.js'));
+  const { TrustStore } = require(path.join(root, 'dist/libs/infra/nats-auth/src/index.js'));
+  const trust = await TrustStore.create(path.join(work, 'auth'), { prefix });
+  const credsDir = path.join(work, 'auth', 'creds');
+  mkdirSync(credsDir, { recursive: true, mode: 0o700 });
+  const credsOf = (name) => path.join(credsDir, `${name}.creds`);
+  // One write of the trust store's record for all of them: a fleet bench issues thousands.
+  const issued = await trust.issueAll(
+    identities.map(([name, role, node]) => ({ name, role, ...(node !== undefined ? { node } : {}) })),
+  );
+  for (const { identity, creds } of issued) writeFileSync(credsOf(identity.name), creds, { mode: 0o600 });
+  const nats = await startPrivateNats({ include: trust.serverIncludePath, settings: natsSettings });
+  let redis;
+  try {
+    redis = await startPrivateRedis({ password: randomBytes(16).toString('hex') });
+  } catch (err) {
+    await nats.stop();
+    throw err;
+  }
+  return {
+    trust,
+    credsDir,
+    credsOf,
+    nats,
+    redis,
+    natsUrl: nats.url,
+    redisUrl: redis.url,
+    async stop() {
+      await Promise.allSettled([nats.stop(), redis.stop()]);
+    },
+  };
 }

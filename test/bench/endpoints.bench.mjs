@@ -1,16 +1,21 @@
 // npm run bench:endpoints — what answering on NATS through Nest's microservices transport
 // (GranuleNatsServer, every service's endpoints) costs next to a bare NATS subscription that
-// answers the same envelope by hand (ADR 0020). One process, the machine's NATS (or
-// GRANULE_NATS_URL), a subject prefix of its own. Prints, for each: round trips one after
-// another (median and p99 latency), round trips 64 at a time (requests per second), and the
-// server side's CPU per request.
+// answers the same envelope by hand (ADR 0020). One process, a subject prefix of its own, on a
+// nats-server of its own with authorization on: server and client connect with credentials and
+// every request is signed, as the services' are. Prints, for each: round trips one after another
+// (median and p99 latency), round trips 64 at a time (requests per second), and the server
+// side's CPU per request.
 //
 //   node test/bench/endpoints.bench.mjs [--requests N]   (default 5000)
+//   BENCH_AUTH=0 runs on the machine's NATS (or GRANULE_NATS_URL) as it is, without credentials
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startSecureServers } from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -27,7 +32,7 @@ const arg = (name, fallback) => {
 };
 const REQUESTS = arg('requests', 5000);
 const CONCURRENCY = 64;
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
+const AUTH = process.env.BENCH_AUTH !== '0';
 const SERVICE = { name: 'bench', code: 'BENCH', hint: 'it runs in this process' };
 const prefix = `benchep${randomBytes(3).toString('hex')}`;
 // A payload the size of a typical query: a run id and a few fields.
@@ -77,8 +82,22 @@ async function measure(client, subject) {
   };
 }
 
-const server = await connectNats({ natsUrl: NATS_URL }, 'bench-endpoints-server');
-const client = await connectNats({ natsUrl: NATS_URL }, 'bench-endpoints-client');
+const work = mkdtempSync(path.join(tmpdir(), 'granule-bench-endpoints-'));
+// Its subjects (`<prefix>.bench.*`) are no role's: both sides are admins of the bench's trust store.
+const secured = AUTH
+  ? await startSecureServers({
+      work,
+      prefix,
+      identities: [
+        ['bench-server', 'admin'],
+        ['bench-client', 'admin'],
+      ],
+    })
+  : undefined;
+const NATS_URL = secured?.natsUrl ?? process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
+const settingsOf = (name) => ({ natsUrl: NATS_URL, ...(secured ? { natsCreds: secured.credsOf(name) } : {}) });
+const server = await connectNats(settingsOf('bench-server'), 'bench-endpoints-server');
+const client = await connectNats(settingsOf('bench-client'), 'bench-endpoints-client');
 const raw = server.subscribe(`${prefix}.bench.raw`, {
   queue: 'bench',
   callback: (_err, msg) => {
@@ -102,7 +121,9 @@ try {
   const nest = await measure(client, `${prefix}.bench.nest`);
   const line = (name, r) =>
     `${name.padEnd(34)} median ${r.median.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms   ${Math.round(r.rps)} req/s (${CONCURRENCY} at a time)   CPU ${r.cpuMs.toFixed(3)} ms/req (client + server)`;
-  console.log(`endpoints benchmark: ${REQUESTS} requests each, NATS ${NATS_URL}`);
+  console.log(
+    `endpoints benchmark: ${REQUESTS} requests each, NATS ${NATS_URL} (${secured ? 'authorization on, signed requests' : 'BENCH_AUTH=0: no credentials'})`,
+  );
   console.log(line('bare subscription, hand envelope', bare));
   console.log(line('Nest transport (GranuleNatsServer)', nest));
   console.log(
@@ -113,4 +134,6 @@ try {
   await app.close();
   await client.close();
   await server.close();
+  await secured?.stop();
+  rmSync(work, { recursive: true, force: true });
 }

@@ -1,8 +1,8 @@
 // npm run bench:fleet-10k — a 10,000-node deployment through the real services (graph-planner,
 // orchestrator, PostgreSQL, NATS JetStream, Redis) on hollow nodes (test/bench/hollow-nodes.mjs,
 // ADR 0012): every node registers, gets its own dispatch consumer, beats, pulls its own
-// dispatches and reports on its own result subject, as an agent does; the nodes share a NATS
-// connection per HOLLOW_NODES_PER_CONNECTION of them and run no process (ADR 0014).
+// dispatches and reports on its own result subject, as an agent does, and runs no process
+// (ADR 0014).
 //
 // Two phases, each its own run:
 //   1. end to end: BENCH_NODES (10,000) x BENCH_TASKS (10) chained no-op shell tasks deploy to the
@@ -15,15 +15,20 @@
 //      read page by page) into a counter, checking it is one JSON array of every instance.
 // Peak RSS of the orchestrator and graph-planner are sampled every 250 ms per phase (and VmHWM).
 //
-//   BENCH_HOLLOW_PROCS (2) hollow-node processes; BENCH_PER_CONNECTION (500) nodes per connection;
+//   BENCH_HOLLOW_PROCS (2) hollow-node processes;
+//   BENCH_AUTH=0 turns NATS authorization off (below); only then may nodes share a connection,
+//   BENCH_PER_CONNECTION (500 with BENCH_AUTH=0) nodes per connection;
 //   BENCH_PROFILE=1 writes a V8 CPU profile of the orchestrator to tmp/bench-profiles/ (BENCH_PROFILE_DIR);
 //   BENCH_HEAP_MB (unset: Node's default heap) sets --max-old-space-size of graph-planner and the
 //   orchestrator; BENCH_TIMEOUT_S (3600) the overall time limit; BENCH_KEEP=1 keeps the logs.
 //
 // Everything runs on a private nats-server (its own port and store: the bench makes 10,000
 // JetStream consumers) and a private Redis, with a database of its own; all of it is removed at
-// the end, also on failure, Ctrl-C or the time limit. No NATS authorization: nodes that share a
-// connection cannot each hold their own node-bound credential.
+// the end, also on failure, Ctrl-C or the time limit. By default as an installation runs: NATS
+// with authorization on, the services and the CLI each with their own credential, and every
+// hollow node enrolled with a credential bound to it (the orchestrator takes a node's
+// registration only from that node's credential), on a connection of its own, so 10,000
+// connections; Redis with a password. BENCH_AUTH=0: no credentials, nodes sharing connections.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +36,14 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminQuery, sleep, stopChildren, waitFor as waitEvery, waitUntilReady } from './bench-support.mjs';
+import {
+  adminQuery,
+  sleep,
+  startSecureServers,
+  stopChildren,
+  waitFor as waitEvery,
+  waitUntilReady,
+} from './bench-support.mjs';
 import { writeNodes, writeSyntheticRelease } from './synthetic-release.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -55,7 +67,15 @@ const TASKS = option('BENCH_TASKS', 10, 0);
 const PLAN_TASKS = option('BENCH_PLAN_TASKS', 300, 0);
 const PLAN_DISPATCHES = option('BENCH_PLAN_DISPATCHES', 20_000);
 const HOLLOW_PROCS = option('BENCH_HOLLOW_PROCS', 2);
-const PER_CONNECTION = option('BENCH_PER_CONNECTION', 500);
+const AUTH = process.env.BENCH_AUTH !== '0';
+// A connection carries one credential: with authorization every node has its own.
+const PER_CONNECTION = option('BENCH_PER_CONNECTION', AUTH ? 1 : 500);
+if (AUTH && PER_CONNECTION > 1) {
+  process.stderr.write(
+    'BENCH_PER_CONNECTION > 1 needs BENCH_AUTH=0: with authorization each hollow node connects with its own credential\n',
+  );
+  process.exit(2);
+}
 const HEAP_MB = process.env.BENCH_HEAP_MB ? option('BENCH_HEAP_MB', 4096) : undefined;
 const TIMEOUT_S = option('BENCH_TIMEOUT_S', 3600);
 const GRAPH = process.env.BENCH_GRAPH !== '0';
@@ -76,7 +96,9 @@ for (const file of [path.join(root, 'dist/.stamp'), ...Object.values(mains)]) {
     process.exit(1);
   }
 }
-const { startPrivateNats, startPrivateRedis } = require(path.join(root, 'dist/libs/infra/messaging/src/index.js'));
+const { startPrivateNats, startPrivateRedis, redactUrl } = require(
+  path.join(root, 'dist/libs/infra/messaging/src/index.js'),
+);
 
 const id = randomBytes(4).toString('hex');
 const prefix = `fleet${id}`;
@@ -89,6 +111,15 @@ const cpuParties = {};
 const servers = [];
 let NATS_URL;
 let REDIS_URL;
+/** With BENCH_AUTH (the default): the trust store, the servers and every process's credential. */
+let secured;
+
+/** The credential variables of a process by its name (none with BENCH_AUTH=0); each hollow node has its own. */
+function credsEnv(name) {
+  if (!secured) return {};
+  if (name.startsWith('hollow-nodes')) return { GRANULE_NATS_CREDS_DIR: secured.credsDir };
+  return { GRANULE_NATS_CREDS: secured.credsOf(name) };
+}
 let dbCreated = false;
 
 const admin = (sql) => adminQuery(ADMIN_URL, sql);
@@ -111,7 +142,7 @@ function start(name, main, env, nodeFlags = []) {
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...nodeFlags, main], {
     cwd: root,
-    env: { ...baseEnv(), ...env },
+    env: { ...baseEnv(), ...credsEnv(name), ...env },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
@@ -132,7 +163,7 @@ function runCli(args, { stdoutTo } = {}) {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, [mains.cli, ...args], {
       cwd: root,
-      env: baseEnv(),
+      env: { ...baseEnv(), ...credsEnv('bench-operator') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -440,6 +471,7 @@ async function cleanup() {
   await stopChildren(children, 10_000);
   const quiet = (p) => p.catch((err) => log(`cleanup: ${err.message}`));
   // The private nats-server goes with its store: no stream to delete one by one.
+  if (secured) await quiet(secured.stop());
   for (const server of servers) await quiet(server.stop());
   if (dbCreated) await quiet(admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
   if (process.env.BENCH_KEEP === '1') log(`kept the process logs in ${work}`);
@@ -449,13 +481,32 @@ async function cleanup() {
 async function main() {
   await admin(`CREATE DATABASE "${dbName}"`);
   dbCreated = true;
-  const nats = await startPrivateNats();
-  servers.push(nats);
-  const redis = await startPrivateRedis();
-  servers.push(redis);
+  const uids = Array.from({ length: NODES }, (_, i) => `node-${i + 1}`);
+  let nats;
+  if (AUTH) {
+    const t = Date.now();
+    secured = await startSecureServers({
+      work,
+      prefix,
+      identities: [
+        ['orchestrator', 'orchestrator'],
+        ['graph-planner', 'graph-planner'],
+        ['bench-operator', 'operator'],
+        ...uids.map((uid) => [`agent-${uid}`, 'agent', uid]),
+      ],
+    });
+    nats = secured.nats;
+    log(`trust store and ${(uids.length + 3).toLocaleString('en')} credentials in ${secs(Date.now() - t)}`);
+  } else {
+    nats = await startPrivateNats();
+    servers.push(nats);
+    servers.push(await startPrivateRedis());
+  }
   NATS_URL = nats.url;
-  REDIS_URL = redis.url;
-  log(`database ${dbName}, private NATS ${NATS_URL}, private Redis ${REDIS_URL}, prefix ${prefix}`);
+  REDIS_URL = secured?.redisUrl ?? servers[1].url;
+  log(
+    `database ${dbName}, private NATS ${NATS_URL} (${AUTH ? 'authorization on' : 'BENCH_AUTH=0: no authorization'}), private Redis ${redactUrl(REDIS_URL)}, prefix ${prefix}`,
+  );
   const heap = HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : [];
   // BENCH_PROFILE=1: a V8 CPU profile of the orchestrator, written to BENCH_PROFILE_DIR when it stops.
   const profile =
@@ -493,7 +544,6 @@ async function main() {
   const sampler = rssSampler(named);
 
   writeNodes(path.join(work, 'nodes.yaml'), NODES);
-  const uids = Array.from({ length: NODES }, (_, i) => `node-${i + 1}`);
   const t0 = Date.now();
   const per = Math.ceil(NODES / HOLLOW_PROCS);
   const hollows = [];

@@ -26,7 +26,6 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -38,7 +37,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminQuery, sleep, stopChildren, waitFor, waitUntilReady } from './bench-support.mjs';
+import { adminQuery, sleep, startSecureServers, stopChildren, waitFor, waitUntilReady } from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -99,10 +98,7 @@ if (!SPAWN_HELPER_CHOICES.includes(SPAWN_HELPER)) {
   process.exit(2);
 }
 const helperKind = SPAWN_HELPER === 'auto' ? (existsSync(NATIVE_SPAWN_HELPER) ? 'native' : 'node') : SPAWN_HELPER;
-const { connectNats, deleteExecutionStreams, startPrivateNats, startPrivateRedis } = require(
-  path.join(root, 'dist/libs/infra/messaging/src/index.js'),
-);
-const { TrustStore } = require(path.join(root, 'dist/libs/infra/nats-auth/src/index.js'));
+const { connectNats, deleteExecutionStreams } = require(path.join(root, 'dist/libs/infra/messaging/src/index.js'));
 
 const id = randomBytes(4).toString('hex');
 const prefix = `bench${id}`;
@@ -111,40 +107,31 @@ const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toSt
 const work = mkdtempSync(path.join(tmpdir(), 'granule-bench-orch-'));
 const children = new Set();
 let dbCreated = false;
-/** With BENCH_AUTH (the default): the trust store and the private servers. */
-let trust;
-const servers = [];
-const credsDir = path.join(work, 'auth', 'creds');
-const credsOf = (name) => (trust ? path.join(credsDir, `${name}.creds`) : undefined);
+/** With BENCH_AUTH (the default): the trust store and the private servers (bench-support.mjs). */
+let secured;
+const credsOf = (name) => secured?.credsOf(name);
 
 /** A trust store, every process's credential, a nats-server with authorization on and a Redis with a password. */
 async function secure(agentUids) {
-  trust = await TrustStore.create(path.join(work, 'auth'), { prefix });
-  const issue = async (name, role, node) => {
-    const { creds } = await trust.issue({ name, role, ...(node ? { node } : {}) });
-    writeFileSync(path.join(credsDir, `${name}.creds`), creds, { mode: 0o600 });
-  };
-  mkdirSync(credsDir, { recursive: true, mode: 0o700 });
-  for (const [name, role] of [
-    ['orchestrator', 'orchestrator'],
-    ['graph-planner', 'graph-planner'],
-    ['bench-operator', 'operator'],
-    ['bench-admin', 'admin'],
-  ])
-    await issue(name, role);
-  for (const uid of agentUids) await issue(`agent-${uid}`, 'agent', uid);
-  const nats = await startPrivateNats({ include: trust.serverIncludePath });
-  servers.push(nats);
-  const redis = await startPrivateRedis({ password: randomBytes(16).toString('hex') });
-  servers.push(redis);
-  NATS_URL = nats.url;
-  REDIS_URL = redis.url;
+  secured = await startSecureServers({
+    work,
+    prefix,
+    identities: [
+      ['orchestrator', 'orchestrator'],
+      ['graph-planner', 'graph-planner'],
+      ['bench-operator', 'operator'],
+      ['bench-admin', 'admin'],
+      ...agentUids.map((uid) => [`agent-${uid}`, 'agent', uid]),
+    ],
+  });
+  NATS_URL = secured.natsUrl;
+  REDIS_URL = secured.redisUrl;
 }
 
 /** GRANULE_NATS_CREDS of a process (none without BENCH_AUTH); the hollow nodes get every agent's. */
 function credsEnv(name) {
-  if (!trust) return {};
-  if (name === 'hollow-nodes') return { GRANULE_NATS_CREDS_DIR: credsDir };
+  if (!secured) return {};
+  if (name === 'hollow-nodes') return { GRANULE_NATS_CREDS_DIR: secured.credsDir };
   return { GRANULE_NATS_CREDS: credsOf(name) };
 }
 
@@ -309,7 +296,7 @@ async function cleanup() {
       redis.disconnect();
     })(),
   );
-  for (const server of servers) await quiet(server.stop());
+  if (secured) await quiet(secured.stop());
   if (dbCreated) await quiet(admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
   if (process.env.BENCH_KEEP === '1') log(`kept the process logs in ${work}`);
   else rmSync(work, { recursive: true, force: true });

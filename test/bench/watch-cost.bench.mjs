@@ -2,7 +2,9 @@
 // (test/bench/hollow-nodes.mjs, ADR 0012) x M chained no-op tasks, once with `granule deploy`
 // (returns once the run is planned) and once with `granule deploy --watch` (follows the run to its
 // end), through the real graph-planner and orchestrator on a nats-server and a database of the
-// bench's own. For each it counts
+// bench's own (by default with authorization on and a Redis with a password, every process with
+// its own credential, as an installation runs; BENCH_AUTH=0: no credentials, the machine's Redis
+// or GRANULE_REDIS_URL, e.g. for a --cli-dist build that predates credentials). For each it counts
 //   - NATS messages of the CLI's connection (nats-server /connz of closed connections: messages
 //     it sent plus messages it was sent),
 //   - the queries the CLI asked the orchestrators (`<p>.runs.*` requests, counted by a listener),
@@ -26,14 +28,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminQuery, sleep, stopChildren, waitFor, waitUntilReady } from './bench-support.mjs';
+import { adminQuery, sleep, startSecureServers, stopChildren, waitFor, waitUntilReady } from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
 const { Redis } = require('ioredis');
 
 const ADMIN_URL = process.env.GRANULE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+let REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const AUTH = process.env.BENCH_AUTH !== '0';
 
 function option(flag, envName, fallback) {
   const i = process.argv.indexOf(flag);
@@ -77,6 +80,16 @@ const children = new Set();
 let dbCreated = false;
 let nats;
 let monitor;
+/** With BENCH_AUTH (the default): the trust store, the servers and every process's credential. */
+let secured;
+const uids = Array.from({ length: NODES }, (_, i) => `h${i + 1}`);
+
+/** The credential variables of a process by its name (none with BENCH_AUTH=0); each hollow node has its own. */
+function credsEnv(name) {
+  if (!secured) return {};
+  if (name === 'hollow-nodes') return { GRANULE_NATS_CREDS_DIR: secured.credsDir };
+  return { GRANULE_NATS_CREDS: secured.credsOf(name === 'cli' ? 'bench-operator' : name) };
+}
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -108,7 +121,11 @@ function env(extra = {}) {
 function start(name, main, extra) {
   const logFile = path.join(work, `${name}.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [main], { cwd: root, env: env(extra), stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [main], {
+    cwd: root,
+    env: env({ ...credsEnv(name), ...extra }),
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -123,7 +140,7 @@ function runCli(args) {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, [mains.cli, ...args], {
       cwd: root,
-      env: env(),
+      env: env(credsEnv('cli')),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -221,17 +238,35 @@ async function cleanup() {
       redis.disconnect();
     })(),
   );
-  if (nats) await quiet(nats.stop());
+  if (secured) await quiet(secured.stop());
+  else if (nats) await quiet(nats.stop());
   if (dbCreated) await quiet(admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
   rmSync(work, { recursive: true, force: true });
 }
 
 async function main() {
   monitor = await freePort();
-  nats = await startPrivateNats({ settings: [`http_port: ${monitor}`] });
+  if (AUTH) {
+    secured = await startSecureServers({
+      work,
+      prefix,
+      identities: [
+        ['orchestrator', 'orchestrator'],
+        ['graph-planner', 'graph-planner'],
+        ['bench-operator', 'operator'],
+        ['bench-admin', 'admin'],
+        ...uids.map((uid) => [`agent-${uid}`, 'agent', uid]),
+      ],
+      natsSettings: [`http_port: ${monitor}`],
+    });
+    nats = secured.nats;
+    REDIS_URL = secured.redisUrl;
+  } else nats = await startPrivateNats({ settings: [`http_port: ${monitor}`] });
   await admin(`CREATE DATABASE "${dbName}"`);
   dbCreated = true;
-  log(`nats-server ${nats.url} (monitoring on ${monitor}), database ${dbName}, prefix ${prefix}, CLI from ${CLI_DIST}`);
+  log(
+    `nats-server ${nats.url} (${secured ? 'authorization on, every process with its own credential' : 'BENCH_AUTH=0: no authorization'}; monitoring on ${monitor}), database ${dbName}, prefix ${prefix}, CLI from ${CLI_DIST}`,
+  );
   await startService(
     'graph-planner',
     mains.planner,
@@ -250,7 +285,6 @@ async function main() {
     },
     '"msg":"orchestrator started"',
   );
-  const uids = Array.from({ length: NODES }, (_, i) => `h${i + 1}`);
   await startService(
     'hollow-nodes',
     mains.hollow,
@@ -268,7 +302,11 @@ async function main() {
   }
   writeFileSync(path.join(work, 'tasks.yaml'), tasks);
 
-  const watcher = await connectNats({ natsUrl: nats.url }, 'granule-bench-watch-cost');
+  // The bench's listener counts every run query: an admin's credential.
+  const watcher = await connectNats(
+    { natsUrl: nats.url, ...(secured ? { natsCreds: secured.credsOf('bench-admin') } : {}) },
+    'granule-bench-watch-cost',
+  );
   try {
     // A first run warms the services up (their first plans, prepared statements); not counted.
     await measured(watcher, `wcost-${id}-warmup`, false);

@@ -166,7 +166,7 @@ describe('helm/granule with the real helm', () => {
         ]),
       );
     const expected = {
-      'granule-config-store': ['GRANULE_DATABASE_URL', 'GRANULE_API_TOKEN?'],
+      'granule-config-store': ['GRANULE_DATABASE_URL', 'GRANULE_API_TOKEN'],
       'granule-graph-planner': ['GRANULE_DATABASE_URL'],
       'granule-orchestrator': [
         'GRANULE_DATABASE_URL',
@@ -190,6 +190,17 @@ describe('helm/granule with the real helm', () => {
     expect(
       refusal('--set', 'secrets.create=true', '--set', 'secrets.values.databaseUrl=postgres://u:p@db/g'),
     ).toContain('secrets.values.redisUrl is required with secrets.create');
+    // The config-store listens beyond loopback in a pod: without a token it would refuse to start.
+    expect(
+      refusal(
+        '--set',
+        'secrets.create=true',
+        '--set',
+        'secrets.values.databaseUrl=postgres://u:p@db/g',
+        '--set',
+        'secrets.values.redisUrl=redis://:pw@r:6379',
+      ),
+    ).toContain('secrets.values.apiToken is required with secrets.create');
   });
 
   it('a Redis URL without a password is refused: Redis takes one for every service (issue 20)', () => {

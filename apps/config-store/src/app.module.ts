@@ -6,7 +6,9 @@ import { CallerGuard } from '@granule/nats-endpoints';
 import { nestLoggerParams, type Logger } from '@granule/service-kit';
 import { CallerContextInterceptor } from './audit/caller-context';
 import { ApiExceptionFilter } from './http/api-exception.filter';
-import { API_TOKEN, ApiTokenGuard } from './http/api-token.guard';
+import { httpCallProps } from './http/request-metrics.middleware';
+import type { ApiCaller } from './config/config.service';
+import { API_CALLERS, ApiTokenGuard } from './http/api-token.guard';
 import { ConfigStoreController, HealthController } from './http/config-store.controller';
 import { RunsController } from './http/runs.controller';
 import { RunsGateway } from './runs/runs-gateway';
@@ -24,16 +26,22 @@ export class ConfigStoreModule {
    * With `logger`, Nest's lines and every HTTP request are logged through it (nestjs-pino); with
    * `runs`, the HTTP API has the runs routes (ADR 0032).
    */
-  static register(api: ConfigStoreApi, apiToken?: string, logger?: Logger, runs?: RunsGateway): DynamicModule {
-    const http = apiToken ? [ConfigStoreController, HealthController, ...(runs ? [RunsController] : [])] : [];
+  static register(
+    api: ConfigStoreApi,
+    apiCallers: readonly ApiCaller[],
+    logger?: Logger,
+    runs?: RunsGateway,
+  ): DynamicModule {
+    const on = apiCallers.length > 0;
+    const http = on ? [ConfigStoreController, HealthController, ...(runs ? [RunsController] : [])] : [];
     return {
       module: ConfigStoreModule,
-      imports: logger ? [LoggerModule.forRoot(nestLoggerParams(logger))] : [],
+      imports: logger ? [LoggerModule.forRoot(nestLoggerParams(logger, { callProps: httpCallProps }))] : [],
       controllers: [ConfigStoreNatsController, ...http],
       providers: [
         { provide: ConfigStoreApi, useValue: api },
         ...(runs ? [{ provide: RunsGateway, useValue: runs }] : []),
-        ...(apiToken ? [{ provide: API_TOKEN, useValue: apiToken }, ApiTokenGuard] : []),
+        ...(on ? [{ provide: API_CALLERS, useValue: apiCallers }, ApiTokenGuard] : []),
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_GUARD, useClass: CallerGuard },
         { provide: APP_INTERCEPTOR, useClass: CallerContextInterceptor },

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { connect } from '@nats-io/transport-node';
 import { parse, stringify } from 'yaml';
+import { connectTestNats } from '@granule/messaging';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readPluginSourceFiles } from '@granule/config-store-client';
 import type { TestDatabase } from '@granule/event-store';
@@ -41,7 +41,7 @@ describe('config-store - hostile input over NATS (real PostgreSQL and NATS)', ()
 
   beforeAll(async () => {
     ({ db, runtime } = await startTestConfigStore('config_store_hard', { prefix }));
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('config-store-hardening-test');
     const ok = await nats('release.install', await readPluginSourceFiles(RELEASE_DIR));
     expect(ok.ok).toBe(true);
     expect((await nats('env.create', { name: 'demo', settings: { a: { b: 1 } } })).ok).toBe(true);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connectTestNats, testServicesEnv } from '@granule/messaging';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import { createMetrics, registerRequestMetrics, startHealthServer, type HealthServer } from '@granule/observability';
 import { createLogger } from '@granule/service-kit';
@@ -40,6 +41,7 @@ describe('config-store /metrics and log lines (real PostgreSQL, NATS and HTTP)',
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     const config = loadConfigStoreConfig({
+      ...testServicesEnv(),
       GRANULE_DATABASE_URL: db.url,
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',
@@ -55,7 +57,7 @@ describe('config-store /metrics and log lines (real PostgreSQL, NATS and HTTP)',
     });
     await runtime.listenHttp();
     health = await startHealthServer({ port: 0, host: '127.0.0.1', checks: [], metrics });
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('config-store-metrics-test');
   }, 60_000);
 
   afterAll(async () => {

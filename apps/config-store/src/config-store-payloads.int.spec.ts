@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { connect } from '@nats-io/transport-node';
+import { connectTestNats, testServicesEnv } from '@granule/messaging';
 import type { NatsConnection } from '@nats-io/transport-node';
 import fc from 'fast-check';
 import { CONFIG_OPERATIONS } from '@granule/contracts';
@@ -127,6 +127,7 @@ describe('config-store over NATS - generated payloads (real PostgreSQL and NATS)
       entities: CONFIG_STORE_ENTITIES,
     });
     const config = loadConfigStoreConfig({
+      ...testServicesEnv(),
       GRANULE_DATABASE_URL: db.url,
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',
@@ -134,7 +135,7 @@ describe('config-store over NATS - generated payloads (real PostgreSQL and NATS)
     runtime = await startConfigStore(config, (message, err) => internal.push([message, String(err)]), {
       logger: false,
     });
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('config-store-payloads-test');
     const request = async (op: string, body: unknown) =>
       (await nc.request(`${prefix}.config.${op}`, JSON.stringify(body), { timeout: 10_000 })).json() as { ok: boolean };
     expect((await request('release.install', await readPluginSourceFiles(RELEASE_DIR))).ok).toBe(true);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connectTestNats, testServicesEnv } from '@granule/messaging';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidInputError } from '@granule/core';
 import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-client';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
@@ -47,6 +48,7 @@ async function tablesText(db: TestDatabase): Promise<string> {
 
 async function startStore(db: TestDatabase, prefix: string, publicKey?: string): Promise<ConfigStoreRuntime> {
   const config = loadConfigStoreConfig({
+    ...testServicesEnv(),
     GRANULE_DATABASE_URL: db.url,
     GRANULE_SUBJECT_PREFIX: prefix,
     GRANULE_PREINSTALLED_RELEASE: '',
@@ -70,7 +72,7 @@ describe('config-store seals secrets before it stores them (real PostgreSQL and 
       entities: CONFIG_STORE_ENTITIES,
     });
     runtime = await startStore(db, prefix, pair.publicKey);
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('config-store-secrets-test');
     client = new ConfigStoreClient(nc, { prefix });
     await client.request('release.install', await readPluginSourceFiles(RELEASE_DIR));
   });
@@ -155,7 +157,7 @@ describe('config-store without GRANULE_SECRETS_PUBLIC_KEY', () => {
       entities: CONFIG_STORE_ENTITIES,
     });
     runtime = await startStore(db, prefix);
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('config-store-secrets-test');
     client = new ConfigStoreClient(nc, { prefix });
     await client.request('release.install', await readPluginSourceFiles(RELEASE_DIR));
   });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { connect } from '@nats-io/transport-node';
 import { parse, stringify } from 'yaml';
+import { connectTestNats } from '@granule/messaging';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidInputError } from '@granule/core';
 import { NO_RELEASE_MESSAGE } from '@granule/config-model';
@@ -91,7 +91,7 @@ describe('config-store over NATS (real PostgreSQL and NATS)', () => {
 
   beforeAll(async () => {
     ({ db, runtime } = await startTestConfigStore('config_store', { prefix }));
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('config-store-test');
     client = new ConfigStoreClient(nc, { prefix });
   });
 

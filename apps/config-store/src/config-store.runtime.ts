@@ -81,12 +81,13 @@ export async function startConfigStore(
       onAnswered: (pattern, code, seconds) => options.metrics?.answered('nats', pattern, outcomeOfCode(code), seconds),
     });
     const logger = options.logger ?? false;
-    const runs = config.apiToken ? new RunsGateway(nc, config.subjectPrefix) : undefined;
-    const module = ConfigStoreModule.register(api, config.apiToken, logger || undefined, runs);
+    const httpOn = config.apiTokens.length > 0;
+    const runs = httpOn ? new RunsGateway(nc, config.subjectPrefix) : undefined;
+    const module = ConfigStoreModule.register(api, config.apiTokens, logger || undefined, runs);
     // Nest logs through nestjs-pino once the app is built; until then a failure is the caller's one line.
     const logging = { logger: false as const };
     let http: NestExpressApplication | undefined;
-    if (config.apiToken) {
+    if (httpOn) {
       // Bodies are read by jsonBodyMiddleware: bounded, depth-checked, refusals in the API's format.
       http = await NestFactory.create<NestExpressApplication>(module, {
         ...logging,

@@ -27,14 +27,16 @@ runService('config-store', async () => {
   );
   for (const note of runtime.notes) logger.info(note);
   logger.info(`NATS API on ${configSubjectWildcard(config.subjectPrefix)} (${redactUrl(config.natsUrl)})`);
-  if (config.apiToken) {
+  if (config.apiTokens.length > 0) {
     await runtime.listenHttp().catch(async (err: unknown) => {
       await runtime.stop();
       throw err;
     });
-    logger.info(`HTTP API on http://${config.httpHost}:${config.httpPort}`);
+    logger.info(
+      `HTTP API on http://${config.httpHost}:${config.httpPort} for ${config.apiTokens.map((c) => c.name).join(', ')}`,
+    );
   } else {
-    logger.warn('HTTP API off: set GRANULE_API_TOKEN (16+ characters) to enable it');
+    logger.warn('HTTP API off: set GRANULE_API_TOKEN or GRANULE_API_TOKENS (16+ characters each) to enable it');
   }
 
   const checks = [natsCheck(runtime.nc), postgresCheck(runtime.dataSource)];

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { connect } from '@nats-io/transport-node';
+import { connectTestNats } from '@granule/messaging';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidInputError } from '@granule/core';
 import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-client';
@@ -26,7 +26,7 @@ describe('node assign - refuses a role the environment does not define (real Pos
 
   beforeAll(async () => {
     ({ db, runtime, base } = await startTestConfigStore('config_roles', { prefix, http: { token: TOKEN } }));
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('node-roles-test');
     client = new ConfigStoreClient(nc, { prefix });
     await client.request('release.install', await readPluginSourceFiles(RELEASE_DIR));
     await client.request('plugin.install', await readPluginSourceFiles(PLUGIN_DIR));

@@ -2,8 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { ArtifactStore, MAX_ARTIFACT_BYTES, artifactsBucket, storePluginArtifact } from '@granule/artifacts';
+import { connectTestNats } from '@granule/messaging';
 import { ConfigStoreClient, readPluginSourceFiles } from '@granule/config-store-client';
 import { EventStore, type TestDatabase } from '@granule/event-store';
 import { PlanStore } from '@granule/plan-store';
@@ -31,7 +32,7 @@ describe('config-store and the artifacts bucket', () => {
 
   beforeAll(async () => {
     ({ db, runtime, base } = await startTestConfigStore('config_artifacts', { prefix, http: { token: TOKEN } }));
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('package-artifacts-test');
     client = new ConfigStoreClient(nc, { prefix });
     store = new ArtifactStore(nc, prefix);
   }, 30_000);

@@ -4,13 +4,19 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { connect, createInbox, type NatsConnection } from '@nats-io/transport-node';
+import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { transformFileSync } from '@swc/core';
 import { parse } from 'yaml';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
 import { executionSubjects } from '@granule/contracts';
 import type { PlanReplyMessage, PlanRequestMessage } from '@granule/contracts';
-import { deleteExecutionStreams, ensureInputsBucket, StoredInputs } from '@granule/messaging';
+import {
+  connectTestNats,
+  deleteExecutionStreams,
+  ensureInputsBucket,
+  StoredInputs,
+  testServicesEnv,
+} from '@granule/messaging';
 import { PlanStore, encodePlan, requestPlan } from '@granule/plan-store';
 import { buildPlan, cycleDiagnostic, planInstances, PlanCycleError } from '@granule/planner';
 import { formatDiagnostic } from '@granule/core';
@@ -25,7 +31,6 @@ const root = path.join(__dirname, '..', '..', '..');
 const { swcOptions } = require(path.join(root, 'tools', 'swc-options.cjs')) as {
   swcOptions: () => Record<string, unknown>;
 };
-const NATS_URL = 'nats://127.0.0.1:4222';
 const TASKS_FILE = 'libs/domain/planner/src/__fixtures__/seed-002-deployment_tasks.yaml';
 const NODES_FILE = 'libs/domain/planner/src/__fixtures__/seed-002-nodes.yaml';
 
@@ -96,7 +101,9 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
       env: {
         PATH: process.env.PATH ?? '',
         NODE_PATH: path.join(root, 'node_modules'),
-        GRANULE_NATS_URL: NATS_URL,
+        // The tests' NATS (tools/setup.sh), as the test harness.
+        GRANULE_NATS_URL: testServicesEnv().GRANULE_NATS_URL,
+        GRANULE_NATS_CREDS: testServicesEnv().GRANULE_NATS_CREDS,
         GRANULE_SUBJECT_PREFIX: prefix,
         ...env,
       },
@@ -150,7 +157,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     buildDir = mkdtempSync(path.join(tmpdir(), 'granule-graph-planner-int-'));
     main = compileService(buildDir);
     db = await createTestDatabase('graph_planner', { migrations: GRAPH_PLANNER_MIGRATIONS });
-    nc = await connect({ servers: NATS_URL });
+    nc = await connectTestNats('graph-planner-test');
     const replicas = [start({ GRANULE_DATABASE_URL: db.url }), start({ GRANULE_DATABASE_URL: db.url })];
     await Promise.all(replicas.map(ready));
   }, 120_000);

@@ -13,13 +13,15 @@ import {
   type TaskProgressMessage,
 } from '@granule/contracts';
 import {
-  connectNats,
+  connectTestNats,
   decodeJson,
   deleteExecutionStreams,
   ensureAgentConsumer,
   ensureExecutionStreams,
-  publishJson,
+  testServicesEnv,
+  testServices,
 } from '@granule/messaging';
+import { signMessage } from '@granule/nats-auth';
 import type { TaskType } from '@granule/task-model';
 import { currentBootId, journalKey, processStartTime } from '@granule/task-runners';
 import {
@@ -29,7 +31,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { AGENT_STATE_FILE } from './agent-state.store';
 import { AGENT_RESTARTED_ERROR, AGENT_STOPPED_ERROR, type TaskMarker } from './dispatch-decision';
 import {
@@ -42,8 +44,6 @@ import {
 } from './testing/agent-process.fixture';
 
 jest.setTimeout(60_000);
-
-const NATS_URL = 'nats://127.0.0.1:4222';
 
 describe('node-agent processes', () => {
   // Own subject prefix (streams, subjects, Redis keys) so other suites never interfere.
@@ -63,6 +63,17 @@ describe('node-agent processes', () => {
   const uidOf = (node: 'a' | 'b'): string => `node-${node}`;
 
   let seq = 0;
+  /**
+   * Publishes a dispatch as the orchestrator does: signed with an orchestrator's credential (an
+   * agent on an authorized NATS runs nothing else).
+   */
+  const publishDispatch = (subject: string, message: TaskDispatchMessage, msgID: string) => {
+    const data = new TextEncoder().encode(JSON.stringify(message));
+    const h = natsHeaders();
+    const signed = signMessage(readFileSync(testServices().orchestratorCreds, 'utf8'), subject, data);
+    for (const [k, v] of Object.entries(signed)) h.set(k, v);
+    return js.publish(subject, data, { msgID, headers: h });
+  };
   async function dispatch(
     node: 'a' | 'b',
     type: TaskType,
@@ -82,7 +93,7 @@ describe('node-agent processes', () => {
       dispatchId: dispatchIdOf(runId, key, 1),
       noop: false,
     };
-    await publishJson(js, s.dispatch.forNode(uidOf(node)), message, msgID ?? message.dispatchId);
+    await publishDispatch(s.dispatch.forNode(uidOf(node)), message, msgID ?? message.dispatchId);
     return message;
   }
   /** The outcomes among a dispatch's progress messages (`started` comes only for a task that runs long enough). */
@@ -97,7 +108,7 @@ describe('node-agent processes', () => {
   beforeAll(async () => {
     buildIfStale();
     base = await mkdtemp(path.join(tmpdir(), 'granule-agent-it-'));
-    nc = await connectNats({ natsUrl: NATS_URL }, 'node-agent-int-test');
+    nc = await connectTestNats('node-agent-int-test');
     js = jetstream(nc);
     jsm = await jetstreamManager(nc);
     nc.subscribe(s.agents.heartbeats, {
@@ -119,7 +130,8 @@ describe('node-agent processes', () => {
         GRANULE_SPAWN_HELPER: node === 'a' ? 'node' : 'native',
         GRANULE_NODE_UID: uidOf(node),
         GRANULE_ROOT: rootOf(node),
-        GRANULE_NATS_URL: NATS_URL,
+        GRANULE_NATS_URL: testServicesEnv().GRANULE_NATS_URL,
+        GRANULE_NATS_CREDS: testServicesEnv().GRANULE_NATS_CREDS,
         GRANULE_SUBJECT_PREFIX: prefix,
         GRANULE_HEARTBEAT_SECONDS: '1',
         GRANULE_REBOOT_COMMAND: 'true',
@@ -197,9 +209,9 @@ describe('node-agent processes', () => {
     const d = await dispatch('a', 'shell', { cmd: 'echo run >> count.log; echo counted' });
     await finished(d);
     // The same msgID again is dropped by the DISPATCH stream (de-duplication window).
-    expect((await publishJson(js, s.dispatch.forNode('node-a'), d, d.dispatchId)).duplicate).toBe(true);
+    expect((await publishDispatch(s.dispatch.forNode('node-a'), d, d.dispatchId)).duplicate).toBe(true);
     // A new msgID gets through: what a redelivery looks like to the agent.
-    expect((await publishJson(js, s.dispatch.forNode('node-a'), d, `${d.dispatchId}#again`)).duplicate).toBe(false);
+    expect((await publishDispatch(s.dispatch.forNode('node-a'), d, `${d.dispatchId}#again`)).duplicate).toBe(false);
     const got = await finished(d, 2);
     expect(outcomesOf(got).map((r) => [r.status, r.fromJournal ?? false])).toEqual([
       ['succeeded', false],

@@ -14,7 +14,39 @@ describe('loadConfigStoreConfig', () => {
       createDatabase: true,
       runMigrations: true,
       healthPort: 8411,
+      apiTokens: [],
     });
+  });
+
+  it('API callers - the single token is api-token, GRANULE_API_TOKENS names the others; duplicates refused', () => {
+    const t = (c: string) => `${c}-0123456789abcdef`;
+    expect(
+      loadConfigStoreConfig({ GRANULE_API_TOKEN: t('one'), GRANULE_API_TOKENS: ` alice=${t('a')} ,ci=${t('c')}` })
+        .apiTokens,
+    ).toEqual([
+      { name: 'api-token', token: t('one') },
+      { name: 'alice', token: t('a') },
+      { name: 'ci', token: t('c') },
+    ]);
+    expect(() => loadConfigStoreConfig({ GRANULE_API_TOKENS: `a=${t('x')},a=${t('y')},b=${t('x')}` })).toThrow(
+      "invalid configuration: API tokens: 'a' and 'b' have the same token: give each caller a token of its own; " +
+        "API tokens: caller 'a' is given 2 times: each name once",
+    );
+    expect(() => loadConfigStoreConfig({ GRANULE_API_TOKENS_FILE: '/nonexistent/tokens' })).toThrow(
+      'invalid configuration: GRANULE_API_TOKENS_FILE: cannot read /nonexistent/tokens: no such file',
+    );
+  });
+
+  it('GRANULE_HTTP_HOST - beyond loopback only with a token', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])
+      expect(loadConfigStoreConfig({ GRANULE_HTTP_HOST: host }).apiTokens).toEqual([]);
+    for (const host of ['0.0.0.0', '10.0.0.5', '::', 'config-store.example.com'])
+      expect(() => loadConfigStoreConfig({ GRANULE_HTTP_HOST: host })).toThrow(
+        `GRANULE_HTTP_HOST: ${host} is beyond loopback and no API token is set`,
+      );
+    expect(
+      loadConfigStoreConfig({ GRANULE_HTTP_HOST: '0.0.0.0', GRANULE_API_TOKENS: 'ci=0123456789abcdef' }).httpHost,
+    ).toBe('0.0.0.0');
   });
 
   it('reads the variables; an empty GRANULE_PREINSTALLED_RELEASE turns the pre-install off', () => {

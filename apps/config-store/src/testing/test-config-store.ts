@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
+import { testServicesEnv } from '@granule/messaging';
 import { loadConfigStoreConfig } from '../config/config.service';
 import { startConfigStore, type ConfigStoreRuntime } from '../config-store.runtime';
 import { ALL_MIGRATIONS } from '../migrations';
@@ -42,7 +43,8 @@ export interface TestConfigStoreOptions {
 
 /**
  * A real config-store for a test: its own database `<database>_<hex>` with every migration, no
- * preinstalled release, on the machine's NATS unless `env` says otherwise.
+ * preinstalled release, on the tests' NATS and Redis (tools/setup.sh; as the test harness) unless
+ * `env` says otherwise.
  */
 export async function startTestConfigStore<O extends TestConfigStoreOptions>(
   database: string,
@@ -53,6 +55,7 @@ export async function startTestConfigStore<O extends TestConfigStoreOptions>(
   const port = options.http ? await freePort() : undefined;
   try {
     const config = loadConfigStoreConfig({
+      ...testServicesEnv(),
       GRANULE_DATABASE_URL: db.url,
       GRANULE_SUBJECT_PREFIX: prefix,
       GRANULE_PREINSTALLED_RELEASE: '',

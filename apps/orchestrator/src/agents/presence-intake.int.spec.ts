@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, redisKeys } from '@granule/contracts';
-import { connectNats, startPrivateNats, type PrivateServer } from '@granule/messaging';
+import { connectNats, startPrivateNats, testRedis, type PrivateServer } from '@granule/messaging';
 import type { Logger } from '@granule/service-kit';
 import type { OrchestratorConfig } from '../orchestrator.config';
 import { RedisPresence } from '../runs/adapters/redis-presence.adapter';
@@ -42,7 +42,7 @@ describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
     nats = await startPrivateNats();
     nc = await connectNats({ natsUrl: nats.url }, 'presence-intake-test');
     agent = await connectNats({ natsUrl: nats.url }, 'presence-intake-agent');
-    redis = new Redis('redis://127.0.0.1:6379');
+    redis = testRedis();
     intake = new PresenceIntake(nc, redis, config, logger);
     intake.onApplicationBootstrap();
     await nc.flush();

@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, type StoredTaskLogMessage, type TaskLogMessage } from '@granule/contracts';
 import { createTestDatabase, TaskLogStore, type TestDatabase } from '@granule/event-store';
 import {
-  connectNats,
+  connectTestNats,
   deleteExecutionStreams,
   ensureExecutionStreams,
   JetStreamConsumers,
@@ -15,8 +15,6 @@ import { OrchestratorConfig } from '../orchestrator.config';
 import { TaskLogIntake } from './task-log-intake';
 
 jest.setTimeout(30_000);
-
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -44,7 +42,7 @@ describe('TaskLogIntake (real NATS and PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('task_log_intake');
-    nats = await connectNats({ natsUrl: NATS_URL }, 'granule-task-log-intake-test');
+    nats = await connectTestNats('granule-task-log-intake-test');
     await ensureExecutionStreams(nats, prefix);
   });
 

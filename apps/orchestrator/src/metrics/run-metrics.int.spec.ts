@@ -7,12 +7,11 @@ import {
   NatsOutboxPublisher,
   type TestDatabase,
 } from '@granule/event-store';
-import { connectNats } from '@granule/messaging';
+import { connectTestNats } from '@granule/messaging';
 import { createMetrics } from '@granule/observability';
 import { createLogger } from '@granule/service-kit';
 import { countRunsByState, RunMetricsFeed } from './run-metrics';
 
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 const at = (s: number): string => new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString();
 
 async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
@@ -32,7 +31,7 @@ describe('run metrics from the event log and the outbox feed', () => {
   beforeAll(async () => {
     db = await createTestDatabase('run_metrics');
     store = new EventStore(db.dataSource);
-    nats = await connectNats({ natsUrl: NATS_URL }, 'granule-run-metrics-test');
+    nats = await connectTestNats('granule-run-metrics-test');
     await store.appendToStream(
       'run-a',
       [

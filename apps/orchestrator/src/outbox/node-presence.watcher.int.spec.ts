@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { nodeStreamId, redisKeys } from '@granule/contracts';
 import { createTestDatabase, EVENT_STORE_MIGRATIONS, EventStore } from '@granule/event-store';
 import type { TestDatabase } from '@granule/event-store';
+import { testRedis } from '@granule/messaging';
 import { RedisPresence } from '../runs/adapters/redis-presence.adapter';
 import { NodePresenceWatcher } from './node-presence.watcher';
 
@@ -16,7 +17,7 @@ describe('NodePresenceWatcher (PostgreSQL, Redis)', () => {
   beforeAll(async () => {
     db = await createTestDatabase('presence', { migrations: EVENT_STORE_MIGRATIONS });
     store = new EventStore(db.dataSource);
-    redis = new Redis('redis://127.0.0.1:6379');
+    redis = testRedis();
   });
   afterAll(async () => {
     const left = await redis.keys(`${prefix}:*`);

@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, type TaskProgressMessage } from '@granule/contracts';
 import {
-  connectNats,
+  connectTestNats,
   deleteExecutionStreams,
   ensureExecutionStreams,
   JetStreamConsumers,
@@ -15,8 +15,6 @@ import { OrchestratorConfig } from '../orchestrator.config';
 import { ResultIntake } from './result-intake';
 
 jest.setTimeout(30_000);
-
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
@@ -72,7 +70,7 @@ describe('ResultIntake (real NATS)', () => {
   let intake: ResultIntake;
 
   beforeAll(async () => {
-    nats = await connectNats({ natsUrl: NATS_URL }, 'granule-result-intake-test');
+    nats = await connectTestNats('granule-result-intake-test');
     await ensureExecutionStreams(nats, prefix);
   });
 

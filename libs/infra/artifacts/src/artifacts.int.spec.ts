@@ -3,13 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectTestNats } from '@granule/messaging';
 import { ArtifactCache } from './artifact-cache';
 import { packDirectory } from './artifact-pack';
 import { ArtifactStore, artifactsBucket, ensureArtifactsBucket } from './artifact-store';
 import { ArtifactError } from './artifact.errors';
 
-// Real NATS (the machine's 4222, JetStream on); a bucket of this suite's own.
+// Real NATS (the tests' NATS tools/setup.sh starts, JetStream on); a bucket of this suite's own.
 const PREFIX = `artifacts_int_${process.pid}`;
 let nc: NatsConnection;
 let dir: string;
@@ -26,7 +27,7 @@ function plugin(root: string): string {
 }
 
 beforeAll(async () => {
-  nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  nc = await connectTestNats('artifacts-test');
   await ensureArtifactsBucket(nc, PREFIX);
   store = new ArtifactStore(nc, PREFIX);
   dir = mkdtempSync(path.join(os.tmpdir(), 'granule-artifacts-int-'));

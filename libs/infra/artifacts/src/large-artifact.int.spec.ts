@@ -3,9 +3,10 @@ import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync, statSyn
 import os from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { create } from 'tar';
 import { readPluginSourceFiles } from '@granule/config-store-client';
+import { connectTestNats } from '@granule/messaging';
 import { ArtifactCache } from './artifact-cache';
 import { digestFile, packDirectory } from './artifact-pack';
 import { ArtifactStore, artifactsBucket, ensureArtifactsBucket } from './artifact-store';
@@ -19,7 +20,7 @@ let nc: NatsConnection;
 let dir: string;
 
 beforeAll(async () => {
-  nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  nc = await connectTestNats('large-artifact-test');
   await ensureArtifactsBucket(nc, PREFIX);
   dir = mkdtempSync(path.join(os.tmpdir(), 'granule-artifacts-large-'));
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { connectTestNats } from '@granule/messaging';
 import { EventStore } from './event-store';
 import type { NewEvent } from './event-store.types';
 import { NatsOutboxPublisher, type PublishedEvent } from './nats-outbox.publisher';
@@ -32,7 +33,7 @@ describe('NatsOutboxPublisher', () => {
   beforeAll(async () => {
     db = await createTestDatabase('es_outbox');
     store = new EventStore(db.dataSource);
-    nc = await connect({ servers: '127.0.0.1:4222' });
+    nc = await connectTestNats('nats-outbox.publisher-test');
     nc.subscribe(`${prefix}.>`, { callback: (_err, msg) => void received.push(msg) });
     await nc.flush();
   });
@@ -106,7 +107,7 @@ describe('NatsOutboxPublisher', () => {
   });
 
   it('keeps its checkpoint and reports the error when the connection is closed', async () => {
-    const closed = await connect({ servers: '127.0.0.1:4222' });
+    const closed = await connectTestNats('nats-outbox.publisher-test');
     await closed.close();
     const errors: unknown[] = [];
     const publisher = new NatsOutboxPublisher(closed, store, {

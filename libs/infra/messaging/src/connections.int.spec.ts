@@ -2,9 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { connectNats } from './nats-connection';
 import { connectRedis, describeFailure } from './redis-connection';
 import { startPrivateRedis } from './testing/private-servers';
-
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
-const REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { testServices } from './testing/test-services';
 
 /** A port nothing listens on: bind one, note it, close it. */
 async function closedPort(): Promise<number> {
@@ -16,8 +14,9 @@ async function closedPort(): Promise<number> {
 }
 
 describe('connectNats', () => {
-  it('connects under the given client name', async () => {
-    const nc = await connectNats({ natsUrl: NATS_URL }, 'granule-messaging-test');
+  it('connects under the given client name, with the credentials file', async () => {
+    const { natsUrl, natsCreds } = testServices();
+    const nc = await connectNats({ natsUrl, natsCreds }, 'granule-messaging-test');
     try {
       expect(nc.info?.jetstream).toBe(true);
     } finally {
@@ -40,7 +39,7 @@ describe('connectNats', () => {
 
 describe('connectRedis', () => {
   it('connects and answers commands', async () => {
-    const redis = await connectRedis(REDIS_URL);
+    const redis = await connectRedis(testServices().redisUrl);
     try {
       expect(await redis.ping()).toBe('PONG');
     } finally {

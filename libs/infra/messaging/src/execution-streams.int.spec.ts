@@ -10,9 +10,7 @@ import {
 import type { NatsConnection } from '@nats-io/transport-node';
 import { deleteExecutionStreams, ensureAgentConsumer, ensureExecutionStreams } from './execution-streams';
 import { decodeJson, publishJson } from './json-messages';
-import { connectNats } from './nats-connection';
-
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
+import { connectTestNats } from './testing/test-services';
 
 describe('execution streams', () => {
   // Own prefix per suite, so other suites on the same server never see these streams.
@@ -23,7 +21,7 @@ describe('execution streams', () => {
   let js: JetStreamClient;
 
   beforeAll(async () => {
-    nc = await connectNats({ natsUrl: NATS_URL }, 'messaging-int-test');
+    nc = await connectTestNats('messaging-int-test');
     jsm = await jetstreamManager(nc);
     js = jetstream(nc);
   });

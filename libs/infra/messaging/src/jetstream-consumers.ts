@@ -67,7 +67,8 @@ export interface ConsumerRun {
  * every `restartMs` until it works, and the outage is logged once, with one line when it works
  * again. A handler that throws is logged, its messages are left unsettled (delivered again after
  * the consumer's `ack_wait`) and the feed restarts. Messages still buffered when it stops are
- * handed back at once.
+ * handed back at once; one delivered into a pull still in flight at the stop comes back after
+ * the consumer's `ack_wait`.
  */
 export class JetStreamConsumers implements OnModuleDestroy {
   private readonly runs = new Set<ConsumerLoop>();

@@ -1,7 +1,10 @@
+import { createPrivateKey, createPublicKey, sign as ed25519Sign } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, type Account } from '@nats-io/jwt';
-import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { encodeAccount, encodeOperator, encodeUser, fmtCreds, type Account } from '@nats-io/jwt';
+import { createAccount, createOperator, createUser, fromSeed, Prefix, type KeyPair } from '@nats-io/nkeys';
+// The nkey text encoding (prefix, base32, CRC16), which the package's entry point does not export.
+import { Codec } from '@nats-io/nkeys/lib/codec';
 import { inboxPrefixFor, MAX_REPLY_MESSAGES, NATS_ROLES, permissionsFor, type NatsRole } from '@granule/contracts';
 import { NatsAuthError } from './nats-auth.errors';
 
@@ -62,6 +65,30 @@ const FILES = {
 } as const;
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** PKCS#8 DER header of an Ed25519 private key (RFC 8410): its 32-byte seed follows. */
+const ED25519_PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * The same key pair (`prefix`: its kind), its public key and signatures made by Node's crypto
+ * (OpenSSL): tweetnacl, under nkeys, derives the key pair again in JavaScript for every public key
+ * and signature, milliseconds each, and a bench enrolls thousands of hollow nodes. Ed25519
+ * signatures are deterministic: the JWTs are those the plain pair would sign.
+ */
+function quickPair(kp: KeyPair, prefix: Prefix): KeyPair {
+  const seed = (kp as KeyPair & { getRawSeed(): Uint8Array }).getRawSeed();
+  const key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8, seed]), format: 'der', type: 'pkcs8' });
+  // The SPKI DER of an Ed25519 key ends with its 32 raw bytes.
+  const raw = createPublicKey(key).export({ format: 'der', type: 'spki' }).subarray(-32);
+  const publicKey = new TextDecoder().decode(Codec.encode(prefix, raw));
+  let privateKey: Uint8Array | undefined;
+  return Object.assign(Object.create(kp) as KeyPair, {
+    getPublicKey: () => publicKey,
+    // The JWT library asks a signer for it on every JWT, to check it has one.
+    getPrivateKey: () => (privateKey ??= kp.getPrivateKey()),
+    sign: (input: Uint8Array) => new Uint8Array(ed25519Sign(null, input, key)),
+  });
+}
 
 interface Settings {
   /** Subject prefix every permission is written for (`granule` unless a test shares a server). */
@@ -146,6 +173,26 @@ export class TrustStore {
 
   /** Issues a credential and records it. A name already issued gets a new key (the old one stays valid until revoked). */
   async issue(request: IssueRequest, now = new Date()): Promise<IssuedCredentials> {
+    const [issued] = await this.issueAll([request], now);
+    return issued as IssuedCredentials;
+  }
+
+  /**
+   * Issues several credentials and records them in one write of `identities.json` (a bench
+   * enrolls thousands of hollow nodes; one write each would rewrite the growing file every time).
+   * Every request is checked before any is issued.
+   */
+  async issueAll(requests: IssueRequest[], now = new Date()): Promise<IssuedCredentials[]> {
+    for (const request of requests) this.checkRequest(request);
+    const signing = quickPair(this.seed(FILES.signingSeed), Prefix.Account);
+    const account = quickPair(this.seed(FILES.accountSeed), Prefix.Account);
+    const out: IssuedCredentials[] = [];
+    for (const request of requests) out.push(await this.sign(request, signing, account, now));
+    this.writeFile(FILES.identities, JSON.stringify([...this.identities(), ...out.map((o) => o.identity)], null, 2));
+    return out;
+  }
+
+  private checkRequest(request: IssueRequest): void {
     if (!NAME.test(request.name))
       throw new NatsAuthError(
         'IDENTITY_INVALID',
@@ -158,9 +205,10 @@ export class TrustStore {
       );
     if (request.role === 'agent' && !request.node)
       throw new NatsAuthError('IDENTITY_INVALID', `an agent credential is bound to a node: give the node uid`);
-    const user = createUser();
-    const signing = this.seed(FILES.signingSeed);
-    const account = this.seed(FILES.accountSeed);
+  }
+
+  private async sign(request: IssueRequest, signing: KeyPair, account: KeyPair, now: Date): Promise<IssuedCredentials> {
+    const user = quickPair(createUser(), Prefix.User);
     const inboxPrefix = inboxPrefixFor(request.name);
     const perms = permissionsFor(request.role, { prefix: this.prefix, inboxPrefix, node: request.node });
     const iat = Math.floor(now.getTime() / 1000);
@@ -179,8 +227,10 @@ export class TrustStore {
       },
       exp !== undefined ? { exp } : {},
     );
-    // The JWT library stamps its own issue time; keep the one a revocation will compare with.
-    const issuedAt = new Date(decode(token).iat * 1000).toISOString();
+    // The JWT library stamps its own issue time; keep the one a revocation will compare with (read
+    // from the claims just signed: decode() would verify the signature again, in JavaScript).
+    const signed = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat: number };
+    const issuedAt = new Date(signed.iat * 1000).toISOString();
     const identity: IssuedIdentity = {
       name: request.name,
       role: request.role,
@@ -189,7 +239,6 @@ export class TrustStore {
       issuedAt,
       ...(exp !== undefined ? { expiresAt: new Date(exp * 1000).toISOString() } : {}),
     };
-    this.writeFile(FILES.identities, JSON.stringify([...this.identities(), identity], null, 2));
     return { identity, creds: new TextDecoder().decode(fmtCreds(token, user)) };
   }
 

@@ -3,13 +3,11 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Pool } from 'pg';
 import { Redis } from 'ioredis';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, connectRedis, type RedisConnection } from '@granule/messaging';
+import { connectRedis, connectTestNats, testServices, type RedisConnection } from '@granule/messaging';
 import { createMetrics } from './granule-metrics';
 import { serveHealthChecks, startHealthServer, type HealthServer } from './health-server';
 import { natsCheck, postgresCheck, redisCheck } from './readiness-checks';
 
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
-const REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PG_URL = process.env.GRANULE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; type: string; body: string }> {
@@ -41,8 +39,8 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
 
   beforeAll(async () => {
-    nats = await connectNats({ natsUrl: NATS_URL }, 'granule-observability-test');
-    redis = await connectRedis(REDIS_URL);
+    nats = await connectTestNats('granule-observability-test');
+    redis = await connectRedis(testServices().redisUrl);
     pool = new Pool({ connectionString: PG_URL, max: 2 });
   });
 
@@ -109,7 +107,7 @@ describe('health server against the real NATS, PostgreSQL and Redis', () => {
   });
 
   it('/readyz names NATS once its connection is closed, and Redis when it stops answering (timeout)', async () => {
-    const closedNats = await connectNats({ natsUrl: NATS_URL }, 'granule-observability-closed');
+    const closedNats = await connectTestNats('granule-observability-closed');
     await closedNats.close();
     // Accepts connections and never answers: PING hangs until the check's timeout.
     const sockets: Socket[] = [];

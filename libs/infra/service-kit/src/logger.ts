@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import { GranuleError } from '@granule/core';
@@ -200,9 +201,17 @@ export type { Logger };
  * instance, so its format, bindings and redaction hold for them too. Headers are not logged.
  * `nestLevel` raises the level of those lines only (an agent wants no start-up chatter).
  */
-export function nestLoggerParams(logger: Logger, options: { nestLevel?: LogLevel } = {}) {
+export function nestLoggerParams(
+  logger: Logger,
+  options: {
+    nestLevel?: LogLevel;
+    /** Fields a request's line adds (pino-http's `customProps`, asked at the start and once answered). */
+    callProps?: (req: IncomingMessage, res: ServerResponse) => Record<string, unknown>;
+  } = {},
+) {
   return {
     pinoHttp: {
+      ...(options.callProps ? { customProps: options.callProps } : {}),
       logger: options.nestLevel ? logger.child({}, { level: options.nestLevel }) : logger,
       quietReqLogger: true,
       serializers: {

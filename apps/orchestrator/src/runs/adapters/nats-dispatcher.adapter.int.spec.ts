@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, type TaskDispatchMessage } from '@granule/contracts';
-import { deleteExecutionStreams, ensureExecutionStreams } from '@granule/messaging';
+import { connectTestNats, deleteExecutionStreams, ensureExecutionStreams } from '@granule/messaging';
 import { JetStreamDispatcher } from './nats-dispatcher.adapter';
 
 describe('JetStreamDispatcher (NATS JetStream)', () => {
@@ -10,7 +10,7 @@ describe('JetStreamDispatcher (NATS JetStream)', () => {
   const prefix = `dispwin${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+    nc = await connectTestNats('nats-dispatcher.adapter-test');
     await ensureExecutionStreams(nc, prefix);
   });
   afterAll(async () => {

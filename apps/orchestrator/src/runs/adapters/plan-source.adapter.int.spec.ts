@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects } from '@granule/contracts';
+import { connectTestNats } from '@granule/messaging';
 import type { PlanStore } from '@granule/plan-store';
 import { StoredPlanSource } from './plan-source.adapter';
 
@@ -11,7 +12,7 @@ describe('StoredPlanSource waiting for a graph-planner (NATS)', () => {
   const reply = { ok: true, result: { planId: 'p1', planHash: 'h1', instances: 0, tasks: 0, nodes: [] } };
 
   beforeAll(async () => {
-    nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+    nc = await connectTestNats('plan-source.adapter-test');
   });
   afterAll(async () => {
     await nc.close();

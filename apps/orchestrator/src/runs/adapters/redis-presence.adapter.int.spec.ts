@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { redisKeys } from '@granule/contracts';
-import { connectRedis, startPrivateRedis, type PrivateServer, type RedisConnection } from '@granule/messaging';
+import {
+  connectRedis,
+  startPrivateRedis,
+  testRedis,
+  type PrivateServer,
+  type RedisConnection,
+} from '@granule/messaging';
 import { RedisPresence } from './redis-presence.adapter';
 
 describe('RedisPresence (Redis)', () => {
@@ -12,7 +18,7 @@ describe('RedisPresence (Redis)', () => {
   let mgets: string[][];
 
   beforeAll(() => {
-    redis = new Redis('redis://127.0.0.1:6379');
+    redis = testRedis();
   });
   beforeEach(() => {
     mgets = [];

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { executionSubjects, redisKeys } from '@granule/contracts';
-import { connectNats } from '@granule/messaging';
+import { connectTestNats, testRedis } from '@granule/messaging';
 import { NatsIncarnationBeacon } from './incarnation-beacon.adapter';
 import { formatLeaseHolder, newLeaseHolder, RedisRunLease, type LeaseHolder } from './run-lease.adapter';
 
-const NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 const TTL = 60_000;
 
 describe('RedisRunLease (Redis) with NatsIncarnationBeacon (NATS)', () => {
@@ -17,7 +16,7 @@ describe('RedisRunLease (Redis) with NatsIncarnationBeacon (NATS)', () => {
   const processes: NatsConnection[] = [];
 
   beforeAll(() => {
-    redis = new Redis('redis://127.0.0.1:6379');
+    redis = testRedis();
   });
   afterEach(async () => {
     await Promise.all(processes.splice(0).map((nc) => (nc.isClosed() ? undefined : nc.close())));
@@ -33,7 +32,7 @@ describe('RedisRunLease (Redis) with NatsIncarnationBeacon (NATS)', () => {
     replica: string,
   ): Promise<{ holder: LeaseHolder; lease: RedisRunLease; nc: NatsConnection; taken: string[] }> {
     const holder = newLeaseHolder(replica);
-    const nc = await connectNats({ natsUrl: NATS_URL }, formatLeaseHolder(holder));
+    const nc = await connectTestNats(formatLeaseHolder(holder));
     processes.push(nc);
     const beacon = new NatsIncarnationBeacon(nc, prefix, holder);
     beacon.start();
@@ -95,7 +94,7 @@ describe('RedisRunLease (Redis) with NatsIncarnationBeacon (NATS)', () => {
 
   it('a previous process of an older release, answering a bare object, is alive: its lease is not taken back', async () => {
     const old = newLeaseHolder('orch-b4');
-    const nc = await connectNats({ natsUrl: NATS_URL }, 'older');
+    const nc = await connectTestNats('older');
     processes.push(nc);
     nc.subscribe(executionSubjects(prefix).orchestrators.incarnation(old.incarnation), {
       callback: (_err, msg) => void msg.respond(JSON.stringify({ replica: old.replica, incarnation: old.incarnation })),
@@ -109,7 +108,7 @@ describe('RedisRunLease (Redis) with NatsIncarnationBeacon (NATS)', () => {
 
   it('a previous process that is alive but does not answer (hung) is not taken for gone', async () => {
     const hung = newLeaseHolder('orch-h');
-    const nc = await connectNats({ natsUrl: NATS_URL }, 'hung');
+    const nc = await connectTestNats('hung');
     processes.push(nc);
     // Subscribed, never answering: the request times out.
     nc.subscribe(executionSubjects(prefix).orchestrators.incarnation(hung.incarnation));
