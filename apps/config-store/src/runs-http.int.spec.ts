@@ -172,6 +172,10 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
     // The rest of the API is in it too, grouped.
     expect(doc.paths['/releases'].get.tags).toEqual(['releases']);
     expect(doc.paths['/nodes/{uid}'].patch.tags).toEqual(['nodes']);
+    // An upload of deployment files says its size limit and how a package is installed.
+    const upload = doc.paths['/artifacts/{digest}'].put as { description?: string; responses: object };
+    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['201', '413']));
+    expect(upload.description).toMatch(/512 MiB.*artifact_digest/s);
     // And Swagger UI shows it.
     const ui = await get('/docs');
     expect([ui.status, (await ui.text()).includes('swagger')]).toEqual([200, true]);

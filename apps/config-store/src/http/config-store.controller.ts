@@ -14,7 +14,14 @@ import {
   Req,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { InvalidInputError } from '@granule/core';
 import { ConfigStoreApi } from '../transport/config-store.api';
 import { ApiTokenGuard } from './api-token.guard';
@@ -94,7 +101,18 @@ export class ConfigStoreController {
    */
   @Put('artifacts/:digest')
   @ApiTags('artifacts')
-  @ApiOperation({ summary: 'Store deployment files (a tar) under their SHA-256; Content-Length required.' })
+  @ApiOperation({
+    summary: 'Store deployment files (a tar) under their SHA-256; Content-Length required.',
+    description:
+      "The body is the deterministic tar of a package's `deployment_scripts/` (no `.tar.gz`: unpack it " +
+      'and pack that folder as `granule plugin install` does), streamed, at most 512 MiB. The stored ' +
+      'bytes must hash to `digest`, or nothing is kept. Then `POST /plugins` or `POST /releases` with ' +
+      '`artifact_digest: <digest>` installs the package (README: "Installing a package over HTTP").',
+  })
+  @ApiCreatedResponse({ description: 'The deployment files are stored under their SHA-256.' })
+  @ApiPayloadTooLargeResponse({
+    description: 'ARTIFACT_TOO_LARGE: Content-Length over 512 MiB (the package size limit).',
+  })
   @HttpCode(201)
   putArtifact(@Param('digest') digest: string, @Req() req: IncomingMessage) {
     return this.api.storeArtifact(digest, req.headers['content-length'], req);
