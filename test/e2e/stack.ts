@@ -158,12 +158,19 @@ export async function waitUntil<T>(
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The lines of Node's deprecation warnings in a process's output (`(node:PID) [DEP0…] DeprecationWarning: …`). */
+export function deprecationLines(output: string): string[] {
+  return output.split('\n').filter((line) => line.includes('DeprecationWarning'));
+}
+
 /** One service or agent: a node process with its output in `<workDir>/logs/<name>.log`. */
 export class StackProcess {
   private child?: ChildProcess;
   private exited?: Promise<void>;
   private output = '';
   private log?: WriteStream;
+  /** Deprecation warnings printed by earlier starts (the output is reset at each start). */
+  private earlierDeprecations: string[] = [];
   /** How many times it was started. */
   starts = 0;
 
@@ -190,9 +197,15 @@ export class StackProcess {
     return this.output;
   }
 
+  /** The lines of Node's deprecation warnings it printed, over every start. */
+  get deprecations(): string[] {
+    return [...this.earlierDeprecations, ...deprecationLines(this.output)];
+  }
+
   /** Starts the process and waits for the line saying it is ready. */
   async start(timeoutMs = 30_000): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running`);
+    this.earlierDeprecations.push(...deprecationLines(this.output));
     this.output = '';
     this.starts++;
     this.log ??= createWriteStream(this.logFile, { flags: 'a' });
@@ -259,6 +272,8 @@ export class StackProcess {
  */
 export class E2eStack {
   readonly processes = new Map<string, StackProcess>();
+  /** Deprecation warnings the CLI runs of this stack printed. */
+  private readonly cliDeprecations: string[] = [];
   readonly subjects: ExecutionSubjects;
   private nats?: NatsConnection;
   private redis?: Redis;
@@ -526,6 +541,7 @@ export class E2eStack {
       }, timeoutMs);
       child.once('exit', (code) => {
         clearTimeout(timer);
+        this.cliDeprecations.push(...deprecationLines(stderr).map((line) => `granule ${args[0]}: ${line}`));
         resolve({ code, stdout, stderr });
       });
     });
@@ -706,6 +722,14 @@ export class E2eStack {
       redis.disconnect();
     });
     await attempt('drop the database', () => this.db.drop());
+    // Like the jest environment for the test's own process (tools/jest-environment.cjs): a
+    // service, agent or CLI run that printed a DeprecationWarning fails the suite.
+    const deprecations = [
+      ...[...this.processes.values()].flatMap((p) => p.deprecations.map((line) => `${p.name}: ${line}`)),
+      ...this.cliDeprecations,
+    ];
+    if (deprecations.length > 0 && process.env.GRANULE_ALLOW_DEPRECATIONS !== '1')
+      problems.push(`DeprecationWarning printed; fix the call:\n${[...new Set(deprecations)].join('\n')}`);
     await attempt("stop the stack's NATS", () => this.natsServer?.stop());
     await attempt("stop the stack's Redis", () => this.redisServer?.stop());
     if (process.env.GRANULE_E2E_KEEP === '1') process.stderr.write(`e2e stack ${this.prefix}: kept ${this.dir}\n`);
