@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -14,7 +15,7 @@ import {
 } from '@granule/messaging';
 import { ArtifactCache, ArtifactStore, ensureArtifactsBucket, packDirectory } from '@granule/artifacts';
 import { readCredentials } from './credentials';
-import { TrustStore } from './trust-store';
+import { NATS_AUTH_TIMEOUT_SECONDS, TrustStore } from './trust-store';
 
 // Each protection below is the NATS server's, fed by the trust store: a test must fail when the
 // store stops issuing the limit it checks (for instance an agent given the operator's subjects).
@@ -101,6 +102,21 @@ jest.setTimeout(30_000);
 describe('NATS authentication with the trust store', () => {
   it('refuses a client without credentials', async () => {
     await expect(connect({ servers: server.url, reconnect: false })).rejects.toThrow(/Authorization Violation/);
+  });
+
+  it("gives a client the trust store's time to authenticate (not nats-server's 2 s), then drops a silent one", async () => {
+    const { hostname, port } = new URL(server.url);
+    const socket = createConnection({ host: hostname, port: Number(port) });
+    const opened = Date.now();
+    let received = '';
+    const closed = new Promise<number>((resolve) => {
+      socket.setEncoding('utf8').on('data', (d: string) => (received += d));
+      socket.once('close', () => resolve(Date.now() - opened));
+    });
+    const after = await closed;
+    expect(received).toMatch(/^INFO .*\r\n-ERR 'Authentication Timeout'/s);
+    expect(after).toBeGreaterThanOrEqual((NATS_AUTH_TIMEOUT_SECONDS - 0.5) * 1000);
+    expect(after).toBeLessThan((NATS_AUTH_TIMEOUT_SECONDS + 3) * 1000);
   });
 
   it('refuses credentials issued by another trust store', async () => {

@@ -21,8 +21,17 @@ import { NatsAuthError } from './nats-auth.errors';
  * - `identities.json`: every credential issued (name, role, node, public key, expiry, revocation),
  *   no secret in it.
  * - `nats-auth.conf`: what nats-server includes (operator JWT, system account, MEMORY resolver with
- *   both account JWTs preloaded). Rewritten on every revocation; a config reload applies it.
+ *   both account JWTs preloaded, and the time a client has to authenticate). Rewritten on every
+ *   revocation; a config reload applies it.
  */
+
+/**
+ * Seconds a new connection has to authenticate (nats-server's default is 2). A client signs the
+ * server's nonce with its nkey before it sends CONNECT; when a whole fleet reconnects at once
+ * after a server restart, or a busy host runs many connections, 2 s was seen to run out
+ * ("Authentication Timeout") on a loaded 2-core machine. A silent connection is still dropped.
+ */
+export const NATS_AUTH_TIMEOUT_SECONDS = 5;
 export interface IssuedIdentity {
   name: string;
   role: NatsRole;
@@ -313,6 +322,7 @@ export class TrustStore {
         '# Written by granule auth: the installation trust chain (operator, accounts, revocations).',
         `operator: ${this.readFile(FILES.operatorJwt)}`,
         `system_account: ${system.getPublicKey()}`,
+        `authorization { timeout: ${NATS_AUTH_TIMEOUT_SECONDS} }`,
         'resolver: MEMORY',
         'resolver_preload: {',
         `  ${system.getPublicKey()}: ${this.readFile(FILES.systemJwt)}`,
