@@ -109,6 +109,24 @@ describe('config-store HTTP - hostile input (built service, real PostgreSQL and 
     expect(service.exitCode).toBeNull();
   });
 
+  it('null for a field that may be left out - 400 naming the field, nothing written (it once reached the database: 500)', async () => {
+    const cases: [string, string, string, RegExp][] = [
+      ['PATCH', '/clusters/demo', '{"name":null}', /^name: expected an environment name .*, got null$/],
+      ['PATCH', '/clusters/demo', '{"status":null}', /^status: /],
+      ['PATCH', '/clusters/demo', '{"settings":null}', /^settings: /],
+      ['PATCH', '/clusters/demo', '{"settings_patch":null}', /^settings_patch: /],
+      ['POST', '/clusters', '{"name":"nulls","release":null}', /^release: /],
+      ['POST', '/clusters', '{"name":"nulls","plugins":null}', /^plugins: /],
+    ];
+    for (const [method, route, raw, expected] of cases) {
+      const before = await snapshot();
+      const r = await http(method, route, undefined, raw);
+      expect([method, route, raw, r.status]).toEqual([method, route, raw, 400]);
+      expect(message(r)).toMatch(expected);
+      expect(await snapshot()).toBe(before);
+    }
+  });
+
   it('PATCH settings_patch __proto__ - 400 naming the path; the settings and later requests are fine', async () => {
     const r = await http('PATCH', '/clusters/demo', { settings_patch: { '__proto__.polluted': 'yes' } });
     expect([r.status, message(r)]).toEqual([

@@ -21,7 +21,7 @@ import { ENVIRONMENT_STATUSES, NODE_STATUSES } from '@granule/config-model';
 import type { EnvironmentStatus, NodeStatus } from '@granule/config-model';
 import { TASK_SCOPES } from '../config-store/config-store.api';
 import type { TaskScope } from '../config-store/config-store.api';
-import { IsIdentifier, MaxBytes, MaxItems, MaxJsonBytes } from './bounds';
+import { IsIdentifier, MaxBytes, MaxItems, MaxJsonBytes, Optional } from './bounds';
 
 // Request payloads of the config-store API (NATS `<prefix>.config.<operation>`, and HTTP).
 // Field names are snake_case on the wire, as in Fuel's API and the CLI's JSON output.
@@ -58,12 +58,12 @@ export class InstallPluginRequest {
    * first in the artifacts bucket (ADR 0026). Tasks whose paths are relative to the package
    * name it, and agents fetch it by this digest. Absent: the plugin has no deployment files.
    */
-  @IsOptional()
+  @Optional()
   @Matches(/^[0-9a-f]{64}$/, { message: 'artifact_digest must be a SHA-256 in 64 lowercase hex digits' })
   artifact_digest?: string;
 
   /** Size in bytes of the stored artifact (with `artifact_digest`). */
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
   artifact_size?: number;
@@ -74,19 +74,19 @@ export class CreateEnvironmentRequest {
   name!: string;
 
   /** Release id or name; may be omitted when exactly one release is installed. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(FIELD)
   release?: string;
 
-  @IsOptional()
+  @Optional()
   @IsObject()
   @MaxJsonBytes(INPUT_LIMITS.settingsJsonBytes)
   settings?: Record<string, unknown>;
 
   /** Plugin ids or names to enable at once. */
-  @IsOptional()
+  @Optional()
   @IsArray()
   @MaxItems(256, 'plugins')
   @IsString({ each: true })
@@ -100,22 +100,22 @@ export class UpdateEnvironmentRequest {
   @MaxBytes(FIELD)
   id!: string;
 
-  @IsOptional()
+  @Optional()
   @IsIdentifier('environmentName')
   name?: string;
 
-  @IsOptional()
+  @Optional()
   @IsIn(ENVIRONMENT_STATUSES)
   status?: EnvironmentStatus;
 
   /** Replaces the settings. */
-  @IsOptional()
+  @Optional()
   @IsObject()
   @MaxJsonBytes(INPUT_LIMITS.settingsJsonBytes)
   settings?: Record<string, unknown>;
 
   /** Dotted path → value (`null` removes), applied after `settings`. */
-  @IsOptional()
+  @Optional()
   @IsObject()
   @MaxJsonBytes(INPUT_LIMITS.settingsJsonBytes)
   settings_patch?: Record<string, unknown>;
@@ -143,43 +143,43 @@ export class AddNodeRequest {
   @MaxLength(253)
   hostname!: string;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(253)
   address?: string;
 
-  @IsOptional()
+  @Optional()
   @IsArray()
   @MaxItems(INPUT_LIMITS.tagCount, 'roles')
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
   @MaxBytes(253, { each: true })
   roles?: string[];
 
-  @IsOptional()
+  @Optional()
   @IsArray()
   @MaxItems(INPUT_LIMITS.tagCount, 'tags')
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
   @MaxBytes(253, { each: true })
   tags?: string[];
 
-  @IsOptional()
+  @Optional()
   @IsObject()
   @MaxJsonBytes(INPUT_LIMITS.labelsJsonBytes)
   labels?: Record<string, string>;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(253)
   rack?: string;
 
-  @IsOptional()
+  @Optional()
   @IsIn(NODE_STATUSES)
   status?: NodeStatus;
 
   /** Environment id or name. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(FIELD)
@@ -188,7 +188,7 @@ export class AddNodeRequest {
 
 export class ListNodesRequest {
   /** Only the nodes of this environment (id or name). */
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(FIELD)
@@ -208,30 +208,30 @@ export class UpdateNodeRequest {
   @MaxBytes(FIELD)
   uid!: string;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxLength(253)
   hostname?: string;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(253)
   address?: string;
 
-  @IsOptional()
+  @Optional()
   @IsIn(NODE_STATUSES)
   status?: NodeStatus;
 
-  @IsOptional()
+  @Optional()
   @IsArray()
   @MaxItems(INPUT_LIMITS.tagCount, 'tags')
   @Matches(ROLE_RE, { each: true, message: ROLE_MESSAGE })
   @MaxBytes(253, { each: true })
   add_tags?: string[];
 
-  @IsOptional()
+  @Optional()
   @IsArray()
   @MaxItems(INPUT_LIMITS.tagCount, 'tags')
   @IsString({ each: true })
@@ -239,7 +239,7 @@ export class UpdateNodeRequest {
   remove_tags?: string[];
 
   /** Key → value; a `null` value removes the label. */
-  @IsOptional()
+  @Optional()
   @IsObject()
   @MaxJsonBytes(INPUT_LIMITS.labelsJsonBytes)
   labels?: Record<string, string | null>;
@@ -281,21 +281,21 @@ export class GetTasksRequest {
   id!: string;
 
   /** Graph type; default `default`. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(253)
   graph?: string;
 
   /** Keep this task and everything after it. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(FIELD)
   start?: string;
 
   /** Keep this task and everything it needs. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(FIELD)
@@ -312,7 +312,7 @@ export class PutTasksRequest {
   id!: string;
 
   /** Releases only: graph type; default `default`. An environment's overrides are for `default`. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsNotEmpty()
   @MaxBytes(253)
@@ -327,7 +327,7 @@ export class PutTasksRequest {
 
 export class UploadStrategyRequest {
   /** Default: the document's `metadata.name`. */
-  @IsOptional()
+  @Optional()
   @IsIdentifier('strategyName')
   name?: string;
 
@@ -338,13 +338,13 @@ export class UploadStrategyRequest {
   document!: string;
 
   /** The file it came from, for messages. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxBytes(4096)
   file?: string;
 
   /** Replace a strategy of the same name. */
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   replace?: boolean;
 }
@@ -358,7 +358,7 @@ export class StrategyRefRequest {
 
 /** `audit.list`: the newest configuration changes first. */
 export class ListAuditRequest {
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(1)
   @Max(1000)
@@ -416,12 +416,12 @@ export class RecordCredentialRequest {
   issued_at!: string;
 
   /** None: the credential does not expire. */
-  @IsOptional()
+  @Optional()
   @IsTimestamp()
   expires_at?: string;
 
   /** When it was revoked; once recorded, a revocation stays (NATS never takes a revoked key back). */
-  @IsOptional()
+  @Optional()
   @IsTimestamp()
   revoked_at?: string;
 }

@@ -7,7 +7,6 @@ import {
   IsIn,
   IsInt,
   IsObject,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -16,14 +15,14 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { INPUT_LIMITS } from '@granule/core';
-import { IsIdentifier, MaxItems } from './bounds';
+import { IsIdentifier, MaxItems, Optional } from './bounds';
 
 export class PlanFiltersDto {
-  @IsOptional() @IsString() start?: string;
-  @IsOptional() @IsString() end?: string;
-  @IsOptional() @IsArray() @IsString({ each: true }) skip?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) only?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) nodes?: string[];
+  @Optional() @IsString() start?: string;
+  @Optional() @IsString() end?: string;
+  @Optional() @IsArray() @IsString({ each: true }) skip?: string[];
+  @Optional() @IsArray() @IsString({ each: true }) only?: string[];
+  @Optional() @IsArray() @IsString({ each: true }) nodes?: string[];
 }
 
 /**
@@ -33,7 +32,7 @@ export class PlanFiltersDto {
 export class InlinePlanInputDto {
   @IsObject() graphs!: Record<string, unknown[]>;
   @IsArray() @MaxItems(INPUT_LIMITS.planNodes, 'nodes') nodes!: unknown[];
-  @IsOptional() @IsObject() cluster?: Record<string, unknown>;
+  @Optional() @IsObject() cluster?: Record<string, unknown>;
 }
 
 /** Inline inputs kept in the inputs object store: the SHA-256 (hex) of the stored JSON and its size. */
@@ -43,8 +42,8 @@ export class StoredInputsRefDto {
 }
 
 export class StrategyRefDto {
-  @IsOptional() @IsString() name?: string;
-  @IsOptional() @IsObject() inline?: Record<string, unknown>;
+  @Optional() @IsString() name?: string;
+  @Optional() @IsObject() inline?: Record<string, unknown>;
 }
 
 /** Validates StartDeployment: plan environment `envId` (or the inline inputs) and run it. */
@@ -52,17 +51,17 @@ export class StartDeploymentCommand {
   @Matches(ID_PATTERN) commandId!: string;
   /** Chosen by the client so it can print it at once; the orchestrator refuses a reused id. */
   @IsIdentifier('runId') runId!: string;
-  @IsOptional() @IsString() @MaxLength(128) envId?: string;
-  @IsOptional() @ValidateNested() @Type(() => InlinePlanInputDto) inline?: InlinePlanInputDto;
-  @IsOptional() @ValidateNested() @Type(() => StoredInputsRefDto) inputs?: StoredInputsRefDto;
+  @Optional() @IsString() @MaxLength(128) envId?: string;
+  @Optional() @ValidateNested() @Type(() => InlinePlanInputDto) inline?: InlinePlanInputDto;
+  @Optional() @ValidateNested() @Type(() => StoredInputsRefDto) inputs?: StoredInputsRefDto;
   @IsString() graph = 'default';
-  @IsOptional() @ValidateNested() @Type(() => PlanFiltersDto) filters?: PlanFiltersDto;
-  @IsOptional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;
+  @Optional() @ValidateNested() @Type(() => PlanFiltersDto) filters?: PlanFiltersDto;
+  @Optional() @ValidateNested() @Type(() => StrategyRefDto) strategy?: StrategyRefDto;
   @IsBoolean() dryRun = false;
   @IsBoolean() noop = false;
-  @IsOptional() @IsBoolean() check?: boolean;
-  @IsOptional() @IsBoolean() diff?: boolean;
-  @IsOptional() @IsBoolean() waitForLocks?: boolean;
+  @Optional() @IsBoolean() check?: boolean;
+  @Optional() @IsBoolean() diff?: boolean;
+  @Optional() @IsBoolean() waitForLocks?: boolean;
 }
 
 export class StopDeploymentCommand {
@@ -73,7 +72,7 @@ export class StopDeploymentCommand {
 export class ResumeDeploymentCommand {
   @Matches(ID_PATTERN) commandId!: string;
   @IsIdentifier('runId') runId!: string;
-  @IsOptional() @IsBoolean() waitForLocks?: boolean;
+  @Optional() @IsBoolean() waitForLocks?: boolean;
 }
 
 /** RetryFailed: a new run of the same plan with only the failed (and dep_failed) task-nodes, or all unfinished ones. */
@@ -82,12 +81,12 @@ export class RetryFailedCommand {
   @IsIdentifier('runId') runId!: string;
   @IsIdentifier('runId') newRunId!: string;
   @IsBoolean() failedOnly = true;
-  @IsOptional() @IsBoolean() waitForLocks?: boolean;
+  @Optional() @IsBoolean() waitForLocks?: boolean;
 }
 
 /** The envelope on the command stream. */
 export class DeploymentCommandEnvelope {
   @IsIn(DEPLOYMENT_COMMAND_TYPES as unknown as string[]) type!: DeploymentCommandType;
   @IsObject() payload!: Record<string, unknown>;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_COMMAND_TTL_SECONDS) ttlSeconds?: number;
+  @Optional() @IsInt() @Min(1) @Max(MAX_COMMAND_TTL_SECONDS) ttlSeconds?: number;
 }
