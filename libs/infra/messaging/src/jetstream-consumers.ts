@@ -193,27 +193,35 @@ class ConsumerLoop implements ConsumerRun {
     const pending: JsMsg[] = [];
     let failure: { err: unknown } | undefined;
     let draining: Promise<void> | undefined;
+    // `running` is cleared in the same step that finds `pending` empty, so a message pushed after
+    // that step starts a new drain. (Clearing it in a `.finally` left a window of one microtask in
+    // which a message that arrived was pushed, saw a drain "running", and waited for the next one.)
+    let running = false;
     const drain = async (): Promise<void> => {
-      while (pending.length > 0 && !failure) {
-        const batch = pending.splice(0, spec.batch);
-        if (this.stopping) {
-          for (const msg of batch) msg.nak();
-          continue;
+      running = true;
+      try {
+        while (pending.length > 0 && !failure) {
+          const batch = pending.splice(0, spec.batch);
+          if (this.stopping) {
+            for (const msg of batch) msg.nak();
+            continue;
+          }
+          try {
+            const settles = await spec.handleBatch(batch);
+            batch.forEach((msg, i) => settle(msg, settles[i]));
+          } catch (err) {
+            failure = { err };
+            await feed.close();
+          }
         }
-        try {
-          const settles = await spec.handleBatch(batch);
-          batch.forEach((msg, i) => settle(msg, settles[i]));
-        } catch (err) {
-          failure = { err };
-          await feed.close();
-        }
+      } finally {
+        running = false;
       }
     };
     for await (const msg of feed) {
       if (failure) continue; // left unsettled, as the batch that failed
       pending.push(msg);
-      // `finally` runs after the assignment, also when the drain has nothing to wait for.
-      draining ??= drain().finally(() => (draining = undefined));
+      if (!running) draining = drain();
     }
     await draining;
     if (failure) throw this.handlerFailed(failure.err);
