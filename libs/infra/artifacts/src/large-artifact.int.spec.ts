@@ -44,6 +44,13 @@ async function bigFile(file: string, bytes: number): Promise<void> {
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
 }
 
+/**
+ * The bound: well under the package's 200 MiB, so a copy of it held whole fails (the .tar.gz
+ * path that held it whole grew by 343 MiB), with room for what V8 keeps before it collects on a
+ * loaded machine (34 MiB quiet, 122 MiB seen under CI load for the folder path).
+ */
+const MAX_GROWTH_MIB = 160;
+
 /** Samples resident memory while `work` runs; returns how many MiB it grew by at most. */
 async function rssGrowthMiB(work: () => Promise<void>): Promise<number> {
   global.gc?.();
@@ -74,7 +81,7 @@ it('stores and fetches a 200 MB package while resident memory grows by well unde
     expect(await digestFile(path.join(at, 'big.bin'))).toEqual(original);
   });
   process.stdout.write(`200 MiB package: resident memory grew by ${grewMiB} MiB at most\n`);
-  expect(grewMiB).toBeLessThan(100);
+  expect(grewMiB).toBeLessThan(MAX_GROWTH_MIB);
 }, 600_000);
 
 it('installs a 200 MB .tar.gz package (read, unpack, pack, store) while memory grows by well under its size', async () => {
@@ -105,7 +112,7 @@ it('installs a 200 MB .tar.gz package (read, unpack, pack, store) while memory g
   });
   expect(stored).toEqual({ digest: expected.digest, size: expected.size });
   expect(await store.info(expected.digest)).toEqual({ digest: expected.digest, size: expected.size });
-  expect(grewMiB).toBeLessThan(100);
+  expect(grewMiB).toBeLessThan(MAX_GROWTH_MIB);
   // The package was unpacked into a temporary folder that is gone again.
   expect(readdirSync(os.tmpdir()).filter((n) => n.startsWith('granule-artifact-')).length).toBe(tmpBefore);
 }, 600_000);
