@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { E2eStack, FIXTURES, sleep, waitUntil } from './stack';
 
 // A command nobody answered never runs later: with no orchestrator running, the CLI gives up
@@ -8,9 +9,26 @@ const CHAIN = ['--tasks', path.join(FIXTURES, 'chain/tasks.yaml'), '--nodes', pa
 
 describe('commands nobody answered in time (whole stack)', () => {
   let stack: E2eStack;
+  const token = `e2e-${randomBytes(12).toString('hex')}`;
+  const port = 20000 + Math.floor(Math.random() * 20000);
 
   beforeAll(async () => {
-    stack = await E2eStack.start({ name: 'expiry', agents: ['1', '2', '3', '4'] });
+    stack = await E2eStack.start({
+      name: 'expiry',
+      agents: ['1', '2', '3', '4'],
+      configStoreEnv: { GRANULE_API_TOKEN: token, GRANULE_HTTP_PORT: String(port) },
+    });
+    // config-store's HTTP API: the runs' events as an operator's tools read them.
+    await stack.service('config-store').start();
+    await waitUntil(
+      () =>
+        fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      'the config-store HTTP API',
+      20_000,
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -87,5 +105,13 @@ describe('commands nobody answered in time (whole stack)', () => {
         event: expect.objectContaining({ type: 'CommandExpired' }),
       }),
     ]);
+    // Over HTTP, asked for, the same entries in the same order; by default only the run's events.
+    const http = async (route: string): Promise<unknown> => {
+      const res = await fetch(`http://127.0.0.1:${port}${route}`, { headers: { authorization: `Bearer ${token}` } });
+      expect([route, res.status]).toEqual([route, 200]);
+      return res.json();
+    };
+    expect(await http('/runs/keeps-going/events?expiredCommands=true')).toEqual(json);
+    expect(await http('/runs/keeps-going/events')).toEqual(json.filter((e) => !e.stream));
   }, 120_000);
 });

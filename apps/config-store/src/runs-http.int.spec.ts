@@ -102,6 +102,12 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
         'Last-Event-ID: expected a log record id (digits), got "abc"',
       ],
       ['/runs/r1/events/stream?follow=1', {}, "follow: unknown query parameter 'follow' (expected after)"],
+      ['/runs/r1/events?expiredCommands=maybe', {}, 'expiredCommands: expected true or false, got "maybe"'],
+      [
+        '/runs/r1/events?expiredCommands=true&after=3',
+        {},
+        'expiredCommands: expected no after with it (an expired command has no version of the run), got both',
+      ],
     ];
     for (const [route, headers, message] of cases) {
       const res = await get(route, withToken(headers));
@@ -128,7 +134,19 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
     const params = (p: string): string[] => (doc.paths[p].get.parameters ?? []).map((x) => `${x.in}:${x.name}`).sort();
     expect(params('/runs')).toEqual(['query:env', 'query:limit', 'query:since', 'query:status', 'query:until']);
     expect(params('/runs/{id}/tasks')).toEqual(['path:id', 'query:node', 'query:status']);
-    expect(params('/runs/{id}/events')).toEqual(['path:id', 'query:after']);
+    expect(params('/runs/{id}/events')).toEqual(['path:id', 'query:after', 'query:expiredCommands']);
+    // An entry is a run's event or, asked for, an expired command that named the run.
+    expect(doc.paths['/runs/{id}/events'].get.responses['200'].content?.['application/json']).toEqual({
+      schema: {
+        type: 'array',
+        items: {
+          oneOf: [
+            { $ref: '#/components/schemas/RunEventEntryDto' },
+            { $ref: '#/components/schemas/ExpiredCommandEntryDto' },
+          ],
+        },
+      },
+    });
     expect(params('/runs/{id}/logs')).toEqual([
       'path:id',
       'query:after',
@@ -167,7 +185,14 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
     });
     expect(doc.components.securitySchemes?.bearer?.scheme).toBe('bearer');
     expect(Object.keys(doc.components.schemas ?? {})).toEqual(
-      expect.arrayContaining(['RunListEntryDto', 'RunEventEntryDto', 'RunTasksDto', 'RunLogsDto', 'TaskLogRecordDto']),
+      expect.arrayContaining([
+        'RunListEntryDto',
+        'RunEventEntryDto',
+        'ExpiredCommandEntryDto',
+        'RunTasksDto',
+        'RunLogsDto',
+        'TaskLogRecordDto',
+      ]),
     );
     // The rest of the API is in it too, grouped.
     expect(doc.paths['/releases'].get.tags).toEqual(['releases']);

@@ -3,6 +3,7 @@ import { applyDecorators, Controller, Get, Headers, Inject, Param, Query, Res, U
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
+  ApiExtraModels,
   ApiBearerAuth,
   ApiHeader,
   ApiNotFoundResponse,
@@ -14,10 +15,12 @@ import {
   ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import { InvalidInputError } from '@granule/core';
 import { RUN_PHASES } from '@granule/contracts';
 import type {
+  ExpiredCommandEntry,
   RunEventEntry,
   RunListEntry,
   RunLogsReply,
@@ -31,7 +34,15 @@ import { parseEventStreamId, parseLogRecordId } from '../runs/run-stream-ids';
 import { RunsGateway } from '../runs/runs-gateway';
 import { ApiTokenGuard } from './api-token.guard';
 import { checkQuery } from './config-store.controller';
-import { ErrorBody, RunEventEntryDto, RunListEntryDto, RunLogsDto, RunSummaryDto, RunTasksDto } from './runs.schemas';
+import {
+  ErrorBody,
+  ExpiredCommandEntryDto,
+  RunEventEntryDto,
+  RunListEntryDto,
+  RunLogsDto,
+  RunSummaryDto,
+  RunTasksDto,
+} from './runs.schemas';
 
 type QueryParams = Record<string, unknown>;
 
@@ -176,6 +187,7 @@ const LogQuery = (): MethodDecorator =>
  * Events until it ends. Same token as the rest of the API.
  */
 @ApiTags('runs')
+@ApiExtraModels(RunEventEntryDto, ExpiredCommandEntryDto)
 @ApiBearerAuth()
 @Controller('runs')
 @UseGuards(ApiTokenGuard)
@@ -262,12 +274,32 @@ export class RunsController implements BeforeApplicationShutdown {
   @ApiOperation({ summary: "A run's events in order (a strategy run's phase runs are runs of their own)." })
   @RUN_ID
   @ApiQuery({ name: 'after', required: false, type: Number, description: 'Events after this version.' })
-  @ApiOkResponse({ type: [RunEventEntryDto] })
+  @ApiQuery({
+    name: 'expiredCommands',
+    required: false,
+    type: Boolean,
+    description:
+      'Also the stops and resumes that named the run and expired before an orchestrator took them, ' +
+      'among the events by time (entries with `stream` instead of `version`). Not with `after`.',
+  })
+  @ApiOkResponse({
+    schema: {
+      type: 'array',
+      items: { oneOf: [RunEventEntryDto, ExpiredCommandEntryDto].map((dto) => ({ $ref: getSchemaPath(dto) })) },
+    },
+  })
   @NOT_FOUND
   @Refusals()
-  events(@Param('id') runId: string, @Query() query: QueryParams): Promise<RunEventEntry[]> {
-    checkQuery(query, ['after']);
+  events(@Param('id') runId: string, @Query() query: QueryParams): Promise<(RunEventEntry | ExpiredCommandEntry)[]> {
+    checkQuery(query, ['after', 'expiredCommands']);
     const after = wholeNumber(query, 'after', 0);
+    const expiredCommands = flag(query, 'expiredCommands');
+    if (expiredCommands && after !== undefined)
+      throw badParameter(
+        'expiredCommands',
+        'expected no after with it (an expired command has no version of the run), got both',
+      );
+    if (expiredCommands) return this.runs.eventsAndExpiredCommands(runId);
     return this.runs.events({ runId, ...(after ? { after } : {}) });
   }
 

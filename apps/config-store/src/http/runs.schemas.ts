@@ -107,6 +107,20 @@ export class RunEventEntryDto {
   event!: RunEventDto;
 }
 
+export class ExpiredCommandEntryDto {
+  @ApiProperty({ type: String, description: "The command's own stream.", example: 'command-7f3c…' })
+  stream!: string;
+  @ApiProperty({ type: String, format: 'date-time', description: 'When it was found expired and recorded.' })
+  at!: string;
+  @ApiProperty({
+    type: RunEventDto,
+    description:
+      '`CommandExpired`: data names the command (StopDeployment, ResumeDeployment), its id, the run, ' +
+      'who sent it, when it was stored, its time to live and when it was found expired.',
+  })
+  event!: RunEventDto;
+}
+
 export class TaskInstanceDto {
   @ApiProperty({ type: String, description: '`task@node`' })
   key!: string;

@@ -2,6 +2,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { GranuleError } from '@granule/core';
 import { executionSubjects, isTerminalRunEvent, phaseAfterEvent } from '@granule/contracts';
 import type {
+  ExpiredCommandEntry,
   RunEventEntry,
   RunEventsRequest,
   RunListEntry,
@@ -126,8 +127,13 @@ export class RunsGateway {
     return this.ask(this.subjects.runs.show, q);
   }
 
-  events(q: RunEventsRequest): Promise<RunEventEntry[]> {
+  events(q: Omit<RunEventsRequest, 'expiredCommands'>): Promise<RunEventEntry[]> {
     return this.ask(this.subjects.runs.events, q);
+  }
+
+  /** All of a run's events, and the stops and resumes that named it and expired, by time. */
+  eventsAndExpiredCommands(runId: string): Promise<(RunEventEntry | ExpiredCommandEntry)[]> {
+    return this.ask(this.subjects.runs.events, { runId, expiredCommands: true } satisfies RunEventsRequest);
   }
 
   tasks(q: RunTasksRequest): Promise<RunTasksReply> {
