@@ -266,6 +266,11 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
         message: 'invalid plan request: give exactly one of envId, inline inputs, or stored inline inputs (inputs)',
       },
     });
+    // A null is a wrong value, not a field left out: it is named, not planned around.
+    expect(await ask({ ...inlineRequest([]), validateOnly: null } as unknown as PlanRequestMessage)).toEqual({
+      ok: false,
+      error: { code: 'PLAN_BAD_REQUEST', message: 'invalid plan request: validateOnly must be a boolean value' },
+    });
   });
 
   it('unknown graph - answers PLAN_UNKNOWN_GRAPH naming the graphs there are', async () => {
