@@ -63,6 +63,38 @@ export async function stopChildren(children, killAfterMs) {
 }
 
 /**
+ * A whole-number option of a bench: `--flag N` on the command line (when `flag` is given), else
+ * the environment variable `envName`, else `fallback`. Anything else ends the bench with a message
+ * naming the option, before anything is started.
+ */
+export function wholeNumberOption(envName, fallback, { flag, min = 1 } = {}) {
+  const i = flag ? process.argv.indexOf(flag) : -1;
+  const raw = i >= 0 ? process.argv[i + 1] : process.env[envName];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) {
+    const name = flag ? `${flag} / ${envName}` : envName;
+    process.stderr.write(`${name}: expected a whole number >= ${min}, got ${JSON.stringify(raw)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+/**
+ * The identities a bench of the whole control plane gives credentials to: the orchestrator, the
+ * graph planner, an operator and an admin (the bench's own queries), and an agent for each node.
+ */
+export function controlPlaneIdentities(agentUids) {
+  return [
+    ['orchestrator', 'orchestrator'],
+    ['graph-planner', 'graph-planner'],
+    ['bench-operator', 'operator'],
+    ['bench-admin', 'admin'],
+    ...agentUids.map((uid) => [`agent-${uid}`, 'agent', uid]),
+  ];
+}
+
+/**
  * What a bench runs on by default, as an installation does: a trust store of its own in
  * `<work>/auth`, a credential for each of `identities` (`[name, role, node?]`, written to
  * `<work>/auth/creds/<name>.creds`), a nats-server with authorization on (its own port and store;

@@ -38,11 +38,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   adminQuery,
+  controlPlaneIdentities,
   sleep,
   startSecureServers,
   stopChildren,
   waitFor as waitEvery,
   waitUntilReady,
+  wholeNumberOption,
 } from './bench-support.mjs';
 import { writeNodes, writeSyntheticRelease } from './synthetic-release.mjs';
 
@@ -52,32 +54,22 @@ const { Client } = require('pg');
 
 const ADMIN_URL = process.env.GRANULE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function option(envName, fallback, min = 1) {
-  const raw = process.env[envName];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    process.stderr.write(`${envName}: expected a whole number >= ${min}, got ${JSON.stringify(raw)}\n`);
-    process.exit(2);
-  }
-  return n;
-}
-const NODES = option('BENCH_NODES', 10_000);
-const TASKS = option('BENCH_TASKS', 10, 0);
-const PLAN_TASKS = option('BENCH_PLAN_TASKS', 300, 0);
-const PLAN_DISPATCHES = option('BENCH_PLAN_DISPATCHES', 20_000);
-const HOLLOW_PROCS = option('BENCH_HOLLOW_PROCS', 2);
+const NODES = wholeNumberOption('BENCH_NODES', 10_000);
+const TASKS = wholeNumberOption('BENCH_TASKS', 10, { min: 0 });
+const PLAN_TASKS = wholeNumberOption('BENCH_PLAN_TASKS', 300, { min: 0 });
+const PLAN_DISPATCHES = wholeNumberOption('BENCH_PLAN_DISPATCHES', 20_000);
+const HOLLOW_PROCS = wholeNumberOption('BENCH_HOLLOW_PROCS', 2);
 const AUTH = process.env.BENCH_AUTH !== '0';
 // A connection carries one credential: with authorization every node has its own.
-const PER_CONNECTION = option('BENCH_PER_CONNECTION', AUTH ? 1 : 500);
+const PER_CONNECTION = wholeNumberOption('BENCH_PER_CONNECTION', AUTH ? 1 : 500);
 if (AUTH && PER_CONNECTION > 1) {
   process.stderr.write(
     'BENCH_PER_CONNECTION > 1 needs BENCH_AUTH=0: with authorization each hollow node connects with its own credential\n',
   );
   process.exit(2);
 }
-const HEAP_MB = process.env.BENCH_HEAP_MB ? option('BENCH_HEAP_MB', 4096) : undefined;
-const TIMEOUT_S = option('BENCH_TIMEOUT_S', 3600);
+const HEAP_MB = process.env.BENCH_HEAP_MB ? wholeNumberOption('BENCH_HEAP_MB', 4096) : undefined;
+const TIMEOUT_S = wholeNumberOption('BENCH_TIMEOUT_S', 3600);
 const GRAPH = process.env.BENCH_GRAPH !== '0';
 
 const log = (msg) => process.stderr.write(`[fleet] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
@@ -485,18 +477,14 @@ async function main() {
   let nats;
   if (AUTH) {
     const t = Date.now();
+    const identities = controlPlaneIdentities(uids);
     secured = await startSecureServers({
       work,
       prefix,
-      identities: [
-        ['orchestrator', 'orchestrator'],
-        ['graph-planner', 'graph-planner'],
-        ['bench-operator', 'operator'],
-        ...uids.map((uid) => [`agent-${uid}`, 'agent', uid]),
-      ],
+      identities,
     });
     nats = secured.nats;
-    log(`trust store and ${(uids.length + 3).toLocaleString('en')} credentials in ${secs(Date.now() - t)}`);
+    log(`trust store and ${identities.length.toLocaleString('en')} credentials in ${secs(Date.now() - t)}`);
   } else {
     nats = await startPrivateNats();
     servers.push(nats);

@@ -37,7 +37,16 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminQuery, sleep, startSecureServers, stopChildren, waitFor, waitUntilReady } from './bench-support.mjs';
+import {
+  adminQuery,
+  controlPlaneIdentities,
+  sleep,
+  startSecureServers,
+  stopChildren,
+  waitFor,
+  waitUntilReady,
+  wholeNumberOption,
+} from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -49,21 +58,9 @@ let NATS_URL = process.env.GRANULE_NATS_URL ?? 'nats://127.0.0.1:4222';
 let REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AUTH = process.env.BENCH_AUTH !== '0';
 
-function option(flag, envName, fallback) {
-  const i = process.argv.indexOf(flag);
-  const raw = i >= 0 ? process.argv[i + 1] : process.env[envName];
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) {
-    process.stderr.write(`${flag} / ${envName}: expected a whole number >= 1, got ${JSON.stringify(raw)}\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const AGENTS = option('--agents', 'BENCH_AGENTS', 100);
-const TASKS = option('--tasks', 'BENCH_TASKS', 20);
-const TIMEOUT_S = option('--timeout', 'BENCH_TIMEOUT_S', 900);
+const AGENTS = wholeNumberOption('BENCH_AGENTS', 100, { flag: '--agents' });
+const TASKS = wholeNumberOption('BENCH_TASKS', 20, { flag: '--tasks' });
+const TIMEOUT_S = wholeNumberOption('BENCH_TIMEOUT_S', 900, { flag: '--timeout' });
 const WARMUP = process.env.BENCH_WARMUP !== '0';
 const HOLLOW = process.env.BENCH_HOLLOW !== '0';
 const SPAWN_HELPER = process.env.BENCH_SPAWN_HELPER ?? 'auto';
@@ -116,13 +113,7 @@ async function secure(agentUids) {
   secured = await startSecureServers({
     work,
     prefix,
-    identities: [
-      ['orchestrator', 'orchestrator'],
-      ['graph-planner', 'graph-planner'],
-      ['bench-operator', 'operator'],
-      ['bench-admin', 'admin'],
-      ...agentUids.map((uid) => [`agent-${uid}`, 'agent', uid]),
-    ],
+    identities: controlPlaneIdentities(agentUids),
   });
   NATS_URL = secured.natsUrl;
   REDIS_URL = secured.redisUrl;

@@ -28,7 +28,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminQuery, sleep, startSecureServers, stopChildren, waitFor, waitUntilReady } from './bench-support.mjs';
+import {
+  adminQuery,
+  controlPlaneIdentities,
+  sleep,
+  startSecureServers,
+  stopChildren,
+  waitFor,
+  waitUntilReady,
+  wholeNumberOption,
+} from './bench-support.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -38,19 +47,8 @@ const ADMIN_URL = process.env.GRANULE_TEST_DATABASE_URL ?? 'postgres://postgres@
 let REDIS_URL = process.env.GRANULE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AUTH = process.env.BENCH_AUTH !== '0';
 
-function option(flag, envName, fallback) {
-  const i = process.argv.indexOf(flag);
-  const raw = i >= 0 ? process.argv[i + 1] : process.env[envName];
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) {
-    process.stderr.write(`${flag} / ${envName}: expected a whole number >= 1, got ${JSON.stringify(raw)}\n`);
-    process.exit(2);
-  }
-  return n;
-}
-const NODES = option('--nodes', 'BENCH_NODES', 100);
-const TASKS = option('--tasks', 'BENCH_TASKS', 10);
+const NODES = wholeNumberOption('BENCH_NODES', 100, { flag: '--nodes' });
+const TASKS = wholeNumberOption('BENCH_TASKS', 10, { flag: '--tasks' });
 const cliDistFlag = process.argv.indexOf('--cli-dist');
 const CLI_DIST = path.resolve(cliDistFlag >= 0 ? process.argv[cliDistFlag + 1] : path.join(root, 'dist'));
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
@@ -250,13 +248,7 @@ async function main() {
     secured = await startSecureServers({
       work,
       prefix,
-      identities: [
-        ['orchestrator', 'orchestrator'],
-        ['graph-planner', 'graph-planner'],
-        ['bench-operator', 'operator'],
-        ['bench-admin', 'admin'],
-        ...uids.map((uid) => [`agent-${uid}`, 'agent', uid]),
-      ],
+      identities: controlPlaneIdentities(uids),
       natsSettings: [`http_port: ${monitor}`],
     });
     nats = secured.nats;
