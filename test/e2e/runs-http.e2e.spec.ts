@@ -25,6 +25,8 @@ describe('runs over HTTP: queries and live Server-Sent Event streams (whole stac
   let stack: E2eStack;
   let work: string;
   const token = `e2e-${randomBytes(12).toString('hex')}`;
+  // A second API caller ('dash'), for the bound on streams per caller.
+  const dashToken = `dash-${randomBytes(12).toString('hex')}`;
   const port = 20000 + Math.floor(Math.random() * 20000);
   const monitorPort = port + 1;
   const base = `http://127.0.0.1:${port}`;
@@ -34,7 +36,13 @@ describe('runs over HTTP: queries and live Server-Sent Event streams (whole stac
     stack = await E2eStack.start({
       name: 'runs_http',
       agents: ['1', '2'],
-      configStoreEnv: { GRANULE_API_TOKEN: token, GRANULE_HTTP_PORT: String(port) },
+      configStoreEnv: {
+        GRANULE_API_TOKENS: `e2e=${token},dash=${dashToken}`,
+        GRANULE_HTTP_PORT: String(port),
+        // Low bounds, above the two streams the other tests hold at once.
+        GRANULE_HTTP_MAX_STREAMS: '3',
+        GRANULE_HTTP_MAX_STREAMS_PER_CALLER: '2',
+      },
       // The NATS monitoring endpoint: how many subscriptions config-store's connection holds.
       natsSettings: [`http: "127.0.0.1:${monitorPort}"`],
     });
@@ -319,6 +327,58 @@ describe('runs over HTTP: queries and live Server-Sent Event streams (whole stac
     expect(page.runIds).toEqual(phaseRuns);
     expect(logs.messages.slice(0, -1).map((m) => m.id)).toEqual(page.records.map((r) => r.id));
   }, 180_000);
+
+  it('streams are bounded: over the share of a caller or the total - 429 TOO_MANY_STREAMS with Retry-After; a closed stream frees its slot', async () => {
+    const nodes = path.join(work, 'limits-nodes.yaml');
+    writeFileSync(nodes, "nodes:\n  - {uid: '1', roles: [a]}\n");
+    // The run's steps wait while this file exists (fixtures/locks): its streams stay open.
+    mkdirSync(path.join(stack.dir, 'hold'), { recursive: true });
+    const hold = path.join(stack.dir, 'hold', 'http-limits');
+    writeFileSync(hold, '');
+    const held: AbortController[] = [];
+    const open = async (caller: string): Promise<{ status: number; retryAfter: string | null; body?: unknown }> => {
+      const aborted = new AbortController();
+      const res = await fetch(`${base}/runs/http-limits/events/stream`, {
+        headers: { authorization: `Bearer ${caller === 'dash' ? dashToken : token}` },
+        signal: aborted.signal,
+      });
+      if (res.status === 200) {
+        held.push(aborted);
+        return { status: 200, retryAfter: null };
+      }
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
+    };
+    const refusal = (message: string) => ({
+      status: 429,
+      retryAfter: '5',
+      body: { error: { code: 'TOO_MANY_STREAMS', message } },
+    });
+    try {
+      await deploy('http-limits', ['--tasks', path.join(FIXTURES, 'locks/tasks.yaml'), '--nodes', nodes]);
+      expect([await open('e2e'), await open('e2e')].map((r) => r.status)).toEqual([200, 200]);
+      expect(await open('e2e')).toEqual(
+        refusal(
+          "caller 'e2e' has 2 streams open, the most one caller may (GRANULE_HTTP_MAX_STREAMS_PER_CALLER=2): close one, or try again in 5 s",
+        ),
+      );
+      // Another caller still gets one, up to the total.
+      expect((await open('dash')).status).toBe(200);
+      expect(await open('dash')).toEqual(
+        refusal('3 streams are open, the most config-store serves (GRANULE_HTTP_MAX_STREAMS=3): try again in 5 s'),
+      );
+      // A client that goes away gives its slot back.
+      held[0].abort();
+      await waitUntil(
+        async () => (await open('dash')).status === 200,
+        "a stream for 'dash' once an 'e2e' stream closed",
+        10_000,
+      );
+    } finally {
+      for (const aborted of held) aborted.abort();
+      rmSync(hold, { force: true });
+    }
+    await stack.waitForEvent('http-limits', 'DeploymentSucceeded');
+  }, 90_000);
 
   it('config-store stopped (SIGTERM) with a stream open - the stream ends at once, the service exits; after a restart the last id goes on', async () => {
     const nodes = path.join(work, 'held-nodes.yaml');

@@ -11,6 +11,7 @@ import type { ApiCaller } from './config/config.service';
 import { API_CALLERS, ApiTokenGuard } from './http/api-token.guard';
 import { ConfigStoreController, HealthController } from './http/config-store.controller';
 import { RunsController } from './http/runs.controller';
+import { StreamSlots } from './http/stream-slots';
 import { RunsGateway } from './runs/runs-gateway';
 import { ConfigStoreApi } from './transport/config-store.api';
 import { ConfigStoreNatsController } from './transport/config-store.nats-controller';
@@ -24,13 +25,13 @@ import { ConfigStoreNatsController } from './transport/config-store.nats-control
 export class ConfigStoreModule {
   /**
    * With `logger`, Nest's lines and every HTTP request are logged through it (nestjs-pino); with
-   * `runs`, the HTTP API has the runs routes (ADR 0032).
+   * `runs`, the HTTP API has the runs routes (ADR 0032), its streams bounded by `runs.streams`.
    */
   static register(
     api: ConfigStoreApi,
     apiCallers: readonly ApiCaller[],
     logger?: Logger,
-    runs?: RunsGateway,
+    runs?: { gateway: RunsGateway; streams: StreamSlots },
   ): DynamicModule {
     const on = apiCallers.length > 0;
     const http = on ? [ConfigStoreController, HealthController, ...(runs ? [RunsController] : [])] : [];
@@ -40,7 +41,12 @@ export class ConfigStoreModule {
       controllers: [ConfigStoreNatsController, ...http],
       providers: [
         { provide: ConfigStoreApi, useValue: api },
-        ...(runs ? [{ provide: RunsGateway, useValue: runs }] : []),
+        ...(runs
+          ? [
+              { provide: RunsGateway, useValue: runs.gateway },
+              { provide: StreamSlots, useValue: runs.streams },
+            ]
+          : []),
         ...(on ? [{ provide: API_CALLERS, useValue: apiCallers }, ApiTokenGuard] : []),
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_GUARD, useClass: CallerGuard },

@@ -18,6 +18,7 @@ import { jsonBodyMiddleware } from './http/json-body.middleware';
 import { serveOpenApi } from './http/openapi';
 import { RunsGateway } from './runs/runs-gateway';
 import { requestMetricsMiddleware } from './http/request-metrics.middleware';
+import { StreamSlots } from './http/stream-slots';
 import { openConfigDatabase } from './persistence/database';
 import { ConfigStoreApi } from './transport/config-store.api';
 import type { Logger } from '@granule/service-kit';
@@ -82,7 +83,12 @@ export async function startConfigStore(
     });
     const logger = options.logger ?? false;
     const httpOn = config.apiTokens.length > 0;
-    const runs = httpOn ? new RunsGateway(nc, config.subjectPrefix) : undefined;
+    const runs = httpOn
+      ? {
+          gateway: new RunsGateway(nc, config.subjectPrefix),
+          streams: new StreamSlots({ total: config.httpMaxStreams, perCaller: config.httpMaxStreamsPerCaller }),
+        }
+      : undefined;
     const module = ConfigStoreModule.register(api, config.apiTokens, logger || undefined, runs);
     // Nest logs through nestjs-pino once the app is built; until then a failure is the caller's one line.
     const logging = { logger: false as const };

@@ -171,7 +171,11 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
       expect([p, op.tags, op.security]).toEqual([p, ['runs'], [{ bearer: [] }]]);
       expect([p, Object.keys(op.responses).sort()]).toEqual([
         p,
-        p === '/runs' ? ['200', '400', '401', '503'] : ['200', '400', '401', '404', '503'],
+        p === '/runs'
+          ? ['200', '400', '401', '503']
+          : p.endsWith('/stream')
+            ? ['200', '400', '401', '404', '429', '503']
+            : ['200', '400', '401', '404', '503'],
       ]);
     }
     expect(Object.keys(doc.paths['/runs/{id}/events/stream'].get.responses['200'].content ?? {})).toEqual([

@@ -10,6 +10,8 @@ describe('loadConfigStoreConfig', () => {
       subjectPrefix: 'granule',
       httpHost: '127.0.0.1',
       httpPort: 8410,
+      httpMaxStreams: 200,
+      httpMaxStreamsPerCaller: 50,
       preinstalledRelease: '/repo/examples/releases/example-release',
       createDatabase: true,
       runMigrations: true,
@@ -98,6 +100,16 @@ describe('loadConfigStoreConfig', () => {
     );
     expect(() => loadConfigStoreConfig({ GRANULE_RUN_MIGRATIONS: 'maybe' })).toThrow(
       'GRANULE_RUN_MIGRATIONS: expected 1, 0, true or false (got "maybe")',
+    );
+  });
+
+  it('GRANULE_HTTP_MAX_STREAMS and _PER_CALLER - whole numbers from 1', () => {
+    const config = loadConfigStoreConfig({ GRANULE_HTTP_MAX_STREAMS: '10', GRANULE_HTTP_MAX_STREAMS_PER_CALLER: '3' });
+    expect([config.httpMaxStreams, config.httpMaxStreamsPerCaller]).toEqual([10, 3]);
+    expect(() =>
+      loadConfigStoreConfig({ GRANULE_HTTP_MAX_STREAMS: '0', GRANULE_HTTP_MAX_STREAMS_PER_CALLER: 'many' }),
+    ).toThrow(
+      'invalid configuration: GRANULE_HTTP_MAX_STREAMS: expected a whole number from 1 (got 0); GRANULE_HTTP_MAX_STREAMS_PER_CALLER: expected a whole number from 1 (got "many")',
     );
   });
 

@@ -119,6 +119,16 @@ export class ConfigStoreConfig extends NatsSettings {
   @Max(65535, { message: 'expected a port number from 1 to 65535' })
   httpPort = 8410;
 
+  /** Server-Sent Event streams served at once, in all (each holds NATS subscriptions while its run goes on). */
+  @IsInt({ message: 'expected a whole number from 1' })
+  @Min(1, { message: 'expected a whole number from 1' })
+  httpMaxStreams = 200;
+
+  /** Streams one API caller may hold open at once: a runaway client cannot take every slot. */
+  @IsInt({ message: 'expected a whole number from 1' })
+  @Min(1, { message: 'expected a whole number from 1' })
+  httpMaxStreamsPerCaller = 50;
+
   /** The one-token form of `apiTokens` (its caller is named `api-token`). */
   @IsOptional()
   @MinLength(16, { message: 'expected a secret of at least 16 characters' })
@@ -172,6 +182,8 @@ export function loadConfigStoreConfig(
     databaseUrl: 'GRANULE_DATABASE_URL',
     httpHost: 'GRANULE_HTTP_HOST',
     httpPort: { name: 'GRANULE_HTTP_PORT', type: 'number' },
+    httpMaxStreams: { name: 'GRANULE_HTTP_MAX_STREAMS', type: 'number' },
+    httpMaxStreamsPerCaller: { name: 'GRANULE_HTTP_MAX_STREAMS_PER_CALLER', type: 'number' },
     apiToken: { name: 'GRANULE_API_TOKEN', secret: true },
     preinstalledRelease: 'GRANULE_PREINSTALLED_RELEASE',
     createDatabase: { name: 'GRANULE_DATABASE_CREATE', type: 'boolean' },

@@ -4,9 +4,11 @@ import { throwError } from 'rxjs';
 import type { Observable } from 'rxjs';
 import { toReplyError } from '@granule/messaging';
 import { httpStatusFor } from '../transport/config-store.api';
+import { STREAM_RETRY_AFTER_S } from './stream-slots';
 
 interface JsonResponse {
   status(code: number): { json(body: unknown): void };
+  setHeader(name: string, value: string): void;
 }
 
 /**
@@ -33,6 +35,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const error = toReplyError(exception);
     if (error.code === 'INTERNAL')
       this.logger.error(error.message, exception instanceof Error ? exception.stack : undefined);
+    // A refusal that passes: the client is told when to come back.
+    if (error.code === 'TOO_MANY_STREAMS') res.setHeader('retry-after', String(STREAM_RETRY_AFTER_S));
     res.status(httpStatusFor(error.code)).json({ error });
   }
 }

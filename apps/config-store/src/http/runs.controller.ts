@@ -14,6 +14,7 @@ import {
   ApiQuery,
   ApiServiceUnavailableResponse,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
   getSchemaPath,
 } from '@nestjs/swagger';
@@ -32,7 +33,9 @@ import type {
 import { toReplyError } from '@granule/messaging';
 import { parseEventStreamId, parseLogRecordId } from '../runs/run-stream-ids';
 import { RunsGateway } from '../runs/runs-gateway';
+import { currentCaller } from '../audit/caller-context';
 import { ApiTokenGuard } from './api-token.guard';
+import { StreamSlots } from './stream-slots';
 import { checkQuery } from './config-store.controller';
 import {
   ErrorBody,
@@ -168,6 +171,12 @@ const BAD_PARAMETER = ApiBadRequestResponse({
   type: ErrorBody,
 });
 const Refusals = (): MethodDecorator => applyDecorators(...REFUSED, BAD_PARAMETER);
+const STREAMS_FULL = ApiTooManyRequestsResponse({
+  description:
+    'As many streams are open as config-store serves, in all or for this caller (code TOO_MANY_STREAMS; ' +
+    'GRANULE_HTTP_MAX_STREAMS, GRANULE_HTTP_MAX_STREAMS_PER_CALLER); `Retry-After` says when to try again.',
+  type: ErrorBody,
+});
 const LogQuery = (): MethodDecorator =>
   applyDecorators(
     ApiQuery({ name: 'node', required: false, description: 'Only this node.' }),
@@ -195,17 +204,46 @@ export class RunsController implements BeforeApplicationShutdown {
   /** Open streams: the HTTP server's close would wait for them, possibly until their runs end. */
   private readonly open = new Set<EventStream>();
 
-  constructor(@Inject(RunsGateway) private readonly runs: RunsGateway) {}
+  constructor(
+    @Inject(RunsGateway) private readonly runs: RunsGateway,
+    @Inject(StreamSlots) private readonly slots: StreamSlots,
+  ) {}
 
   beforeApplicationShutdown(): void {
     for (const stream of this.open) stream.shutdown();
   }
 
-  private openStream(res: ServerResponse): EventStream {
-    const stream = new EventStream(res);
+  /**
+   * Serves one stream in a slot of its caller's (refused with 429 when none is free, before the
+   * run is asked for): `check` refuses what cannot be followed as the rest of the API does, then
+   * `follow` writes the stream; the slot is given back when the stream ends or its client goes.
+   */
+  private async serveStream(
+    res: ServerResponse,
+    check: () => Promise<void>,
+    follow: (stream: EventStream) => Promise<void>,
+  ): Promise<void> {
+    const release = this.slots.take(currentCaller().name);
+    let stream: EventStream;
+    try {
+      await check();
+      stream = new EventStream(res);
+    } catch (err) {
+      release();
+      throw err;
+    }
     this.open.add(stream);
-    res.on('close', () => this.open.delete(stream));
-    return stream;
+    res.on('close', () => {
+      this.open.delete(stream);
+      release();
+    });
+    try {
+      await follow(stream);
+    } catch (err) {
+      await stream.send({ error: toReplyError(err) }, { event: 'error' });
+    } finally {
+      stream.close();
+    }
   }
 
   @Get()
@@ -345,6 +383,7 @@ export class RunsController implements BeforeApplicationShutdown {
     content: { 'text/event-stream': { schema: { type: 'string', example: 'id: 1\ndata: {"runId":"r1",...}\n\n' } } },
   })
   @NOT_FOUND
+  @STREAMS_FULL
   @Refusals()
   async eventStream(
     @Param('id') runId: string,
@@ -360,27 +399,27 @@ export class RunsController implements BeforeApplicationShutdown {
         : after !== undefined
           ? parseEventStreamId(after, 'after')
           : [];
-    // Refusals (an unknown run, an id past its end) are answered as the rest of the API answers.
-    const summary = await this.runs.show({ runId });
-    if ((resume[0] ?? 0) > summary.version)
-      throw badParameter(
-        lastEventId !== undefined ? 'Last-Event-ID' : 'after',
-        `run ${runId} has ${summary.version} events, got ${resume.join('.')}`,
-      );
-    const stream = this.openStream(res);
-    try {
-      const phase = await this.runs.followEvents(
-        runId,
-        resume,
-        (id, entry) => stream.send(entry, { id }),
-        stream.signal,
-      );
-      if (phase !== undefined) await stream.send({ runId, phase }, { event: 'end' });
-    } catch (err) {
-      await stream.send({ error: toReplyError(err) }, { event: 'error' });
-    } finally {
-      stream.close();
-    }
+    await this.serveStream(
+      res,
+      // Refusals (an unknown run, an id past its end) are answered as the rest of the API answers.
+      async () => {
+        const summary = await this.runs.show({ runId });
+        if ((resume[0] ?? 0) > summary.version)
+          throw badParameter(
+            lastEventId !== undefined ? 'Last-Event-ID' : 'after',
+            `run ${runId} has ${summary.version} events, got ${resume.join('.')}`,
+          );
+      },
+      async (stream) => {
+        const phase = await this.runs.followEvents(
+          runId,
+          resume,
+          (id, entry) => stream.send(entry, { id }),
+          stream.signal,
+        );
+        if (phase !== undefined) await stream.send({ runId, phase }, { event: 'end' });
+      },
+    );
   }
 
   @Get(':id/logs/stream')
@@ -401,6 +440,7 @@ export class RunsController implements BeforeApplicationShutdown {
     content: { 'text/event-stream': { schema: { type: 'string', example: 'id: 42\ndata: {"id":"42",...}\n\n' } } },
   })
   @NOT_FOUND
+  @STREAMS_FULL
   @Refusals()
   async logStream(
     @Param('id') runId: string,
@@ -417,16 +457,14 @@ export class RunsController implements BeforeApplicationShutdown {
           ? parseLogRecordId(after, 'after')
           : undefined;
     const q: RunLogsRequest = { ...logFilters(runId, query), ...(from ? { after: from } : {}) };
-    // Checks the run and the filters before the stream starts.
-    await this.runs.logs({ ...q, limit: 1 });
-    const stream = this.openStream(res);
-    try {
-      const ended = await this.runs.followLogs(q, (record) => stream.send(record, { id: record.id }), stream.signal);
-      if (ended) await stream.send({ runId }, { event: 'end' });
-    } catch (err) {
-      await stream.send({ error: toReplyError(err) }, { event: 'error' });
-    } finally {
-      stream.close();
-    }
+    await this.serveStream(
+      res,
+      // Checks the run and the filters before the stream starts.
+      async () => void (await this.runs.logs({ ...q, limit: 1 })),
+      async (stream) => {
+        const ended = await this.runs.followLogs(q, (record) => stream.send(record, { id: record.id }), stream.signal);
+        if (ended) await stream.send({ runId }, { event: 'end' });
+      },
+    );
   }
 }

@@ -219,6 +219,8 @@ export function httpStatusFor(code: string): number {
       return 502;
     case 'ARTIFACT_TOO_LARGE':
       return 413;
+    case 'TOO_MANY_STREAMS':
+      return 429;
     case 'INTERNAL':
       return 500;
     default:
