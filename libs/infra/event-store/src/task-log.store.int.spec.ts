@@ -116,3 +116,45 @@ describe('TaskLogStore', () => {
     expect((await store.read({ runIds: ['r1', 'r3'], task: 'build', limit: 10 })).records).toHaveLength(3);
   });
 });
+
+describe('TaskLogStore read by a follower while several orchestrators store', () => {
+  it('a follower paging with afterId misses no record: ids are visible in the order they were given', async () => {
+    const runId = 'r-concurrent';
+    const writers = 6;
+    const perWriter = 40;
+    let writing = true;
+    const seen: string[] = [];
+    // A follower as `granule logs --follow` and the HTTP stream read: a page after the last id seen.
+    const follow = (async () => {
+      let after: string | undefined;
+      for (;;) {
+        const done = !writing;
+        const { records } = await store.read({ runIds: [runId], limit: 1000, ...(after ? { afterId: after } : {}) });
+        for (const r of records) seen.push(r.id);
+        after = records.at(-1)?.id ?? after;
+        if (done && records.length === 0) return;
+      }
+    })();
+    // Each writer stands for an orchestrator storing its messages one at a time, all at once.
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        for (let seq = 0; seq < perWriter; seq++)
+          await store.append(
+            message({
+              runId,
+              key: `step${w}@n${w}`,
+              node: `n${w}`,
+              seq,
+              chunks: [{ stream: 'stdout', at: Date.now(), data: `${w}:${seq}\n` }],
+            }),
+            1 << 20,
+          );
+      }),
+    );
+    writing = false;
+    await follow;
+    const stored = (await store.read({ runIds: [runId], limit: 10_000 })).records.map((r) => r.id);
+    expect(stored).toHaveLength(writers * perWriter);
+    expect(seen).toEqual(stored);
+  });
+});

@@ -55,6 +55,12 @@ function recordOf(r: LogRow): TaskLogRecord {
 }
 
 /**
+ * The transaction-scoped advisory lock a writer of task log records holds from taking its ids to
+ * its commit (an arbitrary constant, the same in every orchestrator: "granule task log ids").
+ */
+const TASK_LOG_ID_LOCK = '7236915473904652288';
+
+/**
  * Task logs in PostgreSQL (ADR 0030), next to the event log: each try's output up to a limit,
  * the cut marked, stored once however often its message is delivered.
  */
@@ -89,6 +95,12 @@ export class TaskLogStore {
       const droppedBytes = fit.droppedBytes + (message.cut?.droppedBytes ?? 0);
       const now = Date.now();
       const rows: LogRow[] = [];
+      const totalDropped = Number(tryRow.dropped) + droppedBytes;
+      const cut = message.end === true && totalDropped > 0;
+      // Ids in the order they become visible: a follower pages by id (`afterId`), and an id
+      // given before another but committed after it would be skipped. Writers (every
+      // orchestrator's log intake) take their ids one transaction at a time, until commit.
+      if (fit.kept.length > 0 || cut) await runner.query('SELECT pg_advisory_xact_lock($1)', [TASK_LOG_ID_LOCK]);
       if (fit.kept.length > 0) {
         rows.push(
           ...(await runner.query(
@@ -109,8 +121,7 @@ export class TaskLogStore {
           )),
         );
       }
-      const totalDropped = Number(tryRow.dropped) + droppedBytes;
-      if (message.end && totalDropped > 0) {
+      if (cut) {
         rows.push(
           ...(await runner.query(
             `INSERT INTO granule_task_logs (run_id, node, task_key, try, stream, at, data, cut_limit, cut_dropped)
