@@ -520,6 +520,33 @@ describe('RunCoordinator', () => {
       ]);
     });
 
+    it('a noop run (Fuel --noop) - it takes the nodes, and a task that fails in it marks no node error', async () => {
+      const w = world();
+      await w.coordinator.start({ ...start, noop: true });
+      expect(w.dispatched.map((d) => [d.dispatchId, d.noop])).toEqual([
+        ['r1/a@n1/1', true],
+        ['r1/a@n2/1', true],
+      ]);
+      await w.succeed('a@n1');
+      await w.succeed('b@n1');
+      await w.coordinator.progress({
+        runId: 'r1',
+        key: 'a@n2',
+        node: 'n2',
+        attempt: 1,
+        dispatchId: 'r1/a@n2/1',
+        status: 'failed',
+        at: '2026-01-01T00:00:01.000Z',
+        exitCode: 3,
+      });
+      expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
+      expect([statuses(w.log, 'n1'), statuses(w.log, 'n2')]).toEqual([[], []]);
+      expect(w.log.lockStreams.get('n2')?.map((e) => `${e.type} ${e.data.runId}`)).toEqual([
+        'NodeLocked r1',
+        'NodeReleased r1',
+      ]);
+    });
+
     it("deploying at a node's first dispatch, ready once its work is done, error when it fails; nothing repeated", async () => {
       const w = world();
       await w.coordinator.start(start);

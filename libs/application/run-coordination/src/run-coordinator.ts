@@ -135,8 +135,10 @@ export class RunCoordinator {
         if (!plan) return undefined;
         const at = this.now();
         const known = new Map(run.local.nodeStatus);
-        // A check run (ADR 0031) changed no node: it says nothing of their status.
-        const changes = run.state.request?.check ? [] : nodeStatusChanges(run.state, plan, events, known, at);
+        // A check run (ADR 0031) or a noop run changed no node: it says nothing of their status
+        // (a task failing in noop leaves its node as the last real deployment left it).
+        const changesNothing = run.state.request?.check || run.state.request?.noop;
+        const changes = changesNothing ? [] : nodeStatusChanges(run.state, plan, events, known, at);
         const locks = nodeLockChanges(run.state, events, run.local.locksHeld, at);
         const versions = run.local.lockVersions;
         const lockAppends = locks.events.map((e): NodeLockAppend => ({
