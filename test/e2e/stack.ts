@@ -29,7 +29,13 @@ import {
   type RunEventType,
 } from '@granule/contracts';
 import { createTestDatabase, type TestDatabase } from '@granule/event-store';
-import { connectNats, deleteExecutionStreams, startPrivateNats, startPrivateRedis } from '@granule/messaging';
+import {
+  connectNats,
+  deleteExecutionStreams,
+  startPrivateNats,
+  startPrivateRedis,
+  waitUntil as sharedWaitUntil,
+} from '@granule/messaging';
 import type { PrivateServer } from '@granule/messaging';
 import { TrustStore } from '@granule/nats-auth';
 import { NATIVE_SPAWN_HELPER } from '@granule/task-runners';
@@ -141,19 +147,16 @@ export function dataOf<T extends RunEventType>(event: StoredEvent, _type: T): Ev
   return event.data as EventData<T>;
 }
 
-/** Polls `condition` every 100 ms until it holds; the error names what was awaited. */
-export async function waitUntil<T>(
+/**
+ * The shared `waitUntil` with a whole stack's defaults: 30 s, as processes start and settle more
+ * slowly than one service in a test, and every 100 ms, as many checks here query the database.
+ */
+export function waitUntil<T>(
   condition: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await condition();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
+  return sharedWaitUntil(condition, what, timeoutMs, 100);
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

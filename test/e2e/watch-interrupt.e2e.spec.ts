@@ -35,7 +35,7 @@ function start(argv: string[], env: Record<string, string>, cwd: string): Runnin
 async function waitForOutput(r: Running, text: string | RegExp, what: string): Promise<void> {
   const seen = (): boolean => (typeof text === 'string' ? r.output().includes(text) : text.test(r.output()));
   try {
-    await waitUntil(async () => seen() || undefined, what, 30_000);
+    await waitUntil(seen, what, 30_000);
   } catch (err) {
     throw new Error(`${(err as Error).message}\noutput so far:\n${r.output().slice(-3000)}`);
   }

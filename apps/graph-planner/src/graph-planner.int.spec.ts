@@ -16,6 +16,7 @@ import {
   ensureInputsBucket,
   StoredInputs,
   testServicesEnv,
+  waitUntil,
 } from '@granule/messaging';
 import { PlanStore, encodePlan, requestPlan } from '@granule/plan-store';
 import { buildPlan, cycleDiagnostic, planInstances, PlanCycleError } from '@granule/planner';
@@ -122,13 +123,19 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     running.push(service);
     return service;
   };
-  const ready = async (service: Service): Promise<void> => {
-    const until = Date.now() + 30_000;
-    while (!service.stdout().includes(`answering ${subject}`)) {
-      if (service.child.exitCode !== null) throw new Error(`graph-planner exited: ${service.stderr()}`);
-      if (Date.now() > until) throw new Error(`graph-planner not ready: ${service.stdout()} ${service.stderr()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  // A graph-planner that exits fails the wait at once; one that times out shows what it printed.
+  const ready = async (service: Service, on = subject): Promise<void> => {
+    await waitUntil(
+      () => {
+        if (service.child.exitCode !== null) throw new Error(`graph-planner exited: ${service.stderr()}`);
+        return service.stdout().includes(`answering ${on}`);
+      },
+      `graph-planner to answer on ${on}`,
+      30_000,
+    ).catch((error: Error) => {
+      if (service.child.exitCode !== null) throw error;
+      throw new Error(`${error.message}: ${service.stdout()} ${service.stderr()}`);
+    });
   };
 
   const seedTasks = (): TaskDefinition[] =>
@@ -159,7 +166,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     db = await createTestDatabase('graph_planner', { migrations: GRAPH_PLANNER_MIGRATIONS });
     nc = await connectTestNats('graph-planner-test');
     const replicas = [start({ GRANULE_DATABASE_URL: db.url }), start({ GRANULE_DATABASE_URL: db.url })];
-    await Promise.all(replicas.map(ready));
+    await Promise.all(replicas.map((replica) => ready(replica)));
   }, 120_000);
 
   afterAll(async () => {
@@ -365,8 +372,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
     const count = 16;
     for (let i = 0; i < count; i++)
       nc.publish(subject, JSON.stringify(inlineRequest(tasks)), { reply: `${inbox}.${i}` });
-    const until = Date.now() + 20_000;
-    while (replies.size < count && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    await waitUntil(() => replies.size >= count, `answers to all ${count} requests`, 20_000);
     await new Promise((r) => setTimeout(r, 500)); // a second answer would arrive by now
     sub.unsubscribe();
     expect([...replies.values()]).toEqual(Array(count).fill(1));
@@ -400,11 +406,7 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
       GRANULE_SUBJECT_PREFIX: own,
       GRANULE_HEALTH_PORT: String(port),
     });
-    const until = Date.now() + 30_000;
-    while (!service.stdout().includes(`answering ${own}.planner.plan`) && Date.now() < until) {
-      if (service.child.exitCode !== null) throw new Error(`graph-planner exited: ${service.stderr()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await ready(service, `${own}.planner.plan`);
     const planned = await requestPlan(nc, own, inlineRequest(seedTasks() as unknown as unknown[]), 30_000);
     expect(planned.ok).toBe(true);
     const refused = await requestPlan(nc, own, { graph: 'default' } as PlanRequestMessage, 30_000);
@@ -462,9 +464,11 @@ describe('graph-planner (real processes, NATS and PostgreSQL)', () => {
         GRANULE_SUBJECT_PREFIX: `${prefix}_m`,
         GRANULE_RUN_MIGRATIONS: '1',
       });
-      const until = Date.now() + 30_000;
-      while (!migrating.stdout().includes('answering') && migrating.child.exitCode === null && Date.now() < until)
-        await new Promise((r) => setTimeout(r, 50));
+      await waitUntil(
+        () => migrating.stdout().includes('answering') || migrating.child.exitCode !== null,
+        'the migrating graph-planner to answer or exit',
+        30_000,
+      );
       expect(migrating.stdout()).toContain(`answering ${prefix}_m.planner.plan`);
       const [row] = await empty.dataSource.query(`SELECT to_regclass('granule_plans') IS NOT NULL AS present`);
       expect(row.present).toBe(true);

@@ -20,6 +20,7 @@ import {
   ensureExecutionStreams,
   testServicesEnv,
   testServices,
+  waitUntil,
 } from '@granule/messaging';
 import { signMessage } from '@granule/nats-auth';
 import type { TaskType } from '@granule/task-model';
@@ -40,7 +41,6 @@ import {
   killGroupQuietly,
   processRunning,
   runAgentOnce,
-  waitFor,
 } from './testing/agent-process.fixture';
 
 jest.setTimeout(60_000);
@@ -101,7 +101,7 @@ describe('node-agent processes', () => {
   const resultsOf = (d: TaskDispatchMessage): TaskProgressMessage[] =>
     results.filter((r) => r.dispatchId === d.dispatchId);
   async function finished(d: TaskDispatchMessage, count = 1, timeoutMs = 15_000): Promise<TaskProgressMessage[]> {
-    await waitFor(() => outcomesOf(resultsOf(d)).length >= count, `${count} final result(s) of ${d.key}`, timeoutMs);
+    await waitUntil(() => outcomesOf(resultsOf(d)).length >= count, `${count} final result(s) of ${d.key}`, timeoutMs);
     return resultsOf(d);
   }
 
@@ -190,7 +190,7 @@ describe('node-agent processes', () => {
     expect(Date.parse(outcome.startedAt as string)).toBeLessThanOrEqual(Date.parse(outcome.at));
     expect(await readFile(path.join(rootOf('a'), 'effect.txt'), 'utf8')).toBe('made by node-a\n');
     expect(existsSync(path.join(rootOf('b'), 'effect.txt'))).toBe(false);
-    await waitFor(() => output.some((o) => o.key === d.key), 'live output');
+    await waitUntil(() => output.some((o) => o.key === d.key), 'live output');
     expect(output.filter((o) => o.key === d.key)).toEqual([
       { runId, key: d.key, node: 'node-a', stream: 'stdout', seq: 0, data: 'done-a\n' },
     ]);
@@ -258,13 +258,13 @@ describe('node-agent processes', () => {
     });
     const pidIn = (file: string): number => Number(readFileSync(file, 'utf8').trim());
     const written = (file: string): boolean => existsSync(file) && readFileSync(file, 'utf8').endsWith('\n');
-    await waitFor(() => resultsOf(d).length === 1 && written(pidFile) && written(sleepPidFile), 'the task to start');
+    await waitUntil(() => resultsOf(d).length === 1 && written(pidFile) && written(sleepPidFile), 'the task to start');
     const [shell, sleeper] = [pidIn(pidFile), pidIn(sleepPidFile)];
     try {
       // The agent records the attempt's process group right after starting it (the state file's last line).
       const lastState = (): { running?: TaskMarker } =>
         JSON.parse(readFileSync(stateFile, 'utf8').trimEnd().split('\n').pop() as string);
-      await waitFor(() => lastState().running?.process?.pgid === shell, 'the process group in the agent state');
+      await waitUntil(() => lastState().running?.process?.pgid === shell, 'the process group in the agent state');
       await agents.b.stop('SIGKILL');
       // The task's process group outlives the agent.
       expect([processRunning(shell), processRunning(sleeper)]).toEqual([true, true]);
@@ -301,7 +301,7 @@ describe('node-agent processes', () => {
     unrelated.unref();
     const pgid = unrelated.pid as number;
     try {
-      await waitFor(() => processStartTime(pgid) !== undefined, 'the unrelated sleep to start');
+      await waitUntil(() => processStartTime(pgid) !== undefined, 'the unrelated sleep to start');
       expect(await agents.b.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       const key = 'ghost@node-b';
       const marker: TaskMarker = {
@@ -327,7 +327,7 @@ describe('node-agent processes', () => {
       );
 
       await agents.b.start();
-      await waitFor(() => results.some((r) => r.dispatchId === marker.dispatchId), 'the ghost task to be reported');
+      await waitUntil(() => results.some((r) => r.dispatchId === marker.dispatchId), 'the ghost task to be reported');
       expect(results.filter((r) => r.dispatchId === marker.dispatchId).map((r) => [r.status, r.error])).toEqual([
         ['failed', AGENT_RESTARTED_ERROR],
       ]);
@@ -344,7 +344,7 @@ describe('node-agent processes', () => {
 
   it('(g) a reboot task stays pending after its command and succeeds when the agent is back', async () => {
     const d = await dispatch('b', 'reboot', { timeout: 60 });
-    await waitFor(
+    await waitUntil(
       () =>
         agents.b.lines.some(
           (l) => l.key === d.key && l.msg === 'reboot command issued; the task completes when the agent is back',
@@ -369,12 +369,12 @@ describe('node-agent processes', () => {
     expect(last.leaving).toBeUndefined();
 
     const d = await dispatch('a', 'shell', { cmd: 'echo waiting; sleep 30' });
-    await waitFor(() => output.some((o) => o.key === d.key), 'the task to run');
+    await waitUntil(() => output.some((o) => o.key === d.key), 'the task to run');
     expect(await agents.a.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(outcomesOf(resultsOf(d)).map((r) => [r.status, r.error, typeof r.startedAt])).toEqual([
       ['failed', AGENT_STOPPED_ERROR, 'string'],
     ]);
-    await waitFor(() => beats().at(-1)?.leaving === true, 'the leaving heartbeat', 2000);
+    await waitUntil(() => beats().at(-1)?.leaving === true, 'the leaving heartbeat', 2000);
     expect(agents.a.lines.map((l) => l.msg).slice(-3)).toEqual([
       'node-agent stopping',
       'task failed',

@@ -8,22 +8,13 @@ import {
   deleteExecutionStreams,
   ensureExecutionStreams,
   startPrivateNats,
+  waitUntil,
   type PrivateServer,
 } from '@granule/messaging';
 import type { NatsSession } from '../connection/nats-session';
 import { followRunEvents } from './follow-run';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /**
  * The read spine end to end on a NATS of the test's own: the outbox publishes committed events
@@ -85,7 +76,7 @@ describe('followRunEvents on the EVENTS stream', () => {
   it('prints versions 1..N once each across a NATS restart, with events committed while NATS is down', async () => {
     const runId = `r-${randomBytes(3).toString('hex')}`;
     await append(runId, 1, ['DeploymentRequested', 'PlanAccepted', 'TaskDispatched']);
-    await until('the first events in the stream', async () => ((await heldInStream(runId)) === 3 ? true : undefined));
+    await waitUntil(async () => (await heldInStream(runId)) === 3, 'the first events in the stream', 20_000);
 
     const printed: number[] = [];
     const follow = followRunEvents(
@@ -94,14 +85,14 @@ describe('followRunEvents on the EVENTS stream', () => {
       (entry: RunEventEntry) => void printed.push(entry.version),
       () => undefined,
     );
-    await until('the first three events printed', () => (printed.length === 3 ? true : undefined));
+    await waitUntil(() => printed.length === 3, 'the first three events printed', 20_000);
 
     await nats.halt();
     // Committed while NATS is away: the outbox publishes them once it is back.
     await append(runId, 4, ['TaskSucceeded', 'TaskDispatched', 'TaskSucceeded', 'TaskDispatched']);
     await sleep(500);
     await nats.resume();
-    await until('the events committed during the outage', () => (printed.length >= 7 ? true : undefined));
+    await waitUntil(() => printed.length >= 7, 'the events committed during the outage', 20_000);
     await append(runId, 8, ['TaskSucceeded', 'DeploymentSucceeded']);
     await follow;
 
@@ -140,7 +131,7 @@ describe('followRunEvents on the EVENTS stream', () => {
       (line) => void notices.push(line),
       { waitForRun: true },
     );
-    await until('the question to the log', () => (queries.length > 0 ? true : undefined));
+    await waitUntil(() => queries.length > 0, 'the question to the log', 20_000);
     expect(queries).toEqual([subjects.runs.events]);
     await append(runId, 1, ['DeploymentRequested', 'DeploymentRefused']);
     await follow;

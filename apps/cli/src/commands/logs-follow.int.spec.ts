@@ -24,6 +24,7 @@ import {
   okReply,
   publishJson,
   startPrivateNats,
+  waitUntil,
   type PrivateServer,
 } from '@granule/messaging';
 import { createLogger } from '@granule/service-kit';
@@ -36,14 +37,6 @@ import type { NatsSession } from '../connection/nats-session';
 import { readTaskLogs } from './logs.command';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /**
  * `granule logs --follow` on the read spine, on a NATS of the test's own: an agent's output goes
@@ -174,7 +167,7 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
     const runId = `r-${randomBytes(3).toString('hex')}`;
     await record(runId, 'DeploymentRequested', 'PlanAccepted');
     for (let seq = 0; seq < 5; seq++) await output(runId, seq);
-    await until('five records stored', async () => (await stored(runId)) === 5);
+    await waitUntil(async () => (await stored(runId)) === 5, 'five records stored', 30_000);
 
     const lines: TaskLogLine[] = [];
     const follow = readTaskLogs(
@@ -185,12 +178,12 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
       () => undefined,
     );
     // Five records in pages of two: three questions to catch up.
-    await until('the stored records printed', () => lines.length === 5);
+    await waitUntil(() => lines.length === 5, 'the stored records printed', 30_000);
     const caughtUp = asked.length;
     expect(caughtUp).toBe(3);
 
     for (let seq = 5; seq < 9; seq++) await output(runId, seq);
-    await until('the records stored after the catch-up printed', () => lines.length === 9);
+    await waitUntil(() => lines.length === 9, 'the records stored after the catch-up printed', 30_000);
 
     // Output on its way while NATS goes away; the writer stores and publishes it when it is back.
     for (let seq = 9; seq < 12; seq++) await output(runId, seq);
@@ -198,8 +191,8 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
     await sleep(700);
     await nats.resume();
     for (let seq = 12; seq < 15; seq++) await output(runId, seq, seq === 14);
-    await until('fifteen records stored', async () => (await stored(runId)) === 15);
-    await until('the records stored around the restart printed', () => lines.length === 15);
+    await waitUntil(async () => (await stored(runId)) === 15, 'fifteen records stored', 30_000);
+    await waitUntil(() => lines.length === 15, 'the records stored around the restart printed', 30_000);
     const beforeEnd = asked.length;
     const endedAt = Date.now();
     await record(runId, 'DeploymentSucceeded');
@@ -227,7 +220,7 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
       () => undefined,
     );
     for (let seq = 0; seq < 6; seq++) await output(runId, seq, seq === 5);
-    await until('six records stored', async () => (await stored(runId)) === 6);
+    await waitUntil(async () => (await stored(runId)) === 6, 'six records stored', 30_000);
     await record(runId, 'DeploymentFailed');
     await follow;
     expect(lines.map((l) => `${l.stream} ${l.line}`)).toEqual(['stderr line 2', 'stderr line 5']);
@@ -247,7 +240,7 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
     await recordWith(parent, 'StrategyPhaseStarted', phase(first));
     await record(first, 'DeploymentRequested', 'PlanAccepted');
     await output(first, 0, false, 'first phase 0');
-    await until('the first phase output stored', async () => (await stored(first)) === 1);
+    await waitUntil(async () => (await stored(first)) === 1, 'the first phase output stored', 30_000);
 
     const lines: TaskLogLine[] = [];
     const follow = readTaskLogs(
@@ -257,13 +250,13 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
       true,
       () => undefined,
     );
-    await until('the first phase output printed', () => lines.length === 1);
+    await waitUntil(() => lines.length === 1, 'the first phase output printed', 30_000);
     await output(first, 1, true, 'first phase 1');
     await record(first, 'DeploymentSucceeded');
     await recordWith(parent, 'StrategyPhaseStarted', phase(second));
     await record(second, 'DeploymentRequested', 'PlanAccepted');
     await output(second, 0, true, 'second phase 0');
-    await until('the second phase output printed', () => lines.length === 3);
+    await waitUntil(() => lines.length === 3, 'the second phase output printed', 30_000);
     await record(second, 'DeploymentSucceeded');
     await record(parent, 'DeploymentSucceeded');
     await follow;

@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { waitUntil } from '@granule/messaging';
 
 /** Repository root (this file is apps/node-agent/src/testing/). */
 export const REPO_ROOT = path.resolve(__dirname, '../../../..');
@@ -52,7 +53,7 @@ export class AgentProcess {
       }
     });
     child.stderr?.setEncoding('utf8').on('data', (data: string) => (this.stderr += data));
-    await waitFor(
+    await waitUntil(
       () => this.lines.some((l) => l.msg === 'node-agent started') || child.exitCode !== null,
       'the agent to start',
       timeoutMs,
@@ -89,18 +90,6 @@ export function runAgentOnce(
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
-}
-
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** True while process `pid` runs: `kill -0` succeeds and it is not a zombie (an orphan may wait long for init to reap it). */

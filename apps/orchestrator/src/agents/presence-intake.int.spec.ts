@@ -3,23 +3,11 @@ import type Redis from 'ioredis';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { executionSubjects, redisKeys } from '@granule/contracts';
-import { connectNats, startPrivateNats, testRedis, type PrivateServer } from '@granule/messaging';
+import { connectNats, startPrivateNats, testRedis, waitUntil, type PrivateServer } from '@granule/messaging';
 import type { Logger } from '@granule/service-kit';
 import type { OrchestratorConfig } from '../orchestrator.config';
 import { RedisPresence } from '../runs/adapters/redis-presence.adapter';
 import { PresenceIntake } from './presence-intake';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
   const prefix = `presint${randomBytes(3).toString('hex')}`;
@@ -63,9 +51,10 @@ describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
 
   it('a heartbeat sets the node presence key with the orchestrator TTL; the subject, not the body, names the node', async () => {
     beat('web-1', { uid: 'db-9', at: new Date().toISOString() });
-    const value = await until(
-      'the presence key of web-1',
+    const value = await waitUntil(
       async () => (await redis.get(keys.presence('web-1'))) ?? undefined,
+      'the presence key of web-1',
+      5000,
     );
     expect(JSON.parse(value)).toMatchObject({ uid: 'web-1' });
     const ttl = await redis.ttl(keys.presence('web-1'));
@@ -76,25 +65,21 @@ describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
 
   it('without beats the key lapses after the TTL; a body that is not JSON is still a beat', async () => {
     beat('web-2', 'not json');
-    await until('the presence key of web-2', async () =>
-      (await redis.exists(keys.presence('web-2'))) ? true : undefined,
-    );
-    await until(
+    await waitUntil(async () => (await redis.exists(keys.presence('web-2'))) === 1, 'the presence key of web-2', 5000);
+    await waitUntil(
+      async () => (await redis.exists(keys.presence('web-2'))) === 0,
       'the presence key of web-2 to lapse',
-      async () => ((await redis.exists(keys.presence('web-2'))) === 0 ? true : undefined),
       4000,
     );
   });
 
   it('a leaving beat deletes the key at once', async () => {
     beat('web-3');
-    await until('the presence key of web-3', async () =>
-      (await redis.exists(keys.presence('web-3'))) ? true : undefined,
-    );
+    await waitUntil(async () => (await redis.exists(keys.presence('web-3'))) === 1, 'the presence key of web-3', 5000);
     beat('web-3', { uid: 'web-3', at: new Date().toISOString(), leaving: true });
-    await until(
+    await waitUntil(
+      async () => (await redis.exists(keys.presence('web-3'))) === 0,
       'the presence key of web-3 deleted',
-      async () => ((await redis.exists(keys.presence('web-3'))) === 0 ? true : undefined),
       1000,
     );
   });
@@ -102,9 +87,7 @@ describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
   it('a subject that is not a node uid writes nothing', async () => {
     agent.publish(`${prefix}.agent.heartbeat.${'x'.repeat(80)}`, '{}');
     beat('web-4');
-    await until('the presence key of web-4', async () =>
-      (await redis.exists(keys.presence('web-4'))) ? true : undefined,
-    );
+    await waitUntil(async () => (await redis.exists(keys.presence('web-4'))) === 1, 'the presence key of web-4', 5000);
     expect(await redis.keys(`${prefix}:presence:x*`)).toEqual([]);
   });
 
@@ -129,35 +112,31 @@ describe('PresenceIntake (NATS heartbeats to Redis presence keys)', () => {
       ack_policy: AckPolicy.None,
       idle_heartbeat: nanos(100),
     });
-    await until('a delivery and an idle heartbeat on the heartbeat subject', async () =>
-      arrived.length >= 2 && arrived.some((a) => a.startsWith('status')) ? true : undefined,
+    await waitUntil(
+      () => arrived.length >= 2 && arrived.some((a) => a.startsWith('status')),
+      'a delivery and an idle heartbeat on the heartbeat subject',
+      5000,
     );
     listener.unsubscribe();
     await jsm.consumers.delete(stream, 'to-heartbeats');
     // A plain beat of another node after them: once it is written, the ones before were taken or not.
     beat('web-5');
-    await until('the presence key of web-5', async () =>
-      (await redis.exists(keys.presence('web-5'))) ? true : undefined,
-    );
+    await waitUntil(async () => (await redis.exists(keys.presence('web-5'))) === 1, 'the presence key of web-5', 5000);
     expect(await redis.exists(keys.presence('ghost-1'))).toBe(0);
     await jsm.streams.delete(stream);
   });
 
   it('absence is not known until heartbeats have reached it for a whole TTL, again after its NATS came back', async () => {
     const presence = new RedisPresence(redis, prefix, { ttlMs: 2000, listeningFor: () => intake.listeningFor() });
-    await until('a whole TTL of listening', async () => (intake.listeningFor() >= 2000 ? true : undefined), 5000);
+    await waitUntil(() => intake.listeningFor() >= 2000, 'a whole TTL of listening', 5000);
     expect(await presence.offline(['gone'])).toEqual(['gone']);
 
     await nats.restart(300);
-    await until(
-      'the reconnection',
-      async () => (intake.listeningFor() > 0 && !nc.isClosed() ? true : undefined),
-      10_000,
-    );
+    await waitUntil(() => intake.listeningFor() > 0 && !nc.isClosed(), 'the reconnection', 10_000);
     expect(intake.listeningFor()).toBeLessThan(2000);
     // Heartbeats may have been missed while NATS was away: a missing key says nothing yet.
     expect(await presence.offline(['gone'])).toEqual([]);
-    await until('a whole TTL of listening again', async () => (intake.listeningFor() >= 2000 ? true : undefined), 5000);
+    await waitUntil(() => intake.listeningFor() >= 2000, 'a whole TTL of listening again', 5000);
     expect(await presence.offline(['gone'])).toEqual(['gone']);
   }, 30_000);
 });

@@ -9,20 +9,13 @@ import {
   ensureExecutionStreams,
   JetStreamConsumers,
   publishJson,
+  waitUntil,
 } from '@granule/messaging';
 import { createLogger } from '@granule/service-kit';
 import { OrchestratorConfig } from '../orchestrator.config';
 import { TaskLogIntake } from './task-log-intake';
 
 jest.setTimeout(30_000);
-
-async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const message = (seq: number, text: string, node = 'n1'): TaskLogMessage => ({
   runId: 'r1',
@@ -70,10 +63,10 @@ describe('TaskLogIntake (real NATS and PostgreSQL)', () => {
     await intake.onApplicationBootstrap();
     try {
       // Stored output leaves the work queue: once the stream is empty, everything was handled.
-      await until('the stream to empty', async () => {
+      await waitUntil(async () => {
         const info = await (await jetstreamManager(nats)).streams.info(s.logs.stream);
         return info.state.messages === 0;
-      });
+      }, 'the stream to empty');
       const { records } = await store.read({ runIds: ['r1'], limit: 100 });
       expect(records.map((r) => r.data)).toEqual(['first\n', 'second\n']);
       // Each stored message is published once, with its record ids, on the run's stored-logs subject.

@@ -7,20 +7,12 @@ import {
   NatsOutboxPublisher,
   type TestDatabase,
 } from '@granule/event-store';
-import { connectTestNats } from '@granule/messaging';
+import { connectTestNats, waitUntil } from '@granule/messaging';
 import { createMetrics } from '@granule/observability';
 import { createLogger } from '@granule/service-kit';
 import { countRunsByState, RunMetricsFeed } from './run-metrics';
 
 const at = (s: number): string => new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString();
-
-async function until(what: string, check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('run metrics from the event log and the outbox feed', () => {
   let db: TestDatabase;
@@ -133,11 +125,18 @@ describe('run metrics from the event log and the outbox feed', () => {
         { expectedVersion: 4 },
       );
       outbox.start();
-      await until('the outbox to catch up', async () => (await store.consumerLag(NATS_OUTBOX_CONSUMER)) === 0);
-      await until('the task counter', async () =>
-        (await metrics.render()).includes(
-          'granule_task_runs_total{state="succeeded",type="puppet",service="orchestrator"} 1',
-        ),
+      await waitUntil(
+        async () => (await store.consumerLag(NATS_OUTBOX_CONSUMER)) === 0,
+        'the outbox to catch up',
+        5000,
+      );
+      await waitUntil(
+        async () =>
+          (await metrics.render()).includes(
+            'granule_task_runs_total{state="succeeded",type="puppet",service="orchestrator"} 1',
+          ),
+        'the task counter',
+        5000,
       );
       const lines = (await metrics.render())
         .split('\n')

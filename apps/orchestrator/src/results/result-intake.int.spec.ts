@@ -8,6 +8,7 @@ import {
   ensureExecutionStreams,
   JetStreamConsumers,
   publishJson,
+  waitUntil,
 } from '@granule/messaging';
 import type { RunCoordinator } from '@granule/run-coordination';
 import { createLogger } from '@granule/service-kit';
@@ -15,14 +16,6 @@ import { OrchestratorConfig } from '../orchestrator.config';
 import { ResultIntake } from './result-intake';
 
 jest.setTimeout(30_000);
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const result = (runId: string, node: string, key: string): TaskProgressMessage => ({
   runId,
@@ -101,10 +94,10 @@ describe('ResultIntake (real NATS)', () => {
     await publishJson(js, s.results.forTask('other', 'n1'), result('other', 'n1', 'elsewhere'), 'o1');
     runs.owned = ['a'];
     intake.sync();
-    await until('the first result', () => runs.recorded.length === 1);
+    await waitUntil(() => runs.recorded.length === 1, 'the first result');
     await publishJson(js, s.results.forTask('a', 'n1'), result('a', 'n1', 'two'), 'a2');
     await publishJson(js, s.results.forTask('a', 'n2'), result('a', 'n2', 'three'), 'a3');
-    await until('every result of run a', () => runs.recorded.length === 3);
+    await waitUntil(() => runs.recorded.length === 3, 'every result of run a');
     await new Promise((r) => setTimeout(r, 300));
     expect(runs.recorded).toEqual(['a:one@n1', 'a:two@n1', 'a:three@n2']);
     // Every message was settled: the recorded ones acknowledged, the forged and unreadable ones terminated.
@@ -119,7 +112,7 @@ describe('ResultIntake (real NATS)', () => {
     await publishJson(js, s.results.forTask('b', 'n1'), result('b', 'n1', 'one'), 'b1');
     runs.owned = ['b'];
     intake.sync();
-    await until('the result, recorded after a failure', () => runs.recorded.length === 1);
+    await waitUntil(() => runs.recorded.length === 1, 'the result, recorded after a failure');
     expect(runs.failures).toBe(0);
     await new Promise((r) => setTimeout(r, 1500));
     expect(runs.recorded).toEqual(['b:one@n1']);
@@ -130,7 +123,7 @@ describe('ResultIntake (real NATS)', () => {
     runs.owned = ['c'];
     intake.sync();
     await publishJson(js, s.results.forTask('c', 'n1'), result('c', 'n1', 'one'), 'c1');
-    await until('the first result', () => runs.recorded.length === 1);
+    await waitUntil(() => runs.recorded.length === 1, 'the first result');
     runs.owned = [];
     intake.sync();
     await new Promise((r) => setTimeout(r, 200));

@@ -1,4 +1,5 @@
 import type { QueryRunner } from 'typeorm';
+import { waitUntil } from '@granule/messaging';
 import { EventStore } from './event-store';
 import type { NewEvent, Position, ReadAllOptions, StoredEvent } from './event-store.types';
 import { startPollingSubscription } from './polling-subscription';
@@ -8,21 +9,6 @@ import { createTestDatabase, type TestDatabase } from './testing/test-database';
 const noted = (n: string): NewEvent => ({ type: 'Noted', data: { n } });
 const positionOf = (e: StoredEvent): Position => ({ transactionId: e.transactionId, globalPosition: e.globalPosition });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(
-  condition: () => boolean,
-  what: string,
-  timeoutMs = 3000,
-  refresh?: () => Promise<void>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  await refresh?.();
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-    await refresh?.();
-  }
-}
 
 describe('EventStore commit-ordered reading and consumers', () => {
   let db: TestDatabase;
@@ -35,16 +21,14 @@ describe('EventStore commit-ordered reading and consumers', () => {
   // Transaction ids are cluster-wide, so a transaction open in some other database on the
   // server also holds readers back for a moment: poll instead of reading once.
   async function readUntil(after: Position, type: string, count: number): Promise<StoredEvent[]> {
-    let events: StoredEvent[] = [];
-    await waitFor(
-      () => events.length >= count,
+    return waitUntil(
+      async () => {
+        const events = mine(await readAllAfter(after), type);
+        return events.length >= count && events;
+      },
       `${count} '${type}' events`,
       3000,
-      async () => {
-        events = mine(await readAllAfter(after), type);
-      },
     );
-    return events;
   }
 
   async function beginTransaction(): Promise<QueryRunner> {
@@ -166,7 +150,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
 
     await store.appendToStream('sub-1', [noted('1'), noted('2')], { expectedVersion: 'no_stream' });
     const first = store.subscribe('sub-consumer', record, { pollIntervalMs: 20, batchSize: 2 });
-    await waitFor(() => seen.length === 2, 'sub-1 events');
+    await waitUntil(() => seen.length === 2, 'sub-1 events', 3000);
 
     const late = await beginTransaction();
     await store.appendToStream('sub-late', [noted('late')], { expectedVersion: 'no_stream', queryRunner: late });
@@ -175,7 +159,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
     expect(seen).toEqual(['sub-1@1', 'sub-1@2']);
 
     await late.commitTransaction();
-    await waitFor(() => seen.length === 4, 'late and sub-2 events');
+    await waitUntil(() => seen.length === 4, 'late and sub-2 events', 3000);
     await first.stop();
     await first.done;
     expect(seen).toEqual(['sub-1@1', 'sub-1@2', 'sub-late@1', 'sub-2@1']);
@@ -186,7 +170,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
     await store.appendToStream('sub-3', [noted('4')], { expectedVersion: 'no_stream' });
     const stopping = new AbortController();
     const second = store.subscribe('sub-consumer', record, { pollIntervalMs: 20, signal: stopping.signal });
-    await waitFor(() => seen.length === 5, 'sub-3 event');
+    await waitUntil(() => seen.length === 5, 'sub-3 event', 3000);
     await sleep(80);
     stopping.abort();
     await second.done;
@@ -207,7 +191,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
       },
       { pollIntervalMs: 20, onError: (error) => errors.push((error as Error).message), onRecovered: () => recovered++ },
     );
-    await waitFor(() => deliveries.length === 3, 'the retries');
+    await waitUntil(() => deliveries.length === 3, 'the retries', 3000);
     // Polls after the recovery read nothing new: no second onRecovered.
     await new Promise((r) => setTimeout(r, 100));
     await subscription.stop();
@@ -243,7 +227,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
         },
       );
       try {
-        await waitFor(() => seen.includes('wake-0'), 'the first read');
+        await waitUntil(() => seen.includes('wake-0'), 'the first read', 3000);
         // Another EventStore object stands for another process: its commit tells this one nothing.
         await new EventStore(db.dataSource).appendToStream('wake-other', [noted('x')], {
           expectedVersion: 'no_stream',
@@ -251,7 +235,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
         await sleep(300);
         expect(seen).toEqual(['wake-0']);
         await store.appendToStream('wake-1', [noted('1')], { expectedVersion: 'no_stream' });
-        await waitFor(() => seen.length === 3, 'wake-other and wake-1');
+        await waitUntil(() => seen.length === 3, 'wake-other and wake-1', 3000);
         expect(seen).toEqual(['wake-0', 'wake-other', 'wake-1']);
       } finally {
         await subscription.stop();
@@ -267,7 +251,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
         { pollIntervalMs: HOUR_LIKE },
       );
       try {
-        await waitFor(() => seen.includes('poll-0'), 'the first read');
+        await waitUntil(() => seen.includes('poll-0'), 'the first read', 3000);
         await store.appendToStream('poll-1', [noted('1')], { expectedVersion: 'no_stream' });
         await sleep(300);
         expect(seen).toEqual(['poll-0']);
@@ -293,7 +277,7 @@ describe('EventStore commit-ordered reading and consumers', () => {
         await sleep(200);
         expect(seen).toEqual([]); // held-1 is committed but held back behind the open transaction
         await late.commitTransaction(); // a caller's commit: no wake-up of its own
-        await waitFor(() => seen.length === 2, 'held-late and held-1');
+        await waitUntil(() => seen.length === 2, 'held-late and held-1', 3000);
         expect(seen).toEqual(['held-late', 'held-1']);
       } finally {
         await subscription.stop();
@@ -322,10 +306,10 @@ describe('EventStore commit-ordered reading and consumers', () => {
         },
       );
       try {
-        await waitFor(() => reads === 1, 'the first read');
+        await waitUntil(() => reads === 1, 'the first read', 3000);
         for (let i = 0; i < 20; i++)
           await store.appendToStream(`burst-${i}`, [noted(String(i))], { expectedVersion: 'no_stream' });
-        await waitFor(() => seen.length === 20, 'the 20 burst events');
+        await waitUntil(() => seen.length === 20, 'the 20 burst events', 3000);
         expect(reads).toBeLessThanOrEqual(4); // once per append would be 21
       } finally {
         await subscription.stop();

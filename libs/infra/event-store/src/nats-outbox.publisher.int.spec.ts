@@ -1,20 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
-import { connectTestNats } from '@granule/messaging';
+import { connectTestNats, waitUntil } from '@granule/messaging';
 import { EventStore } from './event-store';
 import type { NewEvent } from './event-store.types';
 import { NatsOutboxPublisher, type PublishedEvent } from './nats-outbox.publisher';
 import { createTestDatabase, type TestDatabase } from './testing/test-database';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 const happened = (n: number): NewEvent => ({
   type: 'TaskSucceeded',
@@ -54,7 +46,7 @@ describe('NatsOutboxPublisher', () => {
     const publisher = new NatsOutboxPublisher(nc, store, options);
     publisher.start();
     expect(() => publisher.start()).toThrow('NatsOutboxPublisher is already started');
-    await waitFor(() => received.length === 4, 'four messages');
+    await waitUntil(() => received.length === 4, 'four messages', 3000);
     await publisher.stop();
 
     expect(received.map((m) => m.subject)).toEqual([
@@ -99,7 +91,7 @@ describe('NatsOutboxPublisher', () => {
     // A new publisher under the same name continues after the checkpoint.
     const restarted = new NatsOutboxPublisher(nc, store, options);
     restarted.start();
-    await waitFor(() => received.length === 5, 'the fifth message');
+    await waitUntil(() => received.length === 5, 'the fifth message', 3000);
     await sleep(80);
     await restarted.stop();
     await restarted.stop();
@@ -117,7 +109,7 @@ describe('NatsOutboxPublisher', () => {
       onError: (error) => errors.push(error),
     });
     publisher.start();
-    await waitFor(() => errors.length >= 2, 'two failed attempts');
+    await waitUntil(() => errors.length >= 2, 'two failed attempts', 3000);
     await publisher.stop();
     expect((errors[0] as Error).name).toBe('ClosedConnectionError');
     expect(await store.readCheckpoint('closed-outbox')).toBeNull();
@@ -136,7 +128,7 @@ describe('NatsOutboxPublisher', () => {
       await sleep(300);
       const wake = () => received.filter((m) => m.subject === `${prefix}.run.run-wake`);
       await store.appendToStream('run-wake', [happened(99)], { expectedVersion: 'no_stream' });
-      await waitFor(() => wake().length > 0, 'the woken publish');
+      await waitUntil(() => wake().length > 0, 'the woken publish', 3000);
       expect(wake().map((m) => m.json<PublishedEvent>().data)).toEqual([{ n: 99 }]);
     } finally {
       await publisher.stop();

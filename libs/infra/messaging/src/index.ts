@@ -38,6 +38,7 @@ export { startPrivateNats, startPrivateRedis } from './testing/private-servers';
 export type { PrivateServer } from './testing/private-servers';
 export { connectTestNats, testRedis, testServices, testServicesEnv, testServicesFile } from './testing/test-services';
 export type { TestServices } from './testing/test-services';
+export { waitUntil } from './testing/eventually';
 export { errorReply, isReply, okReply, RemoteError, toReplyError, unwrapReply } from './nats-reply';
 export {
   NatsPermissionError,

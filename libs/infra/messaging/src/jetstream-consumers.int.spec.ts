@@ -5,18 +5,11 @@ import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamConsumers, type ConsumerLogger, type ConsumerRun, type Settle } from './jetstream-consumers';
 import { JetStreamSetupError } from './messaging.errors';
 import { connectNats } from './nats-connection';
+import { waitUntil } from './testing/eventually';
 import { startPrivateNats, type PrivateServer } from './testing/private-servers';
 import { connectTestNats } from './testing/test-services';
 
 jest.setTimeout(60_000);
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** The lines a consumer wrote, as `level: message`. */
 function recordingLogger(): ConsumerLogger & { lines: string[] } {
@@ -107,11 +100,11 @@ describe('JetStreamConsumers (the machine NATS)', () => {
         return 'ack';
       },
     });
-    await until('every message', () => seen.length === bodies.length);
+    await waitUntil(() => seen.length === bodies.length, 'every message', 20_000);
     expect(seen).toEqual(bodies);
     expect(mostInHand).toBe(1);
     // Acknowledged: a work queue stream drops what its consumer acknowledged.
-    await until('the stream to empty', async () => (await pendingOf(nc, name)) === 0);
+    await waitUntil(async () => (await pendingOf(nc, name)) === 0, 'the stream to empty', 20_000);
   });
 
   it('delivers a nak again (after its delay) and never a term, and counts deliveries', async () => {
@@ -129,10 +122,10 @@ describe('JetStreamConsumers (the machine NATS)', () => {
         return 'ack';
       },
     });
-    await until('the nak to come again', () => seen.includes('again#2'));
+    await waitUntil(() => seen.includes('again#2'), 'the nak to come again', 20_000);
     await new Promise((r) => setTimeout(r, 500));
     expect(seen).toEqual(['keep#1', 'again#1', 'drop#1', 'again#2']);
-    await until('the stream to empty', async () => (await pendingOf(nc, name)) === 0);
+    await waitUntil(async () => (await pendingOf(nc, name)) === 0, 'the stream to empty', 20_000);
   });
 
   it('sets a deleted consumer up again and goes on, logging the outage once', async () => {
@@ -149,11 +142,11 @@ describe('JetStreamConsumers (the machine NATS)', () => {
       },
     });
     await publish(nc, subject, ['before']);
-    await until('the first message', () => seen.length === 1);
+    await waitUntil(() => seen.length === 1, 'the first message', 20_000);
     const jsm = await jetstreamManager(nc);
     await jsm.consumers.delete(name, 'deleted');
     await publish(nc, subject, ['after-1', 'after-2']);
-    await until('the messages sent after the deletion', () => seen.length === 3);
+    await waitUntil(() => seen.length === 3, 'the messages sent after the deletion', 20_000);
     expect(seen).toEqual(['before', 'after-1', 'after-2']);
     expect((await jsm.consumers.info(name, 'deleted')).config.durable_name).toBe('deleted');
     expect(logger.lines).toEqual([
@@ -177,11 +170,11 @@ describe('JetStreamConsumers (the machine NATS)', () => {
         return 'ack';
       },
     });
-    await until('both handled', () => seen.includes('bad#2') && seen.some((s) => s.startsWith('good')));
+    await waitUntil(() => seen.includes('bad#2') && seen.some((s) => s.startsWith('good')), 'both handled', 20_000);
     expect(seen[0]).toBe('bad#1');
     expect(logger.lines).toContain('error: the throwing test feed failed to handle a message; it is delivered again');
     expect(logger.lines.filter((l) => l.startsWith('warn'))).toEqual([]);
-    await until('the stream to empty', async () => (await pendingOf(nc, name)) === 0);
+    await waitUntil(async () => (await pendingOf(nc, name)) === 0, 'the stream to empty', 20_000);
   });
 
   it('forms batches of what came while a batch was handled, in order, settling each message', async () => {
@@ -202,17 +195,17 @@ describe('JetStreamConsumers (the machine NATS)', () => {
       },
     });
     await publish(nc, subject, bodies.slice(0, 1));
-    await until('the first batch', () => batches.length === 1);
+    await waitUntil(() => batches.length === 1, 'the first batch', 20_000);
     await publish(nc, subject, bodies.slice(1));
     await new Promise((r) => setTimeout(r, 300));
     release();
-    await until('every message', () => batches.flat().length === bodies.length);
+    await waitUntil(() => batches.flat().length === bodies.length, 'every message', 20_000);
     expect(batches.flat()).toEqual(bodies);
     expect(batches[0]).toEqual(['b0']);
     expect(batches.slice(1).every((b) => b.length <= 16)).toBe(true);
     // What came while the first was held went in full batches, not one by one.
     expect(batches.length).toBeLessThanOrEqual(1 + Math.ceil(39 / 16) + 1);
-    await until('the stream to empty', async () => (await pendingOf(nc, name)) === 0);
+    await waitUntil(async () => (await pendingOf(nc, name)) === 0, 'the stream to empty', 20_000);
   });
 
   it('stops on module destroy after the message in hand, and consumes nothing more', async () => {
@@ -268,7 +261,7 @@ describe('JetStreamConsumers (the machine NATS)', () => {
       },
     });
     try {
-      await until('the handed back messages', () => new Set(after).size === 3, 10_000);
+      await waitUntil(() => new Set(after).size === 3, 'the handed back messages', 10_000);
       expect([...new Set(after)].sort()).toEqual(['fourth', 'second', 'third']);
       expect(after).not.toContain('first');
     } finally {
@@ -319,15 +312,18 @@ describe('JetStreamConsumers (a NATS server of its own, restarted)', () => {
     });
     try {
       await publish(nc, subject, ['before']);
-      await until('the first message', () => seen.length === 1);
+      await waitUntil(() => seen.length === 1, 'the first message', 20_000);
       await server.restart(300);
-      await until('the client to publish again', async () =>
-        publish(nc, subject, ['after']).then(
-          () => true,
-          () => false,
-        ),
+      await waitUntil(
+        async () =>
+          publish(nc, subject, ['after']).then(
+            () => true,
+            () => false,
+          ),
+        'the client to publish again',
+        20_000,
       );
-      await until('the message sent after the restart', () => seen.includes('after'), 40_000);
+      await waitUntil(() => seen.includes('after'), 'the message sent after the restart', 40_000);
       expect(seen[0]).toBe('before');
     } finally {
       await consumers.onModuleDestroy();

@@ -7,7 +7,7 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import { createInbox } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { GranuleError, InvalidInputError } from '@granule/core';
-import { connectNats, request, startPrivateNats } from '@granule/messaging';
+import { connectNats, request, startPrivateNats, waitUntil } from '@granule/messaging';
 import type { PrivateServer } from '@granule/messaging';
 import { GranuleNatsServer, ReplyExceptionFilter } from './granule-nats.server';
 
@@ -170,8 +170,7 @@ describe('GranuleNatsServer (Nest transport on a real NATS)', () => {
       callback: (_err, msg) => void replies.set(msg.subject, (replies.get(msg.subject) ?? 0) + 1),
     });
     for (let i = 0; i < 20; i++) client.publish(`${prefix}.probe.echo`, JSON.stringify(i), { reply: `${inbox}.${i}` });
-    const until = Date.now() + 5000;
-    while (replies.size < 20 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => replies.size >= 20, 'answers to all 20 requests', 5000, 20);
     await new Promise((r) => setTimeout(r, 300)); // a second answer would be here by now
     sub.unsubscribe();
     expect([...replies.values()]).toEqual(Array(20).fill(1));

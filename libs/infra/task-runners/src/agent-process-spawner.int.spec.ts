@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { waitUntil } from '@granule/messaging';
 import { AgentProcessSpawner, NATIVE_SPAWN_HELPER } from './agent-process-spawner';
 import { planLaunch, type LaunchPlan, type ProcessSpec } from './launch-plan';
 import { frameDecoder, type HelperMessage } from './native-helper.protocol';
@@ -24,14 +25,6 @@ afterEach(async () => {
 
 const plan = (spec: ProcessSpec): LaunchPlan => planLaunch(spec, { timeoutMs: null, killGraceMs: 500 });
 const readPid = async (file: string): Promise<number> => Number((await readFile(file, 'utf8')).trim());
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.each([
   ['native', 'the native helper'],
@@ -100,7 +93,7 @@ describe.each([
     const helperPid = spawner.helperPid;
     expect(helperPid === undefined).toBe(helper === 'node');
     spawner.close();
-    if (helperPid !== undefined) await waitFor('the helper to exit', () => !processAlive(helperPid));
+    if (helperPid !== undefined) await waitUntil(() => !processAlive(helperPid), 'the helper to exit', 5000);
     const { outcome } = await agent.run('shell', { cmd: 'true', retries: 0 });
     expect(outcome).toMatchObject({
       status: 'failed',
@@ -214,7 +207,11 @@ describe('AgentProcessSpawner with the native helper', () => {
   it('when the helper dies mid-task the task group is killed, the task ends killed with a note, and the next task gets a new helper', async () => {
     const pidFile = path.join(agent.rootDir, 'task.pid');
     const running = agent.run('shell', { cmd: `echo $$ > '${pidFile}'; sleep 30`, retries: 0 });
-    await waitFor('the task to start', async () => (await readFile(pidFile, 'utf8').catch(() => '')).endsWith('\n'));
+    await waitUntil(
+      async () => (await readFile(pidFile, 'utf8').catch(() => '')).endsWith('\n'),
+      'the task to start',
+      5000,
+    );
     const taskPid = await readPid(pidFile);
     const firstHelper = spawner.helperPid as number;
     process.kill(firstHelper, 'SIGKILL');

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { waitUntil } from '@granule/messaging';
 import { stopLeftoverGroup } from './leftover-group';
 import { currentBootId, processStartTime } from './process-spawner';
 import { runTask } from './task-runner';
@@ -37,14 +38,6 @@ function startGroup(script: string, env: Record<string, string> = {}): number {
   const pid = child.pid as number;
   started.push(pid);
   return pid;
-}
-
-async function waitFor(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`${what}: not met in 5 s`);
 }
 
 const ticksOf = (pid: number): number =>
@@ -129,7 +122,11 @@ describe('stopLeftoverGroup', () => {
   it('stops a group whose leader has the recorded start time: leader and children', async () => {
     const pidFile = path.join(agent.base, 'child.pid');
     const pgid = startGroup(`sleep 30 & echo $! > '${pidFile}'; wait`);
-    await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), 'the child to start');
+    await waitUntil(
+      () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'),
+      'the child to start',
+      5000,
+    );
     const child = Number(readFileSync(pidFile, 'utf8'));
     const result = await stopLeftoverGroup({
       pgid,
@@ -143,7 +140,7 @@ describe('stopLeftoverGroup', () => {
 
   it('never signals a group whose leader started at another time (a reused id), even with the same ids in its environment', async () => {
     const pgid = startGroup('sleep 30', { GRANULE_RUN_ID: ids.runId, GRANULE_TASK_ID: ids.taskId });
-    await waitFor(() => processStartTime(pgid) !== undefined, 'the group to start');
+    await waitUntil(() => processStartTime(pgid) !== undefined, 'the group to start', 5000);
     const result = await stopLeftoverGroup({ pgid, startTime: ticksOf(pgid) + 1, ...ids });
     expect(result).toEqual({ state: 'unconfirmed', pids: [pgid] });
     expect(processAlive(pgid)).toBe(true);
@@ -160,12 +157,13 @@ describe('stopLeftoverGroup', () => {
       GRANULE_RUN_ID: ids.runId,
       GRANULE_TASK_ID: ids.taskId,
     });
-    await waitFor(
+    await waitUntil(
       () =>
         [theirs, ours].every((f) => existsSync(f) && readFileSync(f, 'utf8').endsWith('\n')) &&
         !processAlive(other) &&
         !processAlive(task),
       'the leaders to exit',
+      5000,
     );
     const [theirSleep, ourSleep] = [theirs, ours].map((f) => Number(readFileSync(f, 'utf8')));
 
@@ -183,7 +181,7 @@ describe('stopLeftoverGroup', () => {
   it('a child that ignores SIGTERM is killed after the grace', async () => {
     const pidFile = path.join(agent.base, 'stubborn.pid');
     const pgid = startGroup(`trap '' TERM; echo $$ > '${pidFile}'; while true; do sleep 0.05; done`);
-    await waitFor(() => existsSync(pidFile), 'the trap to be set');
+    await waitUntil(() => existsSync(pidFile), 'the trap to be set', 5000);
     const t0 = Date.now();
     expect(
       await stopLeftoverGroup({ pgid, startTime: processStartTime(pgid), ...ids }, { killGraceMs: 300 }),
@@ -194,11 +192,11 @@ describe('stopLeftoverGroup', () => {
 
   it('a group that no longer runs, or one recorded before the last boot, is gone and nothing is signalled', async () => {
     const pgid = startGroup('exit 0');
-    await waitFor(() => !processAlive(pgid), 'the group to end');
+    await waitUntil(() => !processAlive(pgid), 'the group to end', 5000);
     expect(await stopLeftoverGroup({ pgid, startTime: 1, ...ids })).toEqual({ state: 'gone', pids: [] });
 
     const live = startGroup('sleep 30', { GRANULE_RUN_ID: ids.runId, GRANULE_TASK_ID: ids.taskId });
-    await waitFor(() => processStartTime(live) !== undefined, 'the group to start');
+    await waitUntil(() => processStartTime(live) !== undefined, 'the group to start', 5000);
     expect(await stopLeftoverGroup({ pgid: live, startTime: ticksOf(live), bootId: 'another-boot', ...ids })).toEqual({
       state: 'gone',
       pids: [],

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createConnection, createServer } from 'node:net';
 import * as path from 'node:path';
+import { waitUntil } from '@granule/messaging';
 import { isRemoteRsyncPath } from './sync.runner';
 import { createTempAgent, type TempAgent } from './testing/temp-agent.fixture';
 
@@ -104,7 +105,7 @@ describe('sync task', () => {
         ['--daemon', '--no-detach', `--port=${port}`, '--address=127.0.0.1', `--config=${conf}`],
         { stdio: 'ignore' },
       );
-      await waitForPort(port);
+      await waitUntil(() => listening(port), `the rsync daemon to listen on ${port}`, 5000);
     });
     afterEach(() => {
       daemon.kill('SIGTERM');
@@ -145,17 +146,13 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = createConnection({ port, host: '127.0.0.1' }, () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
+/** True when something accepts a TCP connection on `port` of 127.0.0.1. */
+function listening(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' }, () => {
+      socket.end();
+      resolve(true);
     });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`rsync daemon did not listen on ${port}`);
+    socket.once('error', () => resolve(false));
+  });
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { waitUntil } from '@granule/messaging';
 import type { TaskType } from '@granule/task-model';
 import { isRebootPending, resolveRootDir, runTask, TaskRunner } from './task-runner';
 import { createTempAgent, processAlive, type TempAgent } from './testing/temp-agent.fixture';
@@ -84,7 +85,7 @@ describe('cancellation', () => {
       {},
       controller.signal,
     );
-    await waitFor(() => existsSync(pidFile));
+    await waitUntil(() => existsSync(pidFile), 'the task to write its pid file', 4000);
     controller.abort();
     const { outcome, stdout } = await running;
     expect(outcome).toMatchObject({
@@ -109,7 +110,7 @@ describe('cancellation', () => {
       {},
       controller.signal,
     );
-    await waitFor(() => existsSync(log));
+    await waitUntil(() => existsSync(log), 'the first attempt', 4000);
     controller.abort();
     const { outcome } = await running;
     expect(outcome).toMatchObject({ status: 'failed', attempts: 1, error: 'cancelled' });
@@ -157,11 +158,3 @@ describe('resolveRootDir', () => {
     expect(resolveRootDir({}, '/home/x')).toBe('/home/x');
   });
 });
-
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('condition not met in 4 s');
-}
