@@ -77,6 +77,17 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
       at: new Date(time).toISOString(),
       exitCode: 0,
     });
+  const fail = (key: string, exitCode = 1) =>
+    coordinator.progress({
+      runId: 'r1',
+      key,
+      node: key.split('@')[1],
+      attempt: 1,
+      dispatchId: `r1/${key}/1`,
+      status: 'failed',
+      at: new Date(time).toISOString(),
+      exitCode,
+    });
   return {
     coordinator,
     ports,
@@ -87,6 +98,7 @@ function world(log = new MemoryRunEventLog(), leases = new Set<string>()) {
     nats,
     warnings,
     succeed,
+    fail,
     plannerDown,
     advance: (s: number) => (time += s * 1000),
   };
@@ -320,16 +332,7 @@ describe('RunCoordinator', () => {
   it('a failed run names retry as the way on', async () => {
     const w = world();
     await w.coordinator.start(start);
-    await w.coordinator.progress({
-      runId: 'r1',
-      key: 'a@n1',
-      node: 'n1',
-      attempt: 1,
-      dispatchId: 'r1/a@n1/1',
-      status: 'failed',
-      at: '2026-01-01T00:00:01Z',
-      exitCode: 1,
-    });
+    await w.fail('a@n1');
     await w.succeed('a@n2');
     expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
     await expect(w.coordinator.stop('r1')).rejects.toThrow(
@@ -423,16 +426,7 @@ describe('RunCoordinator', () => {
     const w = world();
     await w.coordinator.start(start);
     await w.succeed('a@n1');
-    await w.coordinator.progress({
-      runId: 'r1',
-      key: 'a@n2',
-      node: 'n2',
-      attempt: 1,
-      dispatchId: 'r1/a@n2/1',
-      status: 'failed',
-      at: new Date().toISOString(),
-      exitCode: 1,
-    });
+    await w.fail('a@n2');
     await w.succeed('b@n1');
     expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
     w.dispatched.length = 0;
@@ -529,16 +523,7 @@ describe('RunCoordinator', () => {
       ]);
       await w.succeed('a@n1');
       await w.succeed('b@n1');
-      await w.coordinator.progress({
-        runId: 'r1',
-        key: 'a@n2',
-        node: 'n2',
-        attempt: 1,
-        dispatchId: 'r1/a@n2/1',
-        status: 'failed',
-        at: '2026-01-01T00:00:01.000Z',
-        exitCode: 3,
-      });
+      await w.fail('a@n2', 3);
       expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
       expect([statuses(w.log, 'n1'), statuses(w.log, 'n2')]).toEqual([[], []]);
       expect(w.log.lockStreams.get('n2')?.map((e) => `${e.type} ${e.data.runId}`)).toEqual([
@@ -562,16 +547,7 @@ describe('RunCoordinator', () => {
         [null, 'deploying', 'r1'],
         ['deploying', 'ready', 'r1'],
       ]);
-      await w.coordinator.progress({
-        runId: 'r1',
-        key: 'a@n2',
-        node: 'n2',
-        attempt: 1,
-        dispatchId: 'r1/a@n2/1',
-        status: 'failed',
-        at: '2026-01-01T00:00:01.000Z',
-        exitCode: 3,
-      });
+      await w.fail('a@n2', 3);
       expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
       expect(statuses(w.log, 'n2')).toEqual([
         [null, 'deploying', 'r1'],
