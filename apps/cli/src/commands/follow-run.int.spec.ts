@@ -73,6 +73,14 @@ describe('followRunEvents on the EVENTS stream', () => {
     return info.state.subjects?.[subjects.events.forRun(runId)] ?? 0;
   };
 
+  const consumersOfEvents = async (): Promise<{ name: string; inactiveS: number }[]> => {
+    const jsm = await jetstreamManager(outboxNc);
+    return (await jsm.consumers.list(subjects.events.stream).next()).map((c) => ({
+      name: c.name,
+      inactiveS: (c.config.inactive_threshold ?? 0) / 1e9,
+    }));
+  };
+
   it('prints versions 1..N once each across a NATS restart, with events committed while NATS is down', async () => {
     const runId = `r-${randomBytes(3).toString('hex')}`;
     await append(runId, 1, ['DeploymentRequested', 'PlanAccepted', 'TaskDispatched']);
@@ -86,6 +94,8 @@ describe('followRunEvents on the EVENTS stream', () => {
       () => undefined,
     );
     await waitUntil(() => printed.length === 3, 'the first three events printed', 20_000);
+    // One consumer while it follows, which the server drops 30 s after a follower that died.
+    expect(await consumersOfEvents()).toEqual([{ name: expect.any(String), inactiveS: 30 }]);
 
     await nats.halt();
     // Committed while NATS is away: the outbox publishes them once it is back.
@@ -99,6 +109,8 @@ describe('followRunEvents on the EVENTS stream', () => {
     expect(printed).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     // Read from the stream alone: not one query to the orchestrators.
     expect(queries).toEqual([]);
+    // The follow that ended left no consumer behind (the one recreated after the restart included).
+    expect(await consumersOfEvents()).toEqual([]);
   }, 60_000);
 
   it('a phase run announced before it exists is followed from its first event', async () => {

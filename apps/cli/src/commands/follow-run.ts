@@ -1,10 +1,10 @@
-import { jetstream, type ConsumerMessages } from '@nats-io/jetstream';
 import { GranuleError } from '@granule/core';
 import { ServiceUnavailableError } from '@granule/messaging';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
 import type { RunEvent, RunEventEntry, RunEventsRequest } from '@granule/contracts';
 import { query, ServiceError } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
+import { openOrderedFeed, type OrderedFeed } from '../connection/ordered-feed';
 import { queuedDetail } from './run-format';
 
 const ENDS: readonly string[] = TERMINAL_RUN_EVENTS;
@@ -49,30 +49,19 @@ interface PublishedRunEvent {
   createdAt: string;
 }
 
-/** A run's events as the EVENTS stream delivers them, from its first one the stream holds. */
-interface RunEventStream {
-  /** How many of the run's events the stream held when the follow began. */
-  held: number;
-  messages: ConsumerMessages;
-}
-
 /**
  * An ordered consumer of the EVENTS stream filtered on the run's subject, from the stream's
- * start (ADR 0033). The client recreates it from the last delivered sequence after a
- * disconnect or a NATS restart, so nothing is missed or delivered twice. Undefined where the
- * stream is not there (an orchestrator older than the read spine) or this identity may not read
- * it: the caller asks the orchestrators instead.
+ * start (ADR 0033). Undefined where the stream is not there (an orchestrator older than the
+ * read spine) or this identity may not read it: the caller asks the orchestrators instead.
  */
-async function openRunEventStream(session: NatsSession, runId: string): Promise<RunEventStream | undefined> {
+async function openRunEventStream(session: NatsSession, runId: string): Promise<OrderedFeed | undefined> {
   try {
-    const consumer = await jetstream(session.nc).consumers.get(session.subjects.events.stream, {
-      filter_subjects: session.subjects.events.forRun(runId),
-    });
-    const held = (await consumer.info(true)).num_pending;
-    // Asks for more after every message: nats.js 3.4 recreates an ordered consumer (after a NATS
-    // restart) without forgetting what it had asked for before, so with the usual threshold (3/4
-    // of the batch) it may ask for only the difference and then wait half a minute.
-    return { held, messages: await consumer.consume({ max_messages: 256, threshold_messages: 256 }) };
+    return await openOrderedFeed(
+      session.nc,
+      session.subjects.events.stream,
+      { filter_subjects: session.subjects.events.forRun(runId) },
+      256,
+    );
   } catch {
     return undefined;
   }
@@ -172,11 +161,8 @@ export async function followRunEvents(
       throw new ServiceError('RUN_UNKNOWN', `run ${runId} does not exist (granule runs list shows the runs)`);
   } finally {
     clearTimeout(appear);
-    // Stops pulling and unsubscribes at once; messages still buffered are dropped with the
-    // iterator (awaiting `close()` would wait for them to be read). The server removes the
-    // ordered consumer after its inactivity threshold.
-    void messages.stop();
     void next.return?.(undefined);
+    await stream.end();
   }
 }
 

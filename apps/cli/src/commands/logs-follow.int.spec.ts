@@ -206,6 +206,10 @@ describe('granule logs --follow on the STORED_LOGS stream', () => {
     // At the end one question: is all of its output stored?
     expect(asked.slice(beforeEnd).every((at) => at >= endedAt)).toBe(true);
     expect(asked.length - beforeEnd).toBe(1);
+    // The follow that ended left no consumer behind on either stream it read.
+    const jsm = await jetstreamManager(orchNc);
+    const left = async (stream: string) => (await jsm.consumers.list(stream).next()).map((c) => c.name);
+    expect([await left(subjects.events.stream), await left(subjects.storedLogs.stream)]).toEqual([[], []]);
   }, 90_000);
 
   it('keeps --stderr-only and --node on streamed records', async () => {

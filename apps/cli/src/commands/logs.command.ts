@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
+import { DeliverPolicy } from '@nats-io/jetstream';
 import type { Subscription } from '@nats-io/transport-node';
 import {
   TaskLogLineSplitter,
@@ -14,6 +14,7 @@ import {
 import { UsageError } from '@granule/core';
 import { addConnectionOptions } from '../connection';
 import { query, withNats, type NatsSession } from '../connection/nats-session';
+import { openOrderedFeed, type OrderedFeed } from '../connection/ordered-feed';
 import { helpExamples } from '../messages';
 import { parseFormat, toJson, toYaml, writeOut } from '../output';
 import { followRunEvents } from './follow-run';
@@ -69,7 +70,7 @@ type FeedItem =
  */
 class StoredLogFeed {
   private readonly items: FeedItem[] = [];
-  private readonly consumers = new Map<string, ConsumerMessages>();
+  private readonly consumers = new Map<string, OrderedFeed>();
   private wake?: () => void;
 
   private constructor(private readonly session: NatsSession) {}
@@ -81,7 +82,7 @@ class StoredLogFeed {
       await feed.add(runId, true);
       return feed;
     } catch {
-      feed.stop();
+      await feed.stop();
       return undefined;
     }
   }
@@ -95,15 +96,14 @@ class StoredLogFeed {
   async add(runId: string, fromNow = false): Promise<void> {
     if (this.consumers.has(runId)) return;
     const { storedLogs } = this.session.subjects;
-    const consumer = await jetstream(this.session.nc).consumers.get(storedLogs.stream, {
-      filter_subjects: storedLogs.forRun(runId),
-      ...(fromNow ? { deliver_policy: DeliverPolicy.New } : {}),
-    });
-    // Asks for more after every message: nats.js 3.4 recreates an ordered consumer (after a NATS
-    // restart) without forgetting what it had asked for before, so with the usual threshold (3/4
-    // of the batch) it asks for only the difference and then waits half a minute.
-    const messages = await consumer.consume({ max_messages: FEED_BATCH, threshold_messages: FEED_BATCH });
-    this.consumers.set(runId, messages);
+    const feed = await openOrderedFeed(
+      this.session.nc,
+      storedLogs.stream,
+      { filter_subjects: storedLogs.forRun(runId), ...(fromNow ? { deliver_policy: DeliverPolicy.New } : {}) },
+      FEED_BATCH,
+    );
+    const { messages } = feed;
+    this.consumers.set(runId, feed);
     void (async () => {
       try {
         for await (const m of messages) this.push({ kind: 'stored', body: m.json<StoredTaskLogMessage>() });
@@ -132,8 +132,9 @@ class StoredLogFeed {
     return this.items.shift();
   }
 
-  stop(): void {
-    for (const messages of this.consumers.values()) void messages.stop();
+  /** Ends every consumer (each removed from the server, a second at most). */
+  async stop(): Promise<void> {
+    await Promise.all([...this.consumers.values()].map((feed) => feed.end()));
   }
 }
 
@@ -182,7 +183,7 @@ export async function readTaskLogs(
       else await pollStored(session, request, reply, readStored);
     }
   } finally {
-    feed?.stop();
+    await feed?.stop();
   }
   for (const line of splitter.flush()) emit(line);
 }
