@@ -47,6 +47,8 @@ export interface RunState {
   request?: DeploymentRequested['data'];
   planId?: string;
   stopReason?: { reason: string; detail: string; requestedBy?: string };
+  /** When it was stopped (its `DeploymentStopped`); the resume window runs from it. */
+  stoppedAt?: string;
   terminalReason?: string;
   /** The code of a DeploymentRefused (e.g. PLAN_UNKNOWN_GRAPH). */
   refusalCode?: string;
@@ -335,6 +337,7 @@ export function evolve(state: RunState, event: RunEvent, plan?: ExecutablePlan):
       return state;
     case 'DeploymentStopped':
       state.phase = 'stopped';
+      state.stoppedAt = event.data.at;
       return state;
     case 'StrategyAccepted':
     case 'StrategyPhaseStarted':

@@ -486,6 +486,34 @@ describe('run - operator commands', () => {
     expect(run.dispatch().sort()).toEqual(['b@n1', 'b@n2']);
   });
 
+  it('resumes within the resume window of its stop; after it, refuses naming the stop, the window and what to do', () => {
+    const stopped = (): Scenario => {
+      const run = new Scenario(planOf(CHAIN, nodes));
+      run.dispatch();
+      run.when({ type: 'Stop', at: at(1) });
+      run.report('a@n1', 'succeeded');
+      run.report('a@n2', 'succeeded');
+      run.finish(); // stopped at at(99)
+      return run;
+    };
+    const DAY = 86_400;
+    expect(types(stopped().when({ type: 'Resume', at: at(99 + 30 * DAY) }))).toEqual(['DeploymentResumed']);
+    const late = stopped();
+    let refusal: unknown;
+    try {
+      late.when({ type: 'Resume', at: at(99 + 30 * DAY + 1) });
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toBeInstanceOf(RunError);
+    expect(refusal).toMatchObject({
+      code: 'RUN_RESUME_WINDOW_CLOSED',
+      message:
+        'run r1 was stopped at 2026-01-01T00:01:39.000Z and could be resumed until 2026-01-31T00:01:39.000Z (30 days): its plan is stale and its packages may be gone; start a new deployment',
+    });
+    expect(late.state.phase).toBe('stopped');
+  });
+
   it('records who stopped and who resumed the run, and runs show names who stopped it', () => {
     const run = new Scenario(planOf(CHAIN, nodes));
     run.dispatch();

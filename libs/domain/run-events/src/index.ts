@@ -5,3 +5,4 @@ export * from './run-summary.types';
 export * from './task-report';
 export * from './task-log';
 export * from './check-report';
+export * from './resume-window';

@@ -17,6 +17,8 @@ export type RunErrorCode =
   | 'RUN_NOT_RETRYABLE'
   /** Resume of a run that is not stopped. */
   | 'RUN_NOT_STOPPED'
+  /** Resume of a run stopped longer ago than the resume window (RESUME_WINDOW_DAYS). */
+  | 'RUN_RESUME_WINDOW_CLOSED'
   /** The command needs a plan and the run has none. */
   | 'RUN_NO_PLAN'
   /** A node the run needs is held by another run that is going (ADR 0024). */

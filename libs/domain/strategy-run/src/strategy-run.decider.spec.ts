@@ -214,6 +214,27 @@ describe('strategy-run decider', () => {
     expect(foldStrategyRun('s1', spec.events).stopReason).toBeUndefined();
   });
 
+  it('a strategy run stopped longer ago than the resume window is not resumed', () => {
+    const spec = accepted();
+    spec.when({ type: 'Advance', at: AT });
+    spec.when({ type: 'Stop', at: AT, detail: 'x' });
+    spec.when({ type: 'RecordPhaseEnd', childRunId: 's1-1-prepare', outcome: succeeded(), at: AT });
+    const stoppedAt = foldStrategyRun('s1', spec.events).stoppedAt as string;
+    const late = new Date(Date.parse(stoppedAt) + 30 * 86_400_000 + 1000).toISOString();
+    let refusal: unknown;
+    try {
+      spec.when({ type: 'Resume', at: late });
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toBeInstanceOf(RunError);
+    expect(refusal).toMatchObject({
+      code: 'RUN_RESUME_WINDOW_CLOSED',
+      message: `run s1 was stopped at ${stoppedAt} and could be resumed until ${new Date(Date.parse(stoppedAt) + 30 * 86_400_000).toISOString()} (30 days): its plan is stale and its packages may be gone; start a new deployment`,
+    });
+    expect(types(spec.when({ type: 'Resume', at: stoppedAt }))).toEqual(['DeploymentResumed', 'StrategyPhaseStarted']);
+  });
+
   it('records who stopped and who resumed the strategy run', () => {
     const spec = accepted();
     spec.when({ type: 'Advance', at: AT });

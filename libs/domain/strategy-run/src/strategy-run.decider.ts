@@ -2,7 +2,13 @@ import { foldWith } from '@granule/core';
 import type { Decider } from '@granule/core';
 import { applyResult, buildReport, createGroupMachine, nextAction } from '@granule/deployment-strategy';
 import type { StrategyAction, StrategyPlan, GroupMachineState } from '@granule/deployment-strategy';
-import { isTerminalRunEvent, isTerminalRunPhase, RunError } from '@granule/run-events';
+import {
+  isTerminalRunEvent,
+  isTerminalRunPhase,
+  resumeWindowClosed,
+  resumeWindowClosedMessage,
+  RunError,
+} from '@granule/run-events';
 import type { DeploymentRequested, RunEvent, RunPhaseName, StrategyAccepted } from '@granule/run-events';
 
 /** Phase runs: prepare runs the release's provisioning graph, deploy its default graph. */
@@ -47,6 +53,8 @@ export interface StrategyRun {
   reason?: string;
   /** Why it is stopping or was stopped (the stop's detail); cleared by a resume. */
   stopReason?: string;
+  /** When it was stopped (its `DeploymentStopped`); the resume window runs from it. */
+  stoppedAt?: string;
 }
 
 /** A strategy run whose strategy was accepted: its plan and group machine are set. */
@@ -122,7 +130,7 @@ export function evolveStrategyRun(state: StrategyRun, event: RunEvent): Strategy
     case 'DeploymentFailed':
       return { ...state, phase: 'failed', reason: event.data.reason };
     case 'DeploymentStopped':
-      return { ...state, phase: 'stopped' };
+      return { ...state, phase: 'stopped', stoppedAt: event.data.at };
     case 'DeploymentExpired':
       return { ...state, phase: 'expired' };
     default:
@@ -285,6 +293,8 @@ export function decideStrategyRun(state: StrategyRun, command: StrategyRunComman
           'RUN_NO_PLAN',
           `run ${state.runId} was stopped before its strategy was accepted: start the deployment again`,
         );
+      if (state.phase === 'stopped' && state.stoppedAt && resumeWindowClosed(state.stoppedAt, command.at))
+        throw new RunError('RUN_RESUME_WINDOW_CLOSED', resumeWindowClosedMessage(state.runId, state.stoppedAt));
       return then(
         state,
         [

@@ -1,5 +1,5 @@
 import { EventStore } from './event-store';
-import { RUN_DONE_EVENTS, lastGlobalPosition, runsThatMayDispatch } from './retention-queries';
+import { RUN_DONE_EVENTS, STOPPED_RUN_KEPT_DAYS, lastGlobalPosition, runsThatMayDispatch } from './retention-queries';
 import { createTestDatabase, type TestDatabase } from './testing/test-database';
 
 jest.setTimeout(30_000);
@@ -66,6 +66,28 @@ describe('runsThatMayDispatch', () => {
       { streamId: 'run-stopped', lastEventType: 'DeploymentStopped', planIds: ['p-stopped'] },
       { streamId: 'run-strategy', lastEventType: 'StrategyAccepted', planIds: [] },
     ]);
+  });
+
+  it('a run stopped longer ago than the resume window (and a day) is no longer listed; one stopped a day less is', async () => {
+    for (const id of ['run-stopped-long-ago', 'run-stopped-lately'])
+      await append(
+        id,
+        { type: 'DeploymentRequested' },
+        { type: 'PlanAccepted', data: { planId: `p-${id}` } },
+        {
+          type: 'DeploymentStopped',
+        },
+      );
+    const stoppedDaysAgo = (id: string, days: number) =>
+      db.dataSource.query(
+        `UPDATE granule_streams SET updated_at = now() - make_interval(days => $2) WHERE stream_id = $1`,
+        [id, days],
+      );
+    await stoppedDaysAgo('run-stopped-long-ago', STOPPED_RUN_KEPT_DAYS + 1);
+    await stoppedDaysAgo('run-stopped-lately', STOPPED_RUN_KEPT_DAYS - 1);
+    const listed = (await runsThatMayDispatch(db.dataSource)).map((r) => r.streamId);
+    expect([listed.includes('run-stopped-long-ago'), listed.includes('run-stopped-lately')]).toEqual([false, true]);
+    expect(STOPPED_RUN_KEPT_DAYS).toBe(31);
   });
 
   it('a stopped run is resumable, so only the other terminal events and StrategyReported count as done', () => {

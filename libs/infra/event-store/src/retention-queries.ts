@@ -1,4 +1,4 @@
-import { TERMINAL_RUN_EVENTS } from '@granule/run-events';
+import { RESUME_WINDOW_DAYS, TERMINAL_RUN_EVENTS } from '@granule/run-events';
 
 /** Anything that runs SQL: a TypeORM `DataSource`, an `EntityManager` inside a transaction, a `QueryRunner`. */
 export interface SqlRunner {
@@ -37,9 +37,16 @@ export const RUN_DONE_EVENTS: readonly string[] = [
 ];
 
 /**
+ * How long after its stop a stopped run counts as resumable here: the resume window, plus a
+ * day, so that an orchestrator whose clock is behind the database's cannot accept a resume of a
+ * run whose packages were already deleted.
+ */
+export const STOPPED_RUN_KEPT_DAYS = RESUME_WINDOW_DAYS + 1;
+
+/**
  * Every run stream (`run-…`) that may still dispatch tasks: its last event is not one of
- * {@link RUN_DONE_EVENTS} (so it is going on, waiting, or stopped and resumable), each with
- * the plans it named. Reads the streams' index by last event type, then the plan events of
+ * {@link RUN_DONE_EVENTS} (so it is going on, waiting, or stopped and still resumable: stopped
+ * less than {@link STOPPED_RUN_KEPT_DAYS} ago), each with the plans it named. Reads the streams' index by last event type, then the plan events of
  * those streams only (by stream). A retry is a run of its own whose `PlanAccepted` names the
  * plan it reruns, so it shows here with that plan.
  */
@@ -56,8 +63,9 @@ export async function runsThatMayDispatch(db: SqlRunner): Promise<RunThatMayDisp
                    ORDER BY p.first_at) AS plan_ids
        FROM granule_streams s
       WHERE s.stream_type = 'run' AND (s.last_event_type IS NULL OR s.last_event_type <> ALL($1::text[]))
+        AND NOT (s.last_event_type = 'DeploymentStopped' AND s.updated_at < now() - make_interval(days => $2))
       ORDER BY s.stream_id`,
-    [RUN_DONE_EVENTS],
+    [RUN_DONE_EVENTS, STOPPED_RUN_KEPT_DAYS],
   )) as { stream_id: string; last_event_type: string; plan_ids: string[] }[];
   return rows.map((r) => ({ streamId: r.stream_id, lastEventType: r.last_event_type, planIds: r.plan_ids }));
 }
