@@ -178,6 +178,31 @@ describe('package artifacts: deployment files travel over NATS to the agents', (
     expect([count('fetched'), count('cached') > 0, count('failed')]).toEqual([2, true, 0]);
   }, 200_000);
 
+  it('a noop deploy fetches the package its tasks read (puppet --noop, rsync --dry-run) and changes nothing', async () => {
+    const [{ artifact_digest: digest }]: { artifact_digest: string }[] = await stack.dataSource.query(
+      `SELECT artifact_digest FROM config_releases WHERE name = 'example-release'`,
+    );
+    // The controller has no copy of the release any more, and its files drifted by hand.
+    rmSync(path.join(stack.agentRoot('1'), '.granule/artifacts', digest), { recursive: true });
+    writeFileSync(path.join(stack.agentRoot('1'), 'state/motd'), 'changed by hand\n');
+    rmSync(path.join(stack.agentRoot('1'), 'state/configs/app.conf'));
+    const before = fetches();
+
+    const r = await stack.granule(
+      ['deploy', '--env', 'demo', '--noop', '--watch', '--run-id', 'pkg-noop', '-o', 'json'],
+      {
+        timeoutMs: 180_000,
+      },
+    );
+    expect([r.code, (JSON.parse(r.stdout) as RunSummary).phase]).toEqual([0, 'succeeded']);
+    expect(fetches()).toEqual({ ...before, '1': before['1'] + 1 });
+    // Puppet read the package's manifest and only reported; rsync only listed what it would copy.
+    const puppet = await cli('logs', 'pkg-noop', '--node', '1', '--task', 'puppet-motd');
+    expect(puppet).toMatch(/File\[\S+\/state\/motd\]\/content: .*\(noop\)/);
+    expect(stateFile('1', 'motd')?.toString()).toBe('changed by hand\n');
+    expect(stateFile('1', 'configs/app.conf')).toBeUndefined();
+  }, 200_000);
+
   it('a package that is gone fails its tasks with the reason, on a node without a copy; nothing stale runs', async () => {
     const [{ artifact_digest: digest }]: { artifact_digest: string }[] = await stack.dataSource.query(
       `SELECT artifact_digest FROM config_releases WHERE name = 'example-release'`,

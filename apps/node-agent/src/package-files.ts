@@ -61,9 +61,8 @@ export class PackageFiles {
 
   /**
    * The execution with its package's paths anchored (and `$package` removed), or the failed
-   * outcome to report when the package cannot be had. A noop dispatch (not a check) fetches
-   * nothing. The package's copy is held (never evicted) until `release()`, called when the task
-   * has ended.
+   * outcome to report when the package cannot be had (a noop or check dispatch too). The
+   * package's copy is held (never evicted) until `release()`, called when the task has ended.
    */
   async prepare(
     exec: TaskExecution,
@@ -72,8 +71,8 @@ export class PackageFiles {
     if (ref === undefined) return { execution: exec, release: () => undefined };
     const { [PACKAGE_PARAMETER]: _named, ...parameters } = exec.parameters;
     if (typeof ref === 'string') return { outcome: failed('AGENT_INVALID_DISPATCH', `invalid dispatch: ${ref}`, 0) };
-    // A check run needs the files (puppet --noop reads the manifests; file tasks compare with them).
-    if (exec.noop && !exec.check) return { execution: { ...exec, parameters }, release: () => undefined };
+    // A noop or check run needs the files too: puppet --noop reads the manifests, rsync
+    // --dry-run the source, file tasks compare with them. Fetching writes only the agent's cache.
     const started = performance.now();
     let held: HeldArtifact;
     const fetchesBefore = this.cache.fetches;
