@@ -216,7 +216,8 @@ export class RunsController implements BeforeApplicationShutdown {
   /**
    * Serves one stream in a slot of its caller's (refused with 429 when none is free, before the
    * run is asked for): `check` refuses what cannot be followed as the rest of the API does, then
-   * `follow` writes the stream; the slot is given back when the stream ends or its client goes.
+   * `follow` writes the stream; the slot is given back when the stream ends (a client that goes
+   * away aborts it).
    */
   private async serveStream(
     res: ServerResponse,
@@ -233,16 +234,16 @@ export class RunsController implements BeforeApplicationShutdown {
       throw err;
     }
     this.open.add(stream);
-    res.on('close', () => {
-      this.open.delete(stream);
-      release();
-    });
     try {
       await follow(stream);
     } catch (err) {
       await stream.send({ error: toReplyError(err) }, { event: 'error' });
     } finally {
+      // Here, not on the response's close: a client gone while the run was checked has closed
+      // it already, and its stream ends at once (its signal is aborted).
       stream.close();
+      this.open.delete(stream);
+      release();
     }
   }
 
