@@ -98,7 +98,7 @@ function world(
       });
     }
   };
-  return { log, plans, runs, strategies, drain, queue, asked };
+  return { log, plans, runs, strategies, drain, queue, asked, ports };
 }
 
 const start = {
@@ -335,6 +335,29 @@ describe('StrategyCoordinator - stop and resume', () => {
     expect(events.filter((e) => e.type === 'StrategyPhaseStarted')).toHaveLength(10);
     expect(events.at(-1)).toMatchObject({ type: 'DeploymentSucceeded', data: { outcome: 'success' } });
     expect(types(await w.log.read('s1-1-prepare')).slice(-2)).toEqual(['DeploymentResumed', 'DeploymentSucceeded']);
+  });
+
+  it('a resume past the window is refused naming it, and leaves the strategy run stopped and driven by nobody', async () => {
+    const w = world({});
+    await w.strategies.start(start);
+    await firstDispatches(w);
+    await w.strategies.stop('s1');
+    await w.drain();
+    w.ports.clock.now = () => new Date('2026-02-01T00:00:00Z');
+    let refusal: unknown;
+    try {
+      await w.strategies.resume('s1');
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toMatchObject({
+      code: 'RUN_RESUME_WINDOW_CLOSED',
+      message:
+        'run s1 was stopped at 2026-01-01T00:00:00.000Z and could be resumed until 2026-01-31T00:00:00.000Z (30 days): its plan is stale and its packages may be gone; start a new deployment',
+    });
+    expect(w.strategies.owned()).toEqual([]);
+    expect(types(await w.log.read('s1')).at(-1)).toBe('DeploymentStopped');
+    expect(types(await w.log.read('s1-1-prepare')).at(-1)).toBe('DeploymentStopped');
   });
 
   it('the operator stopping a phase run stops the strategy run with it', async () => {

@@ -146,9 +146,37 @@ export class StrategyCoordinator {
       this.driver.get(runId) ??
       (await this.driver.adopt(runId, (events) => events[events.length - 1]?.type === 'DeploymentStopped')) ??
       (await this.whyNotDriven(runId, 'resume'));
-    await this.driver.run(run, () =>
-      this.driver.execute(run, [{ type: 'Resume', at: this.now(), ...(requestedBy ? { requestedBy } : {}) }], metadata),
-    );
+    try {
+      const phaseStoppedAt = await this.phaseStoppedAt(run);
+      await this.driver.run(run, () =>
+        this.driver.execute(
+          run,
+          [
+            {
+              type: 'Resume',
+              at: this.now(),
+              ...(phaseStoppedAt ? { phaseStoppedAt } : {}),
+              ...(requestedBy ? { requestedBy } : {}),
+            },
+          ],
+          metadata,
+        ),
+      );
+    } finally {
+      // A refused resume leaves the run stopped: nobody drives a stopped run.
+      if (run.state.phase === 'stopped') await this.driver.release(runId);
+    }
+  }
+
+  /**
+   * When the pending phase run stopped, if it did: it stopped before its strategy run, and the
+   * resume window is the earlier one's, so the strategy never resumes a phase run that refuses.
+   */
+  private async phaseStoppedAt(run: StrategyStream): Promise<string | undefined> {
+    const child = run.state.pending?.childRunId;
+    if (!child || (await this.ports.log.lastEventType(child)) !== 'DeploymentStopped') return undefined;
+    const last = (await this.ports.log.read(child)).at(-1);
+    return last?.type === 'DeploymentStopped' ? last.data.at : undefined;
   }
 
   /** A phase run this orchestrator drove has ended (its driver says so at once). */

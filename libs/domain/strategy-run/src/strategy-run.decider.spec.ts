@@ -232,6 +232,13 @@ describe('strategy-run decider', () => {
       code: 'RUN_RESUME_WINDOW_CLOSED',
       message: `run s1 was stopped at ${stoppedAt} and could be resumed until ${new Date(Date.parse(stoppedAt) + 30 * 86_400_000).toISOString()} (30 days): its plan is stale and its packages may be gone; start a new deployment`,
     });
+    // The window runs from the earlier of its stop and its phase run's: a phase run that stopped a
+    // minute before its strategy refuses a minute sooner, and so does the strategy run.
+    const phaseStoppedAt = new Date(Date.parse(stoppedAt) - 60_000).toISOString();
+    const edge = new Date(Date.parse(stoppedAt) + 30 * 86_400_000 - 30_000).toISOString();
+    expect(() => spec.when({ type: 'Resume', at: edge, phaseStoppedAt })).toThrow(
+      `run s1 was stopped at ${phaseStoppedAt} and could be resumed until`,
+    );
     expect(types(spec.when({ type: 'Resume', at: stoppedAt }))).toEqual(['DeploymentResumed', 'StrategyPhaseStarted']);
   });
 

@@ -78,7 +78,8 @@ export type StrategyRunCommand =
   | { type: 'RecordPhaseEnd'; childRunId: string; outcome: PhaseRunOutcome; at: string }
   /** `requestedBy`: the authenticated operator who asked (recorded in the event). */
   | { type: 'Stop'; at: string; detail: string; requestedBy?: string }
-  | { type: 'Resume'; at: string; requestedBy?: string };
+  /** `phaseStoppedAt`: when its pending phase run stopped (the resume window runs from the earlier stop). */
+  | { type: 'Resume'; at: string; phaseStoppedAt?: string; requestedBy?: string };
 
 export function initialStrategyRun(runId: string): StrategyRun {
   return { runId, phase: 'new', phaseRuns: [] };
@@ -293,8 +294,11 @@ export function decideStrategyRun(state: StrategyRun, command: StrategyRunComman
           'RUN_NO_PLAN',
           `run ${state.runId} was stopped before its strategy was accepted: start the deployment again`,
         );
-      if (state.phase === 'stopped' && state.stoppedAt && resumeWindowClosed(state.stoppedAt, command.at))
-        throw new RunError('RUN_RESUME_WINDOW_CLOSED', resumeWindowClosedMessage(state.runId, state.stoppedAt));
+      if (state.phase === 'stopped' && state.stoppedAt) {
+        const stoppedAt = [state.stoppedAt, command.phaseStoppedAt ?? state.stoppedAt].sort()[0];
+        if (resumeWindowClosed(stoppedAt, command.at))
+          throw new RunError('RUN_RESUME_WINDOW_CLOSED', resumeWindowClosedMessage(state.runId, stoppedAt));
+      }
       return then(
         state,
         [
