@@ -63,7 +63,8 @@ export async function runsThatMayDispatch(db: SqlRunner): Promise<RunThatMayDisp
                    ORDER BY p.first_at) AS plan_ids
        FROM granule_streams s
       WHERE s.stream_type = 'run' AND (s.last_event_type IS NULL OR s.last_event_type <> ALL($1::text[]))
-        AND NOT (s.last_event_type = 'DeploymentStopped' AND s.updated_at < now() - make_interval(days => $2))
+        AND NOT (coalesce(s.last_event_type, '') = 'DeploymentStopped'
+                 AND s.updated_at < now() - make_interval(days => $2))
       ORDER BY s.stream_id`,
     [RUN_DONE_EVENTS, STOPPED_RUN_KEPT_DAYS],
   )) as { stream_id: string; last_event_type: string; plan_ids: string[] }[];
