@@ -97,6 +97,14 @@ export class TaskLogStore {
       const rows: LogRow[] = [];
       const totalDropped = Number(tryRow.dropped) + droppedBytes;
       const cut = message.end === true && totalDropped > 0;
+      // The try's counts first: they need no ids, so the lock below is held for less.
+      await runner.query(
+        `UPDATE granule_task_log_tries
+            SET kept_bytes = kept_bytes + $4, dropped_bytes = dropped_bytes + $5,
+                stored_seqs = array_append(stored_seqs, $6)
+          WHERE run_id = $1 AND task_key = $2 AND try = $3`,
+        [message.runId, message.key, message.try, fit.keptBytes, droppedBytes, message.seq],
+      );
       // Ids in the order they become visible: a follower pages by id (`afterId`), and an id
       // given before another but committed after it would be skipped. Writers (every
       // orchestrator's log intake) take their ids one transaction at a time, until commit.
@@ -138,13 +146,6 @@ export class TaskLogStore {
           )),
         );
       }
-      await runner.query(
-        `UPDATE granule_task_log_tries
-            SET kept_bytes = kept_bytes + $4, dropped_bytes = dropped_bytes + $5,
-                stored_seqs = array_append(stored_seqs, $6)
-          WHERE run_id = $1 AND task_key = $2 AND try = $3`,
-        [message.runId, message.key, message.try, fit.keptBytes, droppedBytes, message.seq],
-      );
       await runner.commitTransaction();
       const records = rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)).map(recordOf);
       return { stored: true, keptBytes: fit.keptBytes, droppedBytes, records };
