@@ -3,13 +3,20 @@ import type { NatsConnection } from '@nats-io/transport-node';
 
 /**
  * How long the server keeps a follower's consumer once nothing pulls from it: a CLI killed in
- * the middle of a follow leaves its consumer this long (nats.js's default is 5 minutes; a
- * live follower pulls and gets heartbeats all along, so it never comes near).
+ * the middle of a follow leaves its consumer this long (nats.js's default is 5 minutes). A live
+ * follower asks again as each pull expires ({@link PULL_EXPIRES_MS}), so it stays well inside.
  */
-export const FOLLOWER_INACTIVE_MS = 30_000;
+export const FOLLOWER_INACTIVE_MS = 60_000;
+
+/**
+ * How long one pull waits on the server. Several pulls fit in the inactivity threshold: with
+ * nats.js's default of 30 s, equal to a 30 s threshold, the server could drop a live follower's
+ * consumer in the moment between a pull's end and the next (a run quiet for half a minute).
+ */
+const PULL_EXPIRES_MS = 10_000;
 
 /** How long ending a follow waits for the server to remove its consumer. */
-const REMOVE_WAIT_MS = 1000;
+const REMOVE_WAIT_MS = 3000;
 
 /** An ordered consumer being followed (ADR 0033). */
 export interface OrderedFeed {
@@ -39,7 +46,11 @@ export async function openOrderedFeed(
   // Asks for more after every message: nats.js 3.4 recreates an ordered consumer (after a NATS
   // restart) without forgetting what it had asked for before, so with the usual threshold (3/4
   // of the batch) it may ask for only the difference and then wait half a minute.
-  const messages = await consumer.consume({ max_messages: batch, threshold_messages: batch });
+  const messages = await consumer.consume({
+    max_messages: batch,
+    threshold_messages: batch,
+    expires: PULL_EXPIRES_MS,
+  });
   let ending: Promise<void> | undefined;
   const end = async (): Promise<void> => {
     void messages.stop();
