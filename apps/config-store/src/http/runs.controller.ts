@@ -209,7 +209,10 @@ export class RunsController implements BeforeApplicationShutdown {
     @Inject(StreamSlots) private readonly slots: StreamSlots,
   ) {}
 
+  private closing = false;
+
   beforeApplicationShutdown(): void {
+    this.closing = true;
     for (const stream of this.open) stream.shutdown();
   }
 
@@ -234,6 +237,8 @@ export class RunsController implements BeforeApplicationShutdown {
       throw err;
     }
     this.open.add(stream);
+    // Checked while the service began to stop: it ends at once, as the streams open then did.
+    if (this.closing) stream.shutdown();
     try {
       await follow(stream);
     } catch (err) {
