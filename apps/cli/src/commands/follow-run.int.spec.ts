@@ -113,6 +113,25 @@ describe('followRunEvents on the EVENTS stream', () => {
     expect(await consumersOfEvents()).toEqual([]);
   }, 60_000);
 
+  it('a run stopped and resumed is followed through its old stop to its end', async () => {
+    const runId = `r-${randomBytes(3).toString('hex')}`;
+    await append(runId, 1, ['DeploymentRequested', 'PlanAccepted', 'DeploymentStopRequested', 'DeploymentStopped']);
+    await append(runId, 5, ['DeploymentResumed', 'TaskSucceeded']);
+    await waitUntil(async () => (await heldInStream(runId)) === 6, 'the events so far in the stream', 20_000);
+    const printed: string[] = [];
+    const follow = followRunEvents(
+      session(),
+      runId,
+      (entry: RunEventEntry) => void printed.push(`${entry.version} ${entry.event.type}`),
+      () => undefined,
+    );
+    await waitUntil(() => printed.length === 6, 'the events up to the resumed run', 20_000);
+    await append(runId, 7, ['DeploymentSucceeded']);
+    await follow;
+    expect(printed.map((p) => p.split(' ')[0])).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+    expect(printed.at(-1)).toBe('7 DeploymentSucceeded');
+  }, 60_000);
+
   it('a phase run announced before it exists is followed from its first event', async () => {
     const runId = `r-${randomBytes(3).toString('hex')}`;
     const printed: string[] = [];

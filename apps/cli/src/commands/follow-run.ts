@@ -9,6 +9,14 @@ import { queuedDetail } from './run-format';
 
 const ENDS: readonly string[] = TERMINAL_RUN_EVENTS;
 
+/**
+ * Whether the follow ends at `entry`: a terminal event with nothing after it. A run stopped and
+ * resumed has events after its `DeploymentStopped`, which a follow from the start goes through.
+ */
+function endsFollow(entry: RunEventEntry, more: boolean): boolean {
+  return ENDS.includes(entry.event.type) && !more;
+}
+
 /** How long a watch waits for an orchestrator to answer again (one restarting after a crash takes the run over within its lease time). */
 export const WATCH_SILENCE_LIMIT_MS = 60_000;
 
@@ -95,12 +103,12 @@ export async function followRunEvents(
   if (!stream) return pollRunEvents(session, runId, onEntry, notice, { pollMs, waitForRun });
   let last = 0;
   let known = false;
-  /** True when the follow is over. */
-  const deliver = async (entry: RunEventEntry): Promise<boolean> => {
+  /** True when the follow is over. `more`: events after this one are known to exist. */
+  const deliver = async (entry: RunEventEntry, more: boolean): Promise<boolean> => {
     if (entry.version <= last) return false;
     last = entry.version;
     known = true;
-    return (await onEntry(entry)) === true || ENDS.includes(entry.event.type);
+    return (await onEntry(entry)) === true || endsFollow(entry, more);
   };
   /** `once`: one question, and an orchestrator's silence is no reason to stop following. */
   const catchUp = async (once = false): Promise<boolean> => {
@@ -120,7 +128,7 @@ export async function followRunEvents(
       }
       throw err;
     }
-    for (const entry of entries) if (await deliver(entry)) return true;
+    for (const [i, entry] of entries.entries()) if (await deliver(entry, i < entries.length - 1)) return true;
     return false;
   };
   const { messages } = stream;
@@ -155,7 +163,7 @@ export async function followRunEvents(
       const entry = entryOf(result.value.json<PublishedRunEvent>());
       // The stream lacks what came before (dropped by its limits): the log has it.
       if (entry.version > last + 1 && (await catchUp())) return;
-      if (await deliver(entry)) return;
+      if (await deliver(entry, result.value.info.pending > 0)) return;
     }
     if (gaveUp && !known)
       throw new ServiceError('RUN_UNKNOWN', `run ${runId} does not exist (granule runs list shows the runs)`);
@@ -193,7 +201,8 @@ async function pollRunEvents(
       after = entry.version;
       if ((await onEntry(entry)) === true) return;
     }
-    if (entries.some((e) => ENDS.includes(e.event.type))) return;
+    const lastEntry = entries.at(-1);
+    if (lastEntry && endsFollow(lastEntry, false)) return;
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }
