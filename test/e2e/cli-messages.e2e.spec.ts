@@ -301,9 +301,9 @@ describe('CLI messages - every command, its error paths, one style', () => {
     },
     { args: ['logs', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
     { args: ['logs', 'nope', '--follow'], code: 1 },
-    { args: ['stop', 'nope'], code: 1 },
-    { args: ['resume', 'nope'], code: 1 },
-    { args: ['retry', 'nope'], code: 1 },
+    { args: ['stop', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
+    { args: ['resume', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
+    { args: ['retry', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
     { args: ['graph', '--run', 'nope'], code: 1 },
     // The run was recorded (refused): its id is the command's result, the refusal its error.
     {

@@ -311,7 +311,9 @@ describe('RunCoordinator', () => {
 
   it("stop and resume name what is wrong with a run it cannot act on: unknown, ended, or another orchestrator's", async () => {
     const w = world();
-    await expect(w.coordinator.stop('nope')).rejects.toThrow('run nope does not exist');
+    await expect(w.coordinator.stop('nope')).rejects.toThrow(
+      'run nope does not exist (granule runs list shows the runs)',
+    );
     await w.coordinator.start(start);
     for (const key of ['a@n1', 'a@n2', 'b@n1', 'b@n2']) await w.succeed(key);
     await expect(w.coordinator.stop('r1')).rejects.toThrow(
@@ -336,7 +338,19 @@ describe('RunCoordinator', () => {
     await w.succeed('a@n2');
     expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentFailed');
     await expect(w.coordinator.stop('r1')).rejects.toThrow(
-      'run r1 has ended (DeploymentFailed): there is nothing to stop; granule retry r1 runs its unfinished tasks in a new run',
+      'run r1 has ended (DeploymentFailed): there is nothing to stop; granule retry r1 reruns its failed tasks in a new run',
+    );
+  });
+
+  it('a stopped run names resume as the way on, not a retry of failures it has none of', async () => {
+    const w = world();
+    await w.coordinator.start(start);
+    await w.coordinator.stop('r1');
+    await w.succeed('a@n1');
+    await w.succeed('a@n2');
+    expect((await w.log.read('r1')).at(-1)?.type).toBe('DeploymentStopped');
+    await expect(w.coordinator.stop('r1')).rejects.toThrow(
+      'run r1 has ended (DeploymentStopped): there is nothing to stop; granule resume r1 goes on where it stopped (granule retry r1 --all-unfinished runs the rest in a new run)',
     );
   });
 

@@ -27,7 +27,7 @@ import { DeciderDriver } from './decider-driver';
 import type { DrivenStream, StreamProcess } from './decider-driver';
 import type { CoordinatorPorts, NodeLockAppend, NodeLockView, OpenRun, SideEvent } from './ports';
 import { requestData } from './request-data';
-import { notDrivenReason } from './run-recovery';
+import { notDrivenReason, runUnknownMessage } from './run-recovery';
 
 /** What a run keeps in memory besides its folded state. */
 interface RunLocal {
@@ -264,7 +264,7 @@ export class RunCoordinator {
   /** A new run of a finished run's plan with its failed (and dep_failed) task instances, or every unfinished one. */
   async retry(command: RetryFailed, requestedBy?: string, metadata?: Record<string, unknown>): Promise<void> {
     const events = await this.ports.log.read(command.runId);
-    if (events.length === 0) throw new RunError('RUN_UNKNOWN', `run ${command.runId} does not exist`);
+    if (events.length === 0) throw new RunError('RUN_UNKNOWN', runUnknownMessage(command.runId));
     if (isStrategyParent(events[0])) {
       const phases = foldStrategyRun(command.runId, events).phaseRuns;
       throw new RunError(
@@ -529,7 +529,7 @@ export class RunCoordinator {
         !isStrategyParent(events[0])
       );
     });
-    if (!existed) throw new RunError('RUN_UNKNOWN', `run ${runId} does not exist`);
+    if (!existed) throw new RunError('RUN_UNKNOWN', runUnknownMessage(runId));
     if (!run) return undefined;
     const { state, context: plan } = run;
     if (plan) run.local.nodeStatus = knownNodeStatuses(state, plan);

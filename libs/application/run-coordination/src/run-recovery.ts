@@ -12,17 +12,26 @@ export function notDrivenReason(
   action: 'stop' | 'resume',
   retryHint: boolean,
 ): { code: 'RUN_UNKNOWN' | 'RUN_ENDED' | 'RUN_NOT_OWNED'; message: string } {
-  if (events.length === 0) return { code: 'RUN_UNKNOWN', message: `run ${runId} does not exist` };
+  if (events.length === 0) return { code: 'RUN_UNKNOWN', message: runUnknownMessage(runId) };
   const last = events[events.length - 1].type;
   if (isTerminalRunEvent(last) && !(action === 'resume' && last === 'DeploymentStopped')) {
-    const retry =
-      retryHint && (last === 'DeploymentFailed' || last === 'DeploymentStopped')
-        ? `; granule retry ${runId} runs its unfinished tasks in a new run`
-        : '';
+    // How to go on: a stopped run resumes where it stopped; a failed one reruns what failed.
+    const retry = !retryHint
+      ? ''
+      : last === 'DeploymentStopped'
+        ? `; granule resume ${runId} goes on where it stopped (granule retry ${runId} --all-unfinished runs the rest in a new run)`
+        : last === 'DeploymentFailed'
+          ? `; granule retry ${runId} reruns its failed tasks in a new run`
+          : '';
     return {
       code: 'RUN_ENDED',
       message: `run ${runId} has ended (${last}): there is nothing to ${action}${action === 'resume' ? ' (only a stopped run can be resumed)' : ''}${retry}`,
     };
   }
   return { code: 'RUN_NOT_OWNED', message: `run ${runId} is driven by another orchestrator` };
+}
+
+/** A run id nobody recorded: said the same way by every command that names a run. */
+export function runUnknownMessage(runId: string): string {
+  return `run ${runId} does not exist (granule runs list shows the runs)`;
 }
