@@ -127,6 +127,29 @@ describe('config-store HTTP - hostile input (built service, real PostgreSQL and 
     }
   });
 
+  it('an id past the database integer - 404 naming what was not found, not a 500 from PostgreSQL', async () => {
+    for (const id of ['2147483648', '999999999999999999999']) {
+      const cases: [string, string, unknown, string][] = [
+        ['GET', `/clusters/${id}`, undefined, `environment '${id}'`],
+        ['PATCH', `/clusters/${id}`, { status: 'new' }, `environment '${id}'`],
+        ['GET', `/clusters/${id}/graphs/default`, undefined, `environment '${id}'`],
+        ['GET', `/nodes?cluster=${id}`, undefined, `environment '${id}'`],
+        ['GET', `/releases/${id}`, undefined, `release '${id}'`],
+        ['GET', `/plugins/${id}`, undefined, `plugin '${id}'`],
+      ];
+      for (const [method, route, body, what] of cases) {
+        const r = await http(method, route, body);
+        expect([method, route, r.status, (r.body as ErrorBody).error.code]).toEqual([
+          method,
+          route,
+          404,
+          'CONFIG_NOT_FOUND',
+        ]);
+        expect(message(r)).toContain(what);
+      }
+    }
+  });
+
   it('PATCH settings_patch __proto__ - 400 naming the path; the settings and later requests are fine', async () => {
     const r = await http('PATCH', '/clusters/demo', { settings_patch: { '__proto__.polluted': 'yes' } });
     expect([r.status, message(r)]).toEqual([

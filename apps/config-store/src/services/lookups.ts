@@ -9,7 +9,11 @@ import {
   ReleaseEntity,
 } from '../persistence/config-store.entities';
 
-const isId = (ref: string): boolean => /^\d+$/.test(ref);
+/** PostgreSQL's largest `integer`: the ids' column type. A larger number names no row by id. */
+const MAX_ID = 2_147_483_647;
+
+/** An id: digits within the ids' column (a longer number is looked for as a name, and not found). */
+const isId = (ref: string): boolean => /^\d{1,10}$/.test(ref) && Number(ref) <= MAX_ID;
 
 async function byRef<T extends { id: number; name: string }>(
   em: EntityManager,
