@@ -106,6 +106,12 @@ describe('strategy runs on real agents (seed 004 processing examples)', () => {
     expect(past.stderr.trim()).toBe(
       `error: run seed-ok has ${events.length} events: --at takes 1 to ${events.length}, got ${events.length + 1}`,
     );
+    // Far past any run's end: the same answer, not the database's range error.
+    const far = await stack.granule(['runs', 'show', 'seed-ok', '--at', '99999999999999999999']);
+    expect([far.code, far.stderr.trim()]).toEqual([
+      1,
+      `error: run seed-ok has ${events.length} events: --at takes 1 to ${events.length}, got 100000000000000000000`,
+    ]);
   }, 60_000);
 
   it('ntp-node prepare fails: its dependants fail without running, monitoring still deploys, the run fails', async () => {
