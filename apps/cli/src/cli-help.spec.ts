@@ -79,4 +79,22 @@ describe('granule --help - one way to write things', () => {
       expect(() => checkOutputFormat(c.cmd)).toThrow(/^-o xml: expected one of /);
     },
   );
+
+  // README: every command takes `-o table` or `-o text` for its format for people, by either name.
+  it.each(
+    leaves
+      // One format for people whatever the mode (plan's --simulate switches it: parseFormat takes both there).
+      .filter((c) =>
+        /^[^(]*\b(table|text)\b[^(]*$/.test(c.cmd.options.find((o) => o.long === '--output')?.description ?? ''),
+      )
+      .map((c) => [c.name, c] as const),
+  )('%s - -o table and -o text are one format', (_name, c) => {
+    const description = c.cmd.options.find((o) => o.long === '--output')?.description ?? '';
+    const human = /\btable\b/.test(description.replace(/\([^)]*\)/g, '')) ? 'table' : 'text';
+    for (const given of ['table', 'text']) {
+      c.cmd.setOptionValue('output', given);
+      checkOutputFormat(c.cmd);
+      expect([given, c.cmd.opts<{ output: string }>().output]).toEqual([given, human]);
+    }
+  });
 });

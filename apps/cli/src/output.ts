@@ -4,10 +4,11 @@ import { UsageError } from '@granule/core';
 export type OutputFormat = 'json' | 'yaml' | 'table' | 'text' | 'dot' | 'mermaid';
 
 export function parseFormat<F extends OutputFormat>(value: string, allowed: readonly F[]): F {
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw new UsageError(`-o ${value}: expected one of ${allowed.join(', ')}`);
-  }
-  return value as F;
+  if ((allowed as readonly string[]).includes(value)) return value as F;
+  // `table` and `text` name the one format for people: either is taken where the other is its name.
+  const alias = value === 'text' ? 'table' : value === 'table' ? 'text' : undefined;
+  if (alias && (allowed as readonly string[]).includes(alias)) return alias as F;
+  throw new UsageError(`-o ${value}: expected one of ${allowed.join(', ')}`);
 }
 
 export function toJson(data: unknown): string {

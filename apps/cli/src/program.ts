@@ -11,14 +11,22 @@ const FORMAT_WORDS = /\b(json|yaml|table|text|dot|mermaid)\b/g;
  * (`node tag n1 web -o xml`) would be a surprise. Any format the option's description names is
  * let through; a command with modes (`plan`, whose `--simulate` prints a table: "(with
  * --simulate: ...)") checks its mode's own list when it prints. The error lists the formats
- * named outside parentheses, the command's plain ones.
+ * named outside parentheses, the command's plain ones. `-o text` and `-o table` are one format
+ * for people, taken by either name.
  */
 export function checkOutputFormat(cmd: Command): void {
   const option = cmd.options.find((o) => o.long === '--output');
   const value = cmd.opts<{ output?: unknown }>().output;
   if (!option || typeof value !== 'string') return;
   const formats = (text: string): OutputFormat[] => [...new Set(text.match(FORMAT_WORDS) ?? [])] as OutputFormat[];
-  if (formats(option.description).includes(value as OutputFormat)) return;
+  const named = formats(option.description);
+  if (named.includes(value as OutputFormat)) return;
+  // `table` and `text` name the one format for people: either is taken where the other is its name.
+  const alias = value === 'text' ? 'table' : value === 'table' ? 'text' : undefined;
+  if (alias && named.includes(alias)) {
+    cmd.setOptionValue('output', alias);
+    return;
+  }
   const plain = formats(option.description.replace(/\([^)]*\)/g, ''));
   if (plain.length > 0) parseFormat(value, plain);
 }
