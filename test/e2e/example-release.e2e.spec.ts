@@ -180,6 +180,14 @@ describe('example release on four agents (whole stack)', () => {
     expect(dataOf(events[1], 'PlanAccepted').tasks).toBe(17);
     expect(stack.ledger().length).toBe(before);
     expect(readFileSync(path.join(stack.agentRoot('1'), 'state/hello.log'), 'utf8')).toBe(filesBefore);
+    // Said to be one where the operator looks: at the deploy, in the list and in the recap.
+    expect(r.stderr).toContain(
+      'run example-dry is a dry run: planned, nothing sent to any host (granule graph --run example-dry shows its plan)',
+    );
+    const listed = await stack.granule(['runs', 'list']);
+    expect(listed.stdout.split('\n').find((l) => l.startsWith('example-dry '))).toMatch(/ default \(dry run\) /);
+    const shown = await stack.granule(['runs', 'show', 'example-dry']);
+    expect(shown.stdout).toMatch(/^RECAP run example-dry \(dry run\): succeeded/);
   }, 30_000);
 
   it('a critical node without an agent at start - DeploymentRefused naming it, deploy --watch exits 1', async () => {

@@ -23,6 +23,10 @@ export interface RunListEntry {
   graph?: string;
   /** A check run (ADR 0031). */
   check?: boolean;
+  /** A dry run: planned, nothing sent to any host. */
+  dryRun?: boolean;
+  /** A noop run: the hosts' runners only reported what they would do (puppet --noop). */
+  noop?: boolean;
   /** Who asked for the run (the identity that signed the command). */
   requestedBy?: string;
   startedAt: string;

@@ -302,6 +302,11 @@ async function deployWith(
       const refused = await waitUntilPlanned(session, runId, (line) => process.stderr.write(`${line}\n`));
       await writeOut(format === 'text' ? `${runId}\n` : format === 'json' ? toJson({ runId }) : toYaml({ runId }));
       if (refused) throw new ServiceError(refused.code, `run ${runId} was refused: ${refused.reason}`);
+      // A dry run ends at once with every task pending: say it is one, not a deployment that did nothing.
+      if (opts.dryRun)
+        process.stderr.write(
+          `run ${runId} is a dry run: planned, nothing sent to any host (granule graph --run ${runId} shows its plan)\n`,
+        );
       return;
     }
     process.stderr.write(`run ${runId}\n`);

@@ -160,7 +160,7 @@ export function renderRecap(summary: RunSummary): string {
       ? `succeeded within fault tolerance (${plural(failedNodes.length, 'node')} failed: ${failedNodes.join(', ')})`
       : summary.phase;
   return (
-    `RECAP run ${summary.runId}${summary.check ? ' (check)' : ''}: ${phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
+    `RECAP run ${summary.runId}${runKindSuffix(summary)}: ${phase}${summary.reason ? ` — ${summary.reason}` : ''}\n` +
     (summary.requestedBy ? `requested by ${summary.requestedBy}\n` : '') +
     toTable(rows, ['node', 'ok', 'failed', 'skipped', 'dep_failed', 'pending', 'status']) +
     (failures.length ? `failures:\n${failures.join('\n')}\n` : '') +
@@ -185,4 +185,12 @@ function lastLines(text: string, n: number): string[] {
     .filter((l) => l.trim() !== '')
     .slice(-n)
     .map((l) => l.slice(0, 160));
+}
+
+/**
+ * How a run that changed nothing on the hosts is marked where runs are listed or recapped:
+ * ` (check)`, ` (dry run)` (planned, nothing sent), ` (noop)`; nothing for a deployment.
+ */
+export function runKindSuffix(run: { check?: boolean; dryRun?: boolean; noop?: boolean }): string {
+  return run.check ? ' (check)' : run.dryRun ? ' (dry run)' : run.noop ? ' (noop)' : '';
 }

@@ -27,7 +27,7 @@ import { helpExamples } from '../messages';
 import { parseFormat, toJson, toTable, toYaml, writeOut } from '../output';
 import { followRunEvents, waitUntilPlanned, watchRun, watchWithProgress } from './deploy.command';
 import { registerRunTasksCommand } from './logs.command';
-import { describeEvent, queuedDetail, renderRecap } from './run-format';
+import { describeEvent, queuedDetail, renderRecap, runKindSuffix } from './run-format';
 import { writeCheckRecap } from './check-recap';
 
 interface Conn {
@@ -101,7 +101,7 @@ export function registerRunsCommands(program: Command): void {
                 phase: r.phase,
                 events: r.events,
                 env: r.envId ?? '(inline)',
-                graph: r.check ? `${r.graph} (check)` : r.graph,
+                graph: `${r.graph ?? ''}${runKindSuffix(r)}`,
                 started: r.startedAt,
                 updated: r.updatedAt,
               })),

@@ -95,7 +95,14 @@ export class RunQueries {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
     const streams = await this.store.newestStreams('run', limit, listFilter(q));
     return streams.map((s) => {
-      const first = s.first.data as { envId?: string; graph?: string; requestedBy?: string; check?: boolean };
+      const first = s.first.data as {
+        envId?: string;
+        graph?: string;
+        requestedBy?: string;
+        check?: boolean;
+        dryRun?: boolean;
+        noop?: boolean;
+      };
       return {
         runId: s.streamId.slice('run-'.length),
         phase: phaseAfterEvent(s.lastEventType),
@@ -103,6 +110,8 @@ export class RunQueries {
         ...(first.envId ? { envId: first.envId } : {}),
         ...(first.graph ? { graph: first.graph } : {}),
         ...(first.check ? { check: true } : {}),
+        ...(first.dryRun ? { dryRun: true } : {}),
+        ...(first.noop ? { noop: true } : {}),
         ...(first.requestedBy ? { requestedBy: first.requestedBy } : {}),
         startedAt: s.createdAt.toISOString(),
         updatedAt: s.updatedAt.toISOString(),
@@ -246,6 +255,8 @@ export class RunQueries {
       version: events.length,
       ...(request?.requestedBy ? { requestedBy: request.requestedBy } : {}),
       ...(request?.check ? { check: true } : {}),
+      ...(request?.dryRun ? { dryRun: true } : {}),
+      ...(request?.noop ? { noop: true } : {}),
       ...(reason ? { reason } : {}),
     };
     const children = await Promise.all(strategyRun.phaseRuns.map((id) => this.showAsOf(id, undefined, asOf)));

@@ -64,6 +64,8 @@ export function summarizeRun(state: RunState, events: RunEvent[]): RunSummary {
     ...(state.planId ? { planId: state.planId } : {}),
     ...(state.request?.requestedBy ? { requestedBy: state.request.requestedBy } : {}),
     ...(state.request?.check ? { check: true } : {}),
+    ...(state.request?.dryRun ? { dryRun: true } : {}),
+    ...(state.request?.noop ? { noop: true } : {}),
     ...(state.terminalReason
       ? { reason: state.terminalReason }
       : state.stopReason

@@ -15,6 +15,10 @@ export interface RunSummary {
   reason?: string;
   /** A check run (ADR 0031): nothing on the hosts was changed. */
   check?: boolean;
+  /** A dry run: planned, nothing sent to any host (its tasks stay pending). */
+  dryRun?: boolean;
+  /** A noop run: nothing on the hosts was changed; the runners reported what they would do. */
+  noop?: boolean;
   /** Task instances on real nodes by status. */
   totals: InstanceCounts;
   /** Per node: counts by status (a recap line). */
