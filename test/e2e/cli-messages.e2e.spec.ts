@@ -304,6 +304,20 @@ describe('CLI messages - every command, its error paths, one style', () => {
     { args: ['stop', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
     { args: ['resume', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
     { args: ['retry', 'nope'], code: 1, says: ['error: run nope does not exist (granule runs list shows the runs)'] },
+    {
+      args: ['retry', 'nope', '--run-id', 'bad id'],
+      code: 2,
+      says: [
+        `error: --run-id: expected a run id of 1 to 64 letters, digits, '_' or '-', starting with a letter or digit, got "bad id"`,
+      ],
+    },
+    {
+      args: ['deploy', '--env', 'demo', '--run-id', 'bad id'],
+      code: 2,
+      says: [
+        `error: --run-id: expected a run id of 1 to 64 letters, digits, '_' or '-', starting with a letter or digit, got "bad id"`,
+      ],
+    },
     { args: ['graph', '--run', 'nope'], code: 1 },
     // The run was recorded (refused): its id is the command's result, the refusal its error.
     {

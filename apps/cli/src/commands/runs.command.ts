@@ -8,7 +8,7 @@ import type {
   RunsListRequest,
   RunSummary,
 } from '@granule/contracts';
-import { UsageError } from '@granule/core';
+import { identifierProblem, UsageError } from '@granule/core';
 import { RUN_PHASES } from '@granule/run-events';
 import { maskSealed } from '@granule/task-model';
 import { addConnectionOptions } from '../connection';
@@ -263,6 +263,8 @@ export function registerRunsCommands(program: Command): void {
           },
         ) => {
           const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
+          const badRunId = opts.runId === undefined ? undefined : identifierProblem('runId', opts.runId);
+          if (badRunId) throw new UsageError(`--run-id: ${badRunId}`);
           const newRun = opts.runId ?? newRunId();
           const ttl = commandTtl(opts.commandTtl);
           await withNats(opts, async (s) => {
