@@ -180,6 +180,9 @@ describe('runs over HTTP: queries and live Server-Sent Event streams (whole stac
     expect(tasks.tasks.every((t) => t.node === '2')).toBe(true);
     const runs = await getJson<RunListEntry[]>('/runs?status=succeeded');
     expect(runs.map((r) => r.runId)).toContain('http-live');
+    // Times as runs list takes them: a duration back from now, or a date.
+    expect((await getJson<RunListEntry[]>('/runs?since=2h')).map((r) => r.runId)).toContain('http-live');
+    expect(await getJson<RunListEntry[]>('/runs?until=2h')).toEqual([]);
   }, 120_000);
 
   it('Last-Event-ID resumes after that event or record: the rest once, no gap, no repeat', async () => {

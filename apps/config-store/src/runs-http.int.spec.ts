@@ -86,6 +86,7 @@ describe('config-store HTTP runs API - token, parameters, OpenAPI document (real
     const cases: [string, Record<string, string>, string][] = [
       ['/runs?limit=ten', {}, 'limit: expected a whole number from 1, got "ten"'],
       ['/runs?limit=0', {}, 'limit: expected a whole number from 1, got "0"'],
+      ['/runs?limit=1001', {}, 'limit: expected a whole number from 1 to 1000, got 1001'],
       ['/runs?colour=red', {}, "colour: unknown query parameter 'colour' (expected env, status, since, until, limit)"],
       ['/runs?env=a&env=b', {}, 'env: expected one value, got several'],
       ['/runs/r1/logs?attempt=0', {}, 'attempt: expected a whole number from 1, got "0"'],

@@ -260,9 +260,17 @@ export class RunsController implements BeforeApplicationShutdown {
     required: false,
     description: `Runs in one of these phases, comma-separated: ${RUN_PHASES.join(', ')}.`,
   })
-  @ApiQuery({ name: 'since', required: false, description: 'Runs started at or after this time (ISO 8601).' })
-  @ApiQuery({ name: 'until', required: false, description: 'Runs started before this time (ISO 8601).' })
-  @ApiQuery({ name: 'limit', required: false, type: Number, description: 'At most this many runs.' })
+  @ApiQuery({
+    name: 'since',
+    required: false,
+    description: 'Runs started at or after this time (ISO 8601), or this long ago (30m, 2h, 7d).',
+  })
+  @ApiQuery({
+    name: 'until',
+    required: false,
+    description: 'Runs started before this time (ISO 8601), or this long ago (30m, 2h, 7d).',
+  })
+  @ApiQuery({ name: 'limit', required: false, type: Number, description: 'At most this many runs (1 to 1000).' })
   @ApiOkResponse({ type: [RunListEntryDto] })
   @Refusals()
   list(@Query() query: QueryParams): Promise<RunListEntry[]> {
@@ -272,6 +280,8 @@ export class RunsController implements BeforeApplicationShutdown {
     const since = text(query, 'since');
     const until = text(query, 'until');
     const limit = wholeNumber(query, 'limit', 1);
+    if (limit !== undefined && limit > 1000)
+      throw badParameter('limit', `expected a whole number from 1 to 1000, got ${limit}`);
     const q: RunsListRequest = {
       ...(env !== undefined ? { envId: env } : {}),
       ...(status !== undefined ? { phases: status.split(',').map((s) => s.trim()) } : {}),

@@ -61,9 +61,16 @@ function listFilter(q: RunsListRequest): StreamFilter {
       );
     filter.lastEventTypes = lastEventTypesOf(q.phases as RunPhaseName[]);
   }
+  // A date and time, or a duration back from now (30m, 2h, 7d), as `granule runs list` takes them.
   const date = (value: unknown, what: string): Date => {
+    const back = typeof value === 'string' ? /^(\d{1,9})([smhd])$/.exec(value.trim()) : null;
+    if (back)
+      return new Date(Date.now() - Number(back[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[back[2] as 's'] * 1000);
     const at = typeof value === 'string' ? new Date(value) : new Date(NaN);
-    if (Number.isNaN(at.getTime())) throw badQuery(`${what}: expected a date and time, got ${JSON.stringify(value)}`);
+    if (Number.isNaN(at.getTime()))
+      throw badQuery(
+        `${what}: expected a date and time (2026-11-25T10:00:00Z) or a duration back from now (30m, 2h, 7d), got ${JSON.stringify(value)}`,
+      );
     return at;
   };
   if (q.since !== undefined) filter.createdFrom = date(q.since, 'since');
