@@ -48,6 +48,15 @@ export function parseSettings(items: readonly string[]): Record<string, unknown>
       throw new InvalidInputError([
         { severity: 'error', code: 'INPUT_FORBIDDEN_KEY', path: `--setting ${key}`, message: FORBIDDEN_KEY_MESSAGE },
       ]);
+    // One setting given twice, or a setting and one inside it (a=2 and a.b=1): whichever came
+    // last would win without a word.
+    const clash = Object.keys(out).find((k) => k === key || k.startsWith(`${key}.`) || key.startsWith(`${k}.`));
+    if (clash !== undefined)
+      throw new UsageError(
+        clash === key
+          ? `--setting ${key} is given twice: give it once`
+          : `--setting ${clash} and --setting ${key} set the same setting (one is inside the other): give one`,
+      );
     out[key] = value === undefined ? '' : value;
   }
   return out;

@@ -56,5 +56,13 @@ describe('CLI value parsing', () => {
       s: 'hello world',
     });
     expect(() => parseSettings(['a.b'])).toThrow('--setting a.b: expected PATH=VALUE, e.g. storage.ceph.value=true');
+    expect(() => parseSettings(['a.b=1', 'a=2'])).toThrow(
+      '--setting a.b and --setting a set the same setting (one is inside the other): give one',
+    );
+    expect(() => parseSettings(['a=1', 'a.b.c=2'])).toThrow(
+      '--setting a and --setting a.b.c set the same setting (one is inside the other): give one',
+    );
+    expect(() => parseSettings(['x=1', 'x=2'])).toThrow('--setting x is given twice: give it once');
+    expect(parseSettings(['ab=1', 'a.b=2', 'a.bc=3'])).toEqual({ ab: 1, 'a.b': 2, 'a.bc': 3 });
   });
 });

@@ -189,6 +189,13 @@ describe('applySettingsPatch', () => {
     expect(before).toEqual({ common: { debug: { value: false } }, storage: 'flat' });
   });
 
+  it('removing a key that is not there changes nothing: a scalar on its path stays, no mapping is made', () => {
+    expect(applySettingsPatch({ a: 2, b: { c: 1 } }, { 'a.b': null, 'x.y.z': null, 'b.c.d': null })).toEqual({
+      a: 2,
+      b: { c: 1 },
+    });
+  });
+
   it('a __proto__ or constructor path - refused, every one named, and Object.prototype untouched', () => {
     const before = { a: 1 };
     expect(() =>

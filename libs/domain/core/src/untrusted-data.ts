@@ -97,8 +97,9 @@ export function untrustedDataProblems(
 }
 
 /**
- * Sets `value` at a dotted path of `target`, creating mappings on the way;
- * refuses forbidden keys (returns the offending segment) instead of following them.
+ * Sets `value` at a dotted path of `target`, creating mappings on the way (`null` removes the
+ * key, and creates nothing); refuses forbidden keys (returns the offending segment) instead of
+ * following them.
  */
 export function setDottedPath(target: Record<string, unknown>, path: string, value: unknown): string | undefined {
   const keys = path.split('.');
@@ -107,7 +108,11 @@ export function setDottedPath(target: Record<string, unknown>, path: string, val
   let at = target;
   for (const key of keys.slice(0, -1)) {
     const next = Object.hasOwn(at, key) ? at[key] : undefined;
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) at[key] = {};
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) {
+      // Removing what is not there changes nothing: a scalar on the way stays as it is.
+      if (value === null) return undefined;
+      at[key] = {};
+    }
     at = at[key] as Record<string, unknown>;
   }
   const last = keys[keys.length - 1];
