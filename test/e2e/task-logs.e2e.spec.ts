@@ -45,6 +45,18 @@ describe('task logs and the per-task view (whole stack)', () => {
     );
   }, 60_000);
 
+  it('filters that match no output - nothing on stdout, and a line on stderr saying so and where to look', async () => {
+    const r = await stack.granule(['logs', 'logs-main', '--node', '9', '--task', 'nosuch']);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      0,
+      '',
+      'no task output of run logs-main matches --node 9 --task nosuch (granule runs tasks logs-main lists its tasks and nodes)\n',
+    ]);
+    // Output found: stderr stays quiet.
+    const found = await stack.granule(['logs', 'logs-main', '--task', 'no-newline']);
+    expect([found.code, found.stderr]).toEqual([0, '']);
+  }, 60_000);
+
   it('a task writing to stdout and stderr in turn - the lines come back in the order written, each with its stream and time', async () => {
     const r = await stack.granule(['logs', 'logs-main', '--task', 'interleaved', '-o', 'json']);
     stack.assertExitedOk(r, 'granule logs --task interleaved');

@@ -314,7 +314,9 @@ export function registerLogsCommand(program: Command): void {
           };
           const printer = new TaskLogTextPrinter(opts.timestamps ?? false);
           let pending = '';
+          let lines = 0;
           const emit = (line: TaskLogLine): void => {
+            lines++;
             pending +=
               format === 'json' ? jsonLogLine(line) : format === 'yaml' ? toYaml([line]) : printer.render(line);
           };
@@ -337,6 +339,18 @@ export function registerLogsCommand(program: Command): void {
             }
           });
           await flush();
+          // Nothing printed is an answer, but a silent one looks like a typo went unnoticed.
+          if (lines === 0) {
+            const filters = [
+              node ? `--node ${node}` : '',
+              task ? `--task ${task}` : '',
+              attempt ? `--attempt ${attempt}` : '',
+              opts.stderrOnly ? '--stderr-only' : '',
+            ].filter(Boolean);
+            process.stderr.write(
+              `no task output of run ${runId}${filters.length ? ` matches ${filters.join(' ')}` : ''} (granule runs tasks ${runId} lists its tasks and nodes)\n`,
+            );
+          }
         },
       ),
   );
