@@ -301,12 +301,19 @@ async function scanPackage(file: string, options: PackageReadOptions, sink: File
             );
       void Promise.allSettled(writes).then(() => reject(refusal));
     };
+    const seen = new Map<string, string>();
     const parser = new Parser({
       strict: true,
       onReadEntry: (entry: ReadEntry) => {
         if (failed) return entry.resume();
         try {
           const p = checkEntryPath(file, entry.path);
+          // One entry per path (a directory may repeat): a second one under the same name
+          // (`a/.` after `a`) would have the checks judge one entry and the disk get another.
+          const before = seen.get(p);
+          if (before !== undefined && !(before === 'Directory' && entry.type === 'Directory'))
+            throw unsafe(file, `entry '${entry.path}' appears twice or clashes with another entry`);
+          seen.set(p, entry.type);
           total += entry.size ?? 0;
           if (total > max)
             throw new PluginError(
