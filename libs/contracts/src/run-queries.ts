@@ -1,8 +1,12 @@
 import type { PlanInstance } from '@granule/planner';
 import type { CommandExpired, RunEvent, TaskInstanceRow, TaskLogRecord } from '@granule/run-events';
 
+/** The most runs one `runs.list` answer holds (default 50). */
+export const RUNS_LIST_MAX = 1000;
+
 /** `runs.list` request. */
 export interface RunsListRequest {
+  /** At most this many runs, 1 to {@link RUNS_LIST_MAX}. */
   limit?: number;
   /** Runs of this environment (the id or the name the deploy named it by). */
   envId?: string;

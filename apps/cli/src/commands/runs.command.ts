@@ -10,6 +10,7 @@ import type {
 } from '@granule/contracts';
 import { identifierProblem, UsageError } from '@granule/core';
 import { RUN_PHASES } from '@granule/run-events';
+import { RUNS_LIST_MAX } from '@granule/contracts';
 import { maskSealed } from '@granule/task-model';
 import { addConnectionOptions } from '../connection';
 import {
@@ -40,7 +41,8 @@ const FORMATS = ['table', 'json', 'yaml'] as const;
 
 function listLimit(value: string): number {
   const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  if (!(n >= 1 && n <= 1000)) throw new UsageError(`--limit ${value}: expected a whole number from 1 to 1000`);
+  if (!(n >= 1 && n <= RUNS_LIST_MAX))
+    throw new UsageError(`--limit ${value}: expected a whole number from 1 to ${RUNS_LIST_MAX}`);
   return n;
 }
 

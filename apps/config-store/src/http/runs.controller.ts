@@ -19,7 +19,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { InvalidInputError } from '@granule/core';
-import { RUN_PHASES } from '@granule/contracts';
+import { RUN_PHASES, RUNS_LIST_MAX } from '@granule/contracts';
 import type {
   ExpiredCommandEntry,
   RunEventEntry,
@@ -270,7 +270,12 @@ export class RunsController implements BeforeApplicationShutdown {
     required: false,
     description: 'Runs started before this time (ISO 8601), or this long ago (30m, 2h, 7d).',
   })
-  @ApiQuery({ name: 'limit', required: false, type: Number, description: 'At most this many runs (1 to 1000).' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    type: Number,
+    description: `At most this many runs (1 to ${RUNS_LIST_MAX}).`,
+  })
   @ApiOkResponse({ type: [RunListEntryDto] })
   @Refusals()
   list(@Query() query: QueryParams): Promise<RunListEntry[]> {
@@ -280,8 +285,8 @@ export class RunsController implements BeforeApplicationShutdown {
     const since = text(query, 'since');
     const until = text(query, 'until');
     const limit = wholeNumber(query, 'limit', 1);
-    if (limit !== undefined && limit > 1000)
-      throw badParameter('limit', `expected a whole number from 1 to 1000, got ${limit}`);
+    if (limit !== undefined && limit > RUNS_LIST_MAX)
+      throw badParameter('limit', `expected a whole number from 1 to ${RUNS_LIST_MAX}, got ${limit}`);
     const q: RunsListRequest = {
       ...(env !== undefined ? { envId: env } : {}),
       ...(status !== undefined ? { phases: status.split(',').map((s) => s.trim()) } : {}),

@@ -15,7 +15,7 @@ import type {
   RunSummary,
   RunsListRequest,
 } from '@granule/contracts';
-import { MAX_REPLY_MESSAGES, RUN_GRAPH_PAGE_BYTES, RUN_GRAPH_PAGE_MAX } from '@granule/contracts';
+import { MAX_REPLY_MESSAGES, RUN_GRAPH_PAGE_BYTES, RUN_GRAPH_PAGE_MAX, RUNS_LIST_MAX } from '@granule/contracts';
 import { PlanRangeError, PlanStore } from '@granule/plan-store';
 import { NATS } from '../orchestrator.tokens';
 import { EventStore } from '@granule/event-store';
@@ -99,7 +99,7 @@ export class RunQueries {
   graphPageBytes = RUN_GRAPH_PAGE_BYTES;
 
   async list(q: RunsListRequest): Promise<RunListEntry[]> {
-    const limit = Math.min(Math.max(q.limit ?? 50, 1), 1000);
+    const limit = Math.min(Math.max(q.limit ?? 50, 1), RUNS_LIST_MAX);
     const streams = await this.store.newestStreams('run', limit, listFilter(q));
     return streams.map((s) => {
       const first = s.first.data as {
