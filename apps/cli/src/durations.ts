@@ -1,11 +1,10 @@
-import { UsageError } from '@granule/core';
+import { durationSeconds, UsageError } from '@granule/core';
 
 /** `90d`, `12h`, `30m`, `45s` or plain seconds, as seconds. */
 export function parseDuration(value: string, flag: string): number {
-  const m = /^(\d+)([smhd]?)$/.exec(value.trim());
-  if (!m || Number(m[1]) === 0)
-    throw new UsageError(`${flag} ${value}: expected a positive duration such as 90d, 12h, 30m or 3600s`);
-  return Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+  const seconds = durationSeconds(value);
+  if (!seconds) throw new UsageError(`${flag} ${value}: expected a positive duration such as 90d, 12h, 30m or 3600s`);
+  return seconds;
 }
 
 /**

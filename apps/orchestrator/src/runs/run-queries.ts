@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { InvalidInputError } from '@granule/core';
+import { durationSeconds, InvalidInputError } from '@granule/core';
 import { lastEventTypesOf, phaseAfterEvent, RUN_PHASES, RunError, runStreamId } from '@granule/run-events';
 import type { CommandExpired, RunPhaseName } from '@granule/run-events';
 import type {
@@ -63,9 +63,8 @@ function listFilter(q: RunsListRequest): StreamFilter {
   }
   // A date and time, or a duration back from now (30m, 2h, 7d), as `granule runs list` takes them.
   const date = (value: unknown, what: string): Date => {
-    const back = typeof value === 'string' ? /^(\d{1,9})([smhd])$/.exec(value.trim()) : null;
-    if (back)
-      return new Date(Date.now() - Number(back[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[back[2] as 's'] * 1000);
+    const back = typeof value === 'string' && /^\d{1,9}[smhd]$/.test(value.trim()) ? durationSeconds(value) : undefined;
+    if (back !== undefined) return new Date(Date.now() - back * 1000);
     const at = typeof value === 'string' ? new Date(value) : new Date(NaN);
     if (Number.isNaN(at.getTime()))
       throw badQuery(

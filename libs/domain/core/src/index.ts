@@ -1,5 +1,6 @@
 export * from './errors';
 export * from './decider';
+export * from './durations';
 export * from './redact';
 export * from './identifiers';
 export * from './input-limits';
