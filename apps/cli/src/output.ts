@@ -3,12 +3,19 @@ import { UsageError } from '@granule/core';
 
 export type OutputFormat = 'json' | 'yaml' | 'table' | 'text' | 'dot' | 'mermaid';
 
+/**
+ * The name `value` goes by among `allowed`: itself, or, since `table` and `text` name the one
+ * format for people, the other of the two; undefined when neither is allowed.
+ */
+export function formatAmong<F extends OutputFormat>(value: string, allowed: readonly F[]): F | undefined {
+  const names = value === 'text' || value === 'table' ? [value, value === 'text' ? 'table' : 'text'] : [value];
+  return names.find((n) => (allowed as readonly string[]).includes(n)) as F | undefined;
+}
+
 export function parseFormat<F extends OutputFormat>(value: string, allowed: readonly F[]): F {
-  if ((allowed as readonly string[]).includes(value)) return value as F;
-  // `table` and `text` name the one format for people: either is taken where the other is its name.
-  const alias = value === 'text' ? 'table' : value === 'table' ? 'text' : undefined;
-  if (alias && (allowed as readonly string[]).includes(alias)) return alias as F;
-  throw new UsageError(`-o ${value}: expected one of ${allowed.join(', ')}`);
+  const format = formatAmong(value, allowed);
+  if (format === undefined) throw new UsageError(`-o ${value}: expected one of ${allowed.join(', ')}`);
+  return format;
 }
 
 export function toJson(data: unknown): string {

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { GRANULE_VERSION } from '@granule/core';
 import { registerCommands } from './commands';
-import { type OutputFormat, parseFormat } from './output';
+import { formatAmong, type OutputFormat, parseFormat } from './output';
 
 /** The output formats any of a command's modes takes, as its `-o` description names them. */
 const FORMAT_WORDS = /\b(json|yaml|table|text|dot|mermaid)\b/g;
@@ -19,12 +19,9 @@ export function checkOutputFormat(cmd: Command): void {
   const value = cmd.opts<{ output?: unknown }>().output;
   if (!option || typeof value !== 'string') return;
   const formats = (text: string): OutputFormat[] => [...new Set(text.match(FORMAT_WORDS) ?? [])] as OutputFormat[];
-  const named = formats(option.description);
-  if (named.includes(value as OutputFormat)) return;
-  // `table` and `text` name the one format for people: either is taken where the other is its name.
-  const alias = value === 'text' ? 'table' : value === 'table' ? 'text' : undefined;
-  if (alias && named.includes(alias)) {
-    cmd.setOptionValue('output', alias);
+  const named = formatAmong(value, formats(option.description));
+  if (named !== undefined) {
+    if (named !== value) cmd.setOptionValue('output', named);
     return;
   }
   const plain = formats(option.description.replace(/\([^)]*\)/g, ''));
