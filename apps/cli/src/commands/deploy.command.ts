@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { identifierProblem, InvalidInputError, UsageError } from '@granule/core';
+import { InvalidInputError, UsageError } from '@granule/core';
 import { request, SERVICES, ServiceUnavailableError } from '@granule/messaging';
 import { parseStrategyDocument } from '@granule/deployment-strategy';
 import type { TaskDefinition } from '@granule/task-model';
@@ -16,6 +16,7 @@ import type {
 import { addConnectionOptions } from '../connection';
 import {
   addCommandTtlOption,
+  checkRunIdOption,
   commandTtl,
   newCommandId,
   newRunId,
@@ -232,8 +233,7 @@ async function runDeploy(opts: DeployOptions): Promise<void> {
       `--strategy deploys the provisioning and default graphs group by group; do not combine it with --graph ${opts.graph}`,
     );
   if (opts.diff && !opts.check) throw new UsageError('--diff goes with --check (it shows what a check found)');
-  const badRunId = opts.runId === undefined ? undefined : identifierProblem('runId', opts.runId);
-  if (badRunId) throw new UsageError(`--run-id: ${badRunId}`);
+  checkRunIdOption(opts.runId);
   const filters = filtersOf(opts);
   const packages = new LocalPackages();
   try {

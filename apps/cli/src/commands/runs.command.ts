@@ -8,13 +8,14 @@ import type {
   RunsListRequest,
   RunSummary,
 } from '@granule/contracts';
-import { identifierProblem, UsageError } from '@granule/core';
+import { UsageError } from '@granule/core';
 import { RUN_PHASES } from '@granule/run-events';
 import { RUNS_LIST_MAX } from '@granule/contracts';
 import { maskSealed } from '@granule/task-model';
 import { addConnectionOptions } from '../connection';
 import {
   addCommandTtlOption,
+  checkRunIdOption,
   commandTtl,
   newCommandId,
   newRunId,
@@ -265,8 +266,7 @@ export function registerRunsCommands(program: Command): void {
           },
         ) => {
           const format = parseFormat(opts.output, ['text', 'json', 'yaml'] as const);
-          const badRunId = opts.runId === undefined ? undefined : identifierProblem('runId', opts.runId);
-          if (badRunId) throw new UsageError(`--run-id: ${badRunId}`);
+          checkRunIdOption(opts.runId);
           const newRun = opts.runId ?? newRunId();
           const ttl = commandTtl(opts.commandTtl);
           await withNats(opts, async (s) => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import type { Command } from 'commander';
-import { GranuleError, UsageError } from '@granule/core';
+import { GranuleError, identifierProblem, UsageError } from '@granule/core';
 import { DEFAULT_COMMAND_TTL_SECONDS, MAX_COMMAND_TTL_SECONDS, executionSubjects } from '@granule/contracts';
 import type { DeploymentCommand, ExecutionSubjects, Reply, StartDeployment } from '@granule/contracts';
 import {
@@ -48,6 +48,12 @@ export async function withNats<T>(flags: ConnectionFlags, fn: (session: NatsSess
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+/** Refuses a `--run-id` that breaks the run id rule, naming the flag, before anything is sent. */
+export function checkRunIdOption(value: string | undefined): void {
+  const problem = value === undefined ? undefined : identifierProblem('runId', value);
+  if (problem) throw new UsageError(`--run-id: ${problem}`);
 }
 
 export function newCommandId(): string {
