@@ -1,6 +1,7 @@
 import { GranuleError } from '@granule/core';
 import { ServiceUnavailableError } from '@granule/messaging';
 import { TERMINAL_RUN_EVENTS } from '@granule/contracts';
+import { runUnknownMessage } from '@granule/run-events';
 import type { RunEvent, RunEventEntry, RunEventsRequest } from '@granule/contracts';
 import { query, ServiceError } from '../connection/nats-session';
 import type { NatsSession } from '../connection/nats-session';
@@ -165,8 +166,7 @@ export async function followRunEvents(
       if (entry.version > last + 1 && (await catchUp())) return;
       if (await deliver(entry, result.value.info.pending > 0)) return;
     }
-    if (gaveUp && !known)
-      throw new ServiceError('RUN_UNKNOWN', `run ${runId} does not exist (granule runs list shows the runs)`);
+    if (gaveUp && !known) throw new ServiceError('RUN_UNKNOWN', runUnknownMessage(runId));
   } finally {
     clearTimeout(appear);
     void next.return?.(undefined);

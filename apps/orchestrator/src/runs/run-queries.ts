@@ -1,7 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { durationSeconds, InvalidInputError } from '@granule/core';
-import { lastEventTypesOf, phaseAfterEvent, RUN_PHASES, RunError, runStreamId } from '@granule/run-events';
+import {
+  lastEventTypesOf,
+  phaseAfterEvent,
+  RUN_PHASES,
+  RunError,
+  runStreamId,
+  runUnknownMessage,
+} from '@granule/run-events';
 import type { CommandExpired, RunPhaseName } from '@granule/run-events';
 import type {
   ExpiredCommandEntry,
@@ -140,7 +147,7 @@ export class RunQueries {
       !(q.after && q.after > 0) &&
       (await this.store.readStreamVersion(runStreamId(q.runId))) === null
     ) {
-      throw new RunError('RUN_UNKNOWN', `run ${q.runId} does not exist (granule runs list shows the runs)`);
+      throw new RunError('RUN_UNKNOWN', runUnknownMessage(q.runId));
     }
     // An event past the end is a mistake to say, not the whole run to show as if it were asked for.
     if (q.upTo && (stored.length === 0 || stored[stored.length - 1].streamVersion < q.upTo)) {

@@ -9,7 +9,7 @@ import type {
   TaskDispatchMessage,
   TaskProgressMessage,
 } from '@granule/contracts';
-import { dispatchIdOf, isTerminalRunEvent, RunError } from '@granule/run-events';
+import { dispatchIdOf, isTerminalRunEvent, RunError, runUnknownMessage } from '@granule/run-events';
 import {
   InstanceStatus,
   foldRun,
@@ -27,7 +27,7 @@ import { DeciderDriver } from './decider-driver';
 import type { DrivenStream, StreamProcess } from './decider-driver';
 import type { CoordinatorPorts, NodeLockAppend, NodeLockView, OpenRun, SideEvent } from './ports';
 import { requestData } from './request-data';
-import { notDrivenReason, runUnknownMessage } from './run-recovery';
+import { notDrivenReason } from './run-recovery';
 
 /** What a run keeps in memory besides its folded state. */
 interface RunLocal {

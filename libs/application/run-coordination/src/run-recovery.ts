@@ -1,4 +1,4 @@
-import { isTerminalRunEvent } from '@granule/run-events';
+import { isTerminalRunEvent, runUnknownMessage } from '@granule/run-events';
 import type { RunEvent } from '@granule/run-events';
 
 /**
@@ -29,9 +29,4 @@ export function notDrivenReason(
     };
   }
   return { code: 'RUN_NOT_OWNED', message: `run ${runId} is driven by another orchestrator` };
-}
-
-/** A run id nobody recorded: said the same way by every command that names a run. */
-export function runUnknownMessage(runId: string): string {
-  return `run ${runId} does not exist (granule runs list shows the runs)`;
 }

@@ -27,3 +27,8 @@ export type RunErrorCode =
   | 'STRATEGY_UNRESOLVED';
 
 export class RunError extends GranuleError<RunErrorCode> {}
+
+/** A run id nobody recorded (`RUN_UNKNOWN`): said the same way by every command that names a run. */
+export function runUnknownMessage(runId: string): string {
+  return `run ${runId} does not exist (granule runs list shows the runs)`;
+}
