@@ -2,13 +2,7 @@ import { checkReportOf } from '@granule/run-events';
 import type { CommandExpiry, DeploymentRequested, RunEvent, TaskProgressMessage } from '@granule/run-events';
 import { lockConflicts, nodesLockedReason, nodesToLock, sameHolders } from './node-locks';
 import type { NodeHolders } from './node-locks';
-import {
-  dispatchIdOf,
-  isTerminalRunPhase,
-  resumeWindowClosed,
-  resumeWindowClosedMessage,
-  RunError,
-} from '@granule/run-events';
+import { dispatchIdOf, isTerminalRunPhase, assertResumeWindowOpen, RunError } from '@granule/run-events';
 import { readyTaskComparator } from '@granule/planner';
 import type { ExecutablePlan } from './executable-plan';
 import { S } from './run-state';
@@ -430,8 +424,8 @@ export function decide(state: RunState, command: RunCommand, plan?: ExecutablePl
           `run ${state.runId} is ${state.phase}; only a stopped run can be resumed (use retry for a failed one)`,
         );
       }
-      if (state.phase === 'stopped' && state.stoppedAt && resumeWindowClosed(state.stoppedAt, command.at))
-        throw new RunError('RUN_RESUME_WINDOW_CLOSED', resumeWindowClosedMessage(state.runId, state.stoppedAt));
+      if (state.phase === 'stopped' && state.stoppedAt)
+        assertResumeWindowOpen(state.runId, state.stoppedAt, command.at);
       // A stopping run still holds its nodes; a stopped one gave them up and takes them again.
       const conflicts =
         state.phase === 'stopping'

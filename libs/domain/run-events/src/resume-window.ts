@@ -1,3 +1,5 @@
+import { RunError } from './run.errors';
+
 /**
  * How long a stopped run may be resumed: after it, a resume is refused and the run no longer
  * keeps its plan's package files in the control plane (ADR 0026). A run stopped a month ago
@@ -14,15 +16,16 @@ export function resumeWindowEnd(stoppedAt: string): string {
   return new Date(Date.parse(stoppedAt) + RESUME_WINDOW_MS).toISOString();
 }
 
-/** Whether, at `at`, a run stopped at `stoppedAt` is past its resume window. */
-export function resumeWindowClosed(stoppedAt: string, at: string): boolean {
-  return Date.parse(at) - Date.parse(stoppedAt) > RESUME_WINDOW_MS;
-}
-
-/** The refusal's message: when the run stopped, the window, and what to do instead. */
-export function resumeWindowClosedMessage(runId: string, stoppedAt: string): string {
-  return (
+/**
+ * Refuses, at `at`, the resume of run `runId` stopped at `stoppedAt` once its window is past
+ * (`RUN_RESUME_WINDOW_CLOSED`, naming the stop, the window's end and what to do instead). The
+ * one check of every run kind's decider.
+ */
+export function assertResumeWindowOpen(runId: string, stoppedAt: string, at: string): void {
+  if (Date.parse(at) - Date.parse(stoppedAt) <= RESUME_WINDOW_MS) return;
+  throw new RunError(
+    'RUN_RESUME_WINDOW_CLOSED',
     `run ${runId} was stopped at ${stoppedAt} and could be resumed until ${resumeWindowEnd(stoppedAt)} ` +
-    `(${RESUME_WINDOW_DAYS} days): its plan is stale and its packages may be gone; start a new deployment`
+      `(${RESUME_WINDOW_DAYS} days): its plan is stale and its packages may be gone; start a new deployment`,
   );
 }

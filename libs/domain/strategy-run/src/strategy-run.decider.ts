@@ -2,13 +2,7 @@ import { foldWith } from '@granule/core';
 import type { Decider } from '@granule/core';
 import { applyResult, buildReport, createGroupMachine, nextAction } from '@granule/deployment-strategy';
 import type { StrategyAction, StrategyPlan, GroupMachineState } from '@granule/deployment-strategy';
-import {
-  isTerminalRunEvent,
-  isTerminalRunPhase,
-  resumeWindowClosed,
-  resumeWindowClosedMessage,
-  RunError,
-} from '@granule/run-events';
+import { isTerminalRunEvent, isTerminalRunPhase, assertResumeWindowOpen, RunError } from '@granule/run-events';
 import type { DeploymentRequested, RunEvent, RunPhaseName, StrategyAccepted } from '@granule/run-events';
 
 /** Phase runs: prepare runs the release's provisioning graph, deploy its default graph. */
@@ -296,8 +290,7 @@ export function decideStrategyRun(state: StrategyRun, command: StrategyRunComman
         );
       if (state.phase === 'stopped' && state.stoppedAt) {
         const stoppedAt = [state.stoppedAt, command.phaseStoppedAt ?? state.stoppedAt].sort()[0];
-        if (resumeWindowClosed(stoppedAt, command.at))
-          throw new RunError('RUN_RESUME_WINDOW_CLOSED', resumeWindowClosedMessage(state.runId, stoppedAt));
+        assertResumeWindowOpen(state.runId, stoppedAt, command.at);
       }
       return then(
         state,
