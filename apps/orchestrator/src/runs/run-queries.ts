@@ -38,12 +38,16 @@ function badQuery(message: string): InvalidInputError {
   return new InvalidInputError([{ severity: 'error', code: 'INVALID_INPUT', message }]);
 }
 
-/** An event version from a query (`after`, `at`): a whole number from 0, or absent. */
+/**
+ * An event version from a query (`after`, `at`): a whole number from 0, or absent. One past what
+ * any run reaches is still a version, beyond the end: it is read as the largest JavaScript counts
+ * exactly (less one, so `after + 1` is too), never a number PostgreSQL refuses as a bigint.
+ */
 function versionOf(value: unknown, name: string): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
     throw badQuery(`${name}: expected a whole number from 0, got ${JSON.stringify(value)}`);
-  return value;
+  return Math.min(value, Number.MAX_SAFE_INTEGER - 1);
 }
 
 /** A `runs.graph` cursor (`<index>.<planId>`, as a reply's `next` gives it) → the index it starts at. */
@@ -134,13 +138,11 @@ export class RunQueries {
 
   async events(q: RunEventsRequest): Promise<RunEventEntry[]> {
     if (typeof q.runId !== 'string') throw badQuery('runId: expected a run id');
-    // A version past what any run reaches is still a version: beyond the end, never a number
-    // PostgreSQL refuses (its bigint) or one JavaScript cannot count exactly.
-    const after = Math.min(versionOf(q.after, 'after') ?? 0, Number.MAX_SAFE_INTEGER - 1);
+    const after = versionOf(q.after, 'after') ?? 0;
     const upTo = versionOf(q.upTo, 'at');
     const stored = await this.store.readStream(runStreamId(q.runId), {
       fromVersion: after + 1,
-      ...(upTo ? { toVersion: Math.min(upTo, Number.MAX_SAFE_INTEGER) } : {}),
+      ...(upTo ? { toVersion: upTo } : {}),
     });
     if (
       stored.length === 0 &&
